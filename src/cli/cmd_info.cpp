@@ -1,0 +1,80 @@
+// openclip info [--json]: the machine and its devices, as npu-smi/nvidia-smi are for
+// accelerators: CPU, ISA extensions, the ISA oneDNN dispatches to, memory, build features.
+#include <cstdio>
+
+#include <nlohmann/json.hpp>
+
+#include "cli/command.h"
+#include "core/machine.h"
+#include "core/options.h"
+#include "ops/gemm.h"
+
+namespace oc::cli {
+namespace {
+
+nlohmann::json info_json() {
+  MachineInfo m = machine_info();
+  nlohmann::json j;
+  j["version"] = OPENCLIP_VERSION;
+  j["hostname"] = m.hostname;
+  j["cpu"] = {{"model", m.cpu_model}, {"logical_cpus", m.logical_cpus}, {"threads", m.usable_threads}};
+  j["isa"] = {{"avx2", m.avx2},         {"fma", m.fma},           {"avx512f", m.avx512f},
+              {"avx512bw", m.avx512bw}, {"avx512_vnni", m.avx512_vnni}, {"avx512_bf16", m.avx512_bf16},
+              {"amx_tile", m.amx_tile}, {"amx_bf16", m.amx_bf16}, {"amx_int8", m.amx_int8},
+              {"avx_vnni", m.avx_vnni}};
+  j["onednn"] = {{"isa", ops::dnnl_isa()}, {"native_bf16_matmul", ops::native_bf16()}};
+  j["memory"] = {{"total_bytes", m.mem_total_bytes}, {"available_bytes", m.mem_available_bytes}};
+#ifdef OPENCLIP_HAVE_MPI
+  j["build"]["mpi"] = true;
+#else
+  j["build"]["mpi"] = false;
+#endif
+#ifdef OPENCLIP_HAVE_CUDA
+  j["build"]["cuda"] = true;
+#else
+  j["build"]["cuda"] = false;
+#endif
+  j["devices"] = nlohmann::json::array();
+  j["devices"].push_back({{"index", 0}, {"kind", "cpu"}, {"name", m.cpu_model}, {"threads", m.usable_threads}});
+  std::string vocab = find_data_file("bpe_simple_vocab_16e6.txt.gz");
+  j["vocab"] = vocab.empty() ? nlohmann::json(nullptr) : nlohmann::json(vocab);
+  return j;
+}
+
+int run(const std::vector<std::string>& args) {
+  Options opt("info", "Describe this machine and its devices.",
+              {{"json", OptType::Flag, "", "print one JSON object instead of a table"}});
+  opt.parse(args);
+  if (opt.help_requested()) return std::printf("%s", opt.help().c_str()), 0;
+  nlohmann::json j = info_json();
+  if (opt.flag("json")) {
+    std::printf("%s\n", j.dump().c_str());
+    return 0;
+  }
+  auto yn = [](bool b) { return b ? "yes" : "no"; };
+  auto& isa = j["isa"];
+  std::printf("openclip %s on %s\n", OPENCLIP_VERSION, j["hostname"].get<std::string>().c_str());
+  std::printf("+------------------------------------------------------------------------------+\n");
+  std::printf("| CPU      %-68s|\n", j["cpu"]["model"].get<std::string>().c_str());
+  std::printf("| cores    %-3d logical, %-3d threads in use%-38s|\n", j["cpu"]["logical_cpus"].get<int>(),
+              j["cpu"]["threads"].get<int>(), "");
+  std::printf("| ISA      AVX2 %-3s FMA %-3s AVX-512 %-3s AVX512-BF16 %-3s AMX-BF16 %-3s AVX-VNNI %-3s  |\n",
+              yn(isa["avx2"]), yn(isa["fma"]), yn(isa["avx512f"]), yn(isa["avx512_bf16"]), yn(isa["amx_bf16"]),
+              yn(isa["avx_vnni"]));
+  std::printf("| oneDNN   dispatches to %-20s native bf16 matmul: %-15s|\n",
+              j["onednn"]["isa"].get<std::string>().c_str(), yn(j["onednn"]["native_bf16_matmul"]));
+  std::printf("| memory   %6.1f GiB total, %6.1f GiB available%-31s|\n",
+              j["memory"]["total_bytes"].get<double>() / (1 << 30),
+              j["memory"]["available_bytes"].get<double>() / (1 << 30), "");
+  std::printf("| build    MPI %-3s CUDA %-3s%-53s|\n", yn(j["build"]["mpi"]), yn(j["build"]["cuda"]), "");
+  std::printf("| devices  cpu:0 (no CUDA devices in this build)%-31s|\n", "");
+  std::printf("| vocab    %-68s|\n", j["vocab"].is_null() ? "not installed (run scripts/setup.sh)"
+                                                          : j["vocab"].get<std::string>().c_str());
+  std::printf("+------------------------------------------------------------------------------+\n");
+  return 0;
+}
+
+OC_REGISTER_COMMAND("info", "the machine and its devices (CPU, ISA, oneDNN, memory, build)", run);
+
+}  // namespace
+}  // namespace oc::cli

@@ -1,0 +1,63 @@
+// openclip: one binary, many subcommands (see command.h). Errors end as one line on
+// stderr and exit status 1 (2 for usage errors); nothing is thrown past main.
+#include <algorithm>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "cli/command.h"
+#include "core/check.h"
+#include "core/options.h"
+
+namespace oc::cli {
+std::vector<Command>& registry() {
+  static std::vector<Command> r;
+  return r;
+}
+}  // namespace oc::cli
+
+namespace {
+void usage() {
+  auto cmds = oc::cli::registry();
+  std::sort(cmds.begin(), cmds.end(), [](auto& a, auto& b) { return a.name < b.name; });
+  std::fprintf(stderr, "openclip %s: train, evaluate and serve CLIP models (OpenCLIP-compatible)\n\n"
+               "usage: openclip <command> [options]   (openclip <command> --help for its options)\n\ncommands:\n",
+               OPENCLIP_VERSION);
+  for (auto& c : cmds) std::fprintf(stderr, "  %-12s %s\n", c.name.c_str(), c.summary.c_str());
+}
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc < 2 || std::string(argv[1]) == "--help" || std::string(argv[1]) == "-h" ||
+      std::string(argv[1]) == "help") {
+    usage();
+    return argc < 2 ? 2 : 0;
+  }
+  std::string name = argv[1];
+  if (name == "--version" || name == "-V") {
+    std::printf("openclip %s\n", OPENCLIP_VERSION);
+    return 0;
+  }
+  std::vector<std::string> args(argv + 2, argv + argc);
+  for (auto& c : oc::cli::registry()) {
+    if (c.name != name) continue;
+    try {
+      return c.run(args);
+    } catch (const oc::Error& e) {
+      std::fprintf(stderr, "openclip %s: error: %s\n", name.c_str(), e.what());
+      return 1;
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "openclip %s: error: %s\n", name.c_str(), e.what());
+      return 1;
+    }
+  }
+  std::string best;
+  size_t best_d = SIZE_MAX;
+  for (auto& c : oc::cli::registry()) {
+    size_t d = oc::edit_distance(name, c.name);
+    if (d < best_d) best_d = d, best = c.name;
+  }
+  std::fprintf(stderr, "openclip: unknown command '%s'%s (openclip --help lists them)\n", name.c_str(),
+               best_d <= 3 ? (std::string("; did you mean '") + best + "'?").c_str() : "");
+  return 2;
+}

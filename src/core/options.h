@@ -1,0 +1,68 @@
+// Declarative command-line options: one table per subcommand drives parsing, --help, the
+// settings table printed at start, and docs/CLI.md. Flags are spelled as OpenCLIP spells
+// them (--train-data, --batch-size, ...). An unknown flag is an error that names the
+// closest known one.
+#pragma once
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace oc {
+
+enum class OptType { Flag, Int, Float, String, List };  // List: one or more values (nargs='+')
+
+struct OptionSpec {
+  std::string name;           // without the leading "--"
+  OptType type = OptType::String;
+  std::string default_value;  // "" = None; flags: "" or "true"
+  std::string help;
+  // Empty when built; otherwise the reason it is not available yet (parsing still accepts
+  // the flag, and using it with a non-default value is an error that says this).
+  std::string not_built;
+};
+
+class Options {
+ public:
+  Options(std::string command, std::string summary, std::vector<OptionSpec> specs,
+          std::string positional_help = "");
+
+  // Parses argv (without the program and command names). Throws oc::Error on an unknown
+  // flag (with a suggestion), a missing or malformed value, or a flag that is not built.
+  // "--help"/"-h" sets help_requested() and stops.
+  void parse(const std::vector<std::string>& args);
+  bool help_requested() const { return help_; }
+
+  bool has(const std::string& name) const;  // given on the command line or non-empty default
+  bool given(const std::string& name) const;  // given on the command line
+  bool flag(const std::string& name) const;
+  int64_t get_int(const std::string& name) const;
+  double get_float(const std::string& name) const;
+  std::string get(const std::string& name) const;
+  std::vector<std::string> list(const std::string& name) const;
+  std::vector<double> float_list(const std::string& name) const;
+  const std::vector<std::string>& positional() const { return positional_; }
+  void set(const std::string& name, const std::string& value);  // programmatic override
+
+  std::string help() const;
+  // "name: value" lines sorted by name, as OpenCLIP's params.txt.
+  std::string settings_table() const;
+  std::map<std::string, std::string> values() const;
+  std::string markdown() const;  // for docs/CLI.md
+  const std::vector<OptionSpec>& specs() const { return specs_; }
+  const std::string& command() const { return command_; }
+
+ private:
+  const OptionSpec& spec(const std::string& name) const;
+  std::string command_, summary_, positional_help_;
+  std::vector<OptionSpec> specs_;
+  std::map<std::string, std::vector<std::string>> values_;  // given on the command line
+  std::vector<std::string> positional_;
+  bool help_ = false;
+};
+
+// Levenshtein distance (for "did you mean").
+size_t edit_distance(const std::string& a, const std::string& b);
+
+}  // namespace oc

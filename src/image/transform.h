@@ -1,0 +1,46 @@
+// OpenCLIP's image transforms: eval = resize (shortest side, PIL-style antialiased bicubic)
+// + center crop (torchvision rounding) + normalize; train = torchvision RandomResizedCrop
+// (seeded, its sampling procedure and fallback) + normalize. Output CHW float.
+#pragma once
+#include <array>
+#include <cstdint>
+#include <span>
+#include <string>
+
+#include "core/result.h"
+#include "core/rng.h"
+#include "image/image.h"
+
+namespace oc {
+
+enum class Interp { Bicubic, Bilinear };
+enum class ResizeMode { Shortest, Longest, Squash };
+
+struct PreprocessCfg {
+  int size = 224;
+  std::array<float, 3> mean{0.48145466f, 0.4578275f, 0.40821073f};
+  std::array<float, 3> std{0.26862954f, 0.26130258f, 0.27577711f};
+  Interp interpolation = Interp::Bicubic;
+  ResizeMode resize_mode = ResizeMode::Shortest;
+  int fill_color = 0;  // for ResizeMode::Longest padding
+  // RandomResizedCrop (train): scale and ratio ranges.
+  std::array<double, 2> scale{0.9, 1.0};
+  std::array<double, 2> ratio{3.0 / 4.0, 4.0 / 3.0};
+};
+
+// Parses OpenCLIP's --aug-cfg "scale=(0.8,1.0) ratio=(0.75,1.33)" into cfg; unknown keys
+// give an error naming them.
+Status parse_aug_cfg(const std::string& text, PreprocessCfg* cfg);
+
+// Writes 3*size*size floats (CHW) to out.
+void preprocess_eval(const ImageU8& img, const PreprocessCfg& cfg, std::span<float> out);
+void preprocess_train(const ImageU8& img, const PreprocessCfg& cfg, Rng& rng, std::span<float> out);
+
+// Building blocks (exposed for tests and for the shard writers' resizing).
+ImageU8 resize(const ImageU8& img, int out_w, int out_h, Interp interp);  // PIL-style antialias
+ImageU8 crop(const ImageU8& img, int x, int y, int w, int h);
+// torchvision RandomResizedCrop.get_params: returns {x, y, w, h}.
+std::array<int, 4> random_resized_crop_params(int width, int height, const std::array<double, 2>& scale,
+                                              const std::array<double, 2>& ratio, Rng& rng);
+
+}  // namespace oc
