@@ -1,0 +1,222 @@
+// openclip bench train|infer|data: figures, not tests. Training and inference run the real
+// model on synthetic inputs and report samples/s, the step split, the top ops, achieved
+// TFLOP/s and the share of this machine's peak.
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "cli/command.h"
+#include "core/check.h"
+#include "core/machine.h"
+#include "core/options.h"
+#include "core/parallel.h"
+#include "core/profile.h"
+#include "core/rng.h"
+#include "core/timer.h"
+#include "model/clip.h"
+#include "ops/gemm.h"
+#include "optim/adamw.h"
+#include "optim/step.h"
+#include "text/tokenizer.h"
+
+namespace oc::cli {
+namespace {
+
+// Peak fp32 FLOP/s of this CPU from its vector width, FMA pipes (2 on Zen 3 and recent
+// Xeons) and clock; bf16 peak with AMX is ~16x the AVX-512 fp32 figure per core.
+double fp32_peak_gflops(const MachineInfo& m, int threads) {
+  double mhz = 0;
+  std::ifstream f("/proc/cpuinfo");
+  for (std::string line; std::getline(f, line);)
+    if (line.rfind("cpu MHz", 0) == 0) {
+      mhz = std::stod(line.substr(line.find(':') + 1));
+      break;
+    }
+  const int lanes = m.avx512f ? 16 : (m.avx2 ? 8 : 4);
+  return threads * 2.0 /*FMA pipes*/ * lanes * 2.0 /*mul+add*/ * mhz / 1000.0;
+}
+
+// Caption-like token rows: [sot, ids..., eot, 0...] with lengths drawn in [lo, hi].
+std::vector<int32_t> synthetic_tokens(int64_t B, int ctx, int vocab, int lo, int hi, Rng& rng) {
+  std::vector<int32_t> t(size_t(B * ctx), 0);
+  const int32_t eot = vocab - 1, sot = vocab - 2;
+  for (int64_t b = 0; b < B; ++b) {
+    int len = std::min(ctx - 2, lo + int(rng.below(uint64_t(hi - lo + 1))));
+    int32_t* row = &t[size_t(b * ctx)];
+    row[0] = sot;
+    for (int i = 1; i <= len; ++i) row[i] = int32_t(rng.below(uint64_t(std::max(1, vocab - 2))));
+    row[len + 1] = eot;
+  }
+  return t;
+}
+
+Options bench_options(const std::string& what) {
+  return Options(
+      "bench " + what, what == "train" ? "Training-step throughput of a model on synthetic data."
+                                        : "encode_image / encode_text throughput on synthetic data.",
+      {{"model", OptType::String, "ViT-B-32", "model config name or JSON path"},
+       {"batch-size", OptType::Int, what == "train" ? "128" : "64", "batch size"},
+       {"precision", OptType::String, "amp_bf16", "fp32, amp_bf16 (amp, amp_bfloat16), pure_bf16 (bf16)"},
+       {"steps", OptType::Int, "5", "measured steps (after the warm-up steps)"},
+       {"warmup-steps", OptType::Int, "1", "untimed steps first"},
+       {"threads", OptType::Int, "0", "OpenMP threads (0 = all cores)"},
+       {"text-len", OptType::String, "caption", "'caption' (8-24 tokens, COCO-like) or a fixed token count"},
+       {"seed", OptType::Int, "0", "seed"},
+       {"json", OptType::Flag, "", "print one JSON object"}});
+}
+
+void text_lengths(const Options& o, int ctx, int* lo, int* hi) {
+  std::string t = o.get("text-len");
+  if (t == "caption") {
+    *lo = 8, *hi = 24;
+  } else {
+    *lo = *hi = std::max(0, std::min(ctx - 2, std::stoi(t) - 2));
+  }
+}
+
+int run_train(const std::vector<std::string>& args) {
+  Options o = bench_options("train");
+  o.parse(args);
+  if (o.help_requested()) return std::printf("%s", o.help().c_str()), 0;
+  if (o.get_int("threads") > 0) set_num_threads(int(o.get_int("threads")));
+  ModelCfg cfg = load_model_config(o.get("model"));
+  const int64_t B = o.get_int("batch-size"), steps = o.get_int("steps"), warm = o.get_int("warmup-steps");
+  OC_CHECK(B > 0 && steps > 0, "batch size and steps must be positive");
+  Precision prec = parse_precision(o.get("precision"));
+  Clip model(cfg);
+  model.init(uint64_t(o.get_int("seed")));
+  model.set_precision(prec);
+  model.plan_training(B);
+  AdamW opt(model.table(), default_adamw(cfg.name));
+  ContrastiveStep step(model, B);
+  Rng rng(uint64_t(o.get_int("seed")) + 1);
+  const int S = cfg.vision.image_size, ctx = cfg.text.context_length;
+  std::vector<float> images(size_t(B * 3 * S * S));
+  for (auto& v : images) v = float(rng.normal());
+  int lo, hi;
+  text_lengths(o, ctx, &lo, &hi);
+  std::vector<int32_t> tokens = synthetic_tokens(B, ctx, cfg.text.vocab_size, lo, hi, rng);
+
+  auto one = [&]() {
+    double loss = step.forward_backward(images.data(), tokens.data(), B);
+    {
+      OC_PROFILE("step.optimizer");
+      opt.step(model.params(), model.grads(), 1e-5);
+      clamp_logit_scale(model.params() + model.table().find("logit_scale")->offset);
+    }
+    return loss;
+  };
+  for (int64_t i = 0; i < warm; ++i) one();
+  profile::reset();
+  profile::set_enabled(true);
+  Timer t;
+  double loss = 0;
+  for (int64_t i = 0; i < steps; ++i) loss = one();
+  const double secs = t.seconds();
+  profile::set_enabled(false);
+
+  const MachineInfo m = machine_info();
+  const int64_t T_text = model.text_tower().tokens_used();
+  const double gflop_sample = 3.0 * (forward_gflops_image(cfg) + forward_gflops_text(cfg, int(T_text)));
+  const double sps = double(B * steps) / secs;
+  const double tflops = sps * gflop_sample / 1000.0;
+  const double peak = fp32_peak_gflops(m, num_threads()) / 1000.0;
+  auto mem = model.memory();
+  nlohmann::json j = {{"model", cfg.name},
+                      {"batch_size", B},
+                      {"precision", precision_name(prec)},
+                      {"steps", steps},
+                      {"threads", num_threads()},
+                      {"text_tokens_computed", T_text},
+                      {"samples_per_second", sps},
+                      {"step_seconds", secs / double(steps)},
+                      {"loss", loss},
+                      {"gflop_per_sample", gflop_sample},
+                      {"achieved_tflops", tflops},
+                      {"fp32_fma_peak_tflops", peak},
+                      {"share_of_fp32_peak", tflops / peak},
+                      {"native_bf16", ops::native_bf16()},
+                      {"memory_mib", {{"params", mem.params}, {"grads", mem.grads}, {"adamw", opt.mib()},
+                                      {"activations", mem.activations}}},
+                      {"cpu", m.cpu_model},
+                      {"onednn_isa", ops::dnnl_isa()}};
+  nlohmann::json ops_j = nlohmann::json::array();
+  for (auto& e : profile::report())
+    ops_j.push_back({{"name", e.name}, {"seconds_per_step", e.seconds / double(steps)}, {"calls_per_step", e.calls / steps}});
+  j["profile"] = ops_j;
+  if (o.flag("json")) {
+    std::printf("%s\n", j.dump().c_str());
+    return 0;
+  }
+  std::printf("bench train %s  batch %lld  %s  threads %d  (%s, oneDNN %s)\n", cfg.name.c_str(), (long long)B,
+              precision_name(prec), num_threads(), m.cpu_model.c_str(), ops::dnnl_isa().c_str());
+  std::printf("  %.2f samples/s   %.3f s/step   loss %.4f   text tokens computed %lld of %d\n", sps,
+              secs / double(steps), loss, (long long)T_text, ctx);
+  std::printf("  %.1f GFLOP/sample  %.3f TFLOP/s achieved  = %.0f%% of the %.3f TFLOP/s fp32 FMA peak\n", gflop_sample,
+              tflops, 100 * tflops / peak, peak);
+  std::printf("  memory MiB: params %.0f  grads %.0f  adamw %.0f  activations %.0f\n", mem.params, mem.grads, opt.mib(),
+              mem.activations);
+  std::printf("  time per step by scope (steps: forward / loss+backward / optimizer; ops nested inside):\n");
+  for (auto& e : profile::report())
+    std::printf("    %-22s %8.1f ms  %6ld calls\n", e.name.c_str(), 1000 * e.seconds / double(steps), e.calls / steps);
+  return 0;
+}
+
+int run_infer(const std::vector<std::string>& args) {
+  Options o = bench_options("infer");
+  o.parse(args);
+  if (o.help_requested()) return std::printf("%s", o.help().c_str()), 0;
+  if (o.get_int("threads") > 0) set_num_threads(int(o.get_int("threads")));
+  ModelCfg cfg = load_model_config(o.get("model"));
+  const int64_t B = o.get_int("batch-size"), steps = o.get_int("steps"), warm = o.get_int("warmup-steps");
+  Precision prec = parse_precision(o.get("precision"));
+  Clip model(cfg);
+  model.init(uint64_t(o.get_int("seed")));
+  model.set_precision(prec);
+  model.plan_inference(B);
+  Rng rng(uint64_t(o.get_int("seed")) + 1);
+  const int S = cfg.vision.image_size, ctx = cfg.text.context_length;
+  std::vector<float> images(size_t(B * 3 * S * S)), out(size_t(B * cfg.embed_dim));
+  for (auto& v : images) v = float(rng.normal());
+  int lo, hi;
+  text_lengths(o, ctx, &lo, &hi);
+  std::vector<int32_t> tokens = synthetic_tokens(B, ctx, cfg.text.vocab_size, lo, hi, rng);
+  for (int64_t i = 0; i < warm; ++i) model.encode_image(images.data(), B, out.data());
+  Timer t;
+  for (int64_t i = 0; i < steps; ++i) model.encode_image(images.data(), B, out.data());
+  const double img_s = double(B * steps) / t.seconds();
+  for (int64_t i = 0; i < warm; ++i) model.encode_text(tokens.data(), B, out.data());
+  t.reset();
+  for (int64_t i = 0; i < steps; ++i) model.encode_text(tokens.data(), B, out.data());
+  const double txt_s = double(B * steps) / t.seconds();
+  nlohmann::json j = {{"model", cfg.name}, {"batch_size", B}, {"precision", precision_name(prec)},
+                      {"threads", num_threads()}, {"encode_image_per_second", img_s},
+                      {"encode_text_per_second", txt_s}, {"text_tokens_computed", model.text_tower().tokens_used()}};
+  if (o.flag("json")) {
+    std::printf("%s\n", j.dump().c_str());
+  } else {
+    std::printf("bench infer %s  batch %lld  %s  threads %d\n  encode_image %.2f images/s   encode_text %.1f texts/s "
+                "(%lld tokens computed)\n",
+                cfg.name.c_str(), (long long)B, precision_name(prec), num_threads(), img_s, txt_s,
+                (long long)model.text_tower().tokens_used());
+  }
+  return 0;
+}
+
+int run(const std::vector<std::string>& args) {
+  const char* usage = "usage: openclip bench train|infer|data [options]   (openclip bench <what> --help)\n";
+  if (args.empty()) return std::fprintf(stderr, "%s", usage), 2;
+  std::vector<std::string> rest(args.begin() + 1, args.end());
+  if (args[0] == "train") return run_train(rest);
+  if (args[0] == "infer") return run_infer(rest);
+  if (args[0] == "--help" || args[0] == "-h") return std::printf("%s", usage), 0;
+  OC_USER_ERROR("bench: unknown benchmark '{}'; choose train, infer or data", args[0]);
+}
+
+OC_REGISTER_COMMAND("bench", "throughput figures: bench train | infer | data", run);
+
+}  // namespace
+}  // namespace oc::cli

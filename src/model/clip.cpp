@@ -1,0 +1,73 @@
+#include "model/clip.h"
+
+#include <algorithm>
+#include <cstring>
+
+#include "core/check.h"
+#include "model/params.h"
+
+namespace oc {
+
+Clip::Clip(ModelCfg cfg) : cfg_(std::move(cfg)), table_(make_param_table(cfg_)) {
+  params_.resize(table_.total, /*zero=*/true);
+  p_ = bind_params(cfg_, table_, params_.data());
+}
+
+void Clip::init(uint64_t seed) { init_params(cfg_, table_, params_.data(), seed); }
+
+void Clip::plan_training(int64_t B_max) {
+  training_ = true;
+  B_max_ = B_max;
+  if (grads_.size() != table_.total) {
+    grads_.resize(table_.total, /*zero=*/true);
+    g_ = bind_params(cfg_, table_, grads_.data());
+  }
+  vision_.plan(cfg_, B_max, true);
+  text_.plan(cfg_, B_max, true);
+}
+
+void Clip::plan_inference(int64_t B_max) {
+  training_ = false;
+  B_max_ = B_max;
+  vision_.plan(cfg_, B_max, false);
+  text_.plan(cfg_, B_max, false);
+}
+
+Clip::Features Clip::forward(const float* images, const int32_t* tokens, int64_t B) {
+  OC_CHECK(training_, "forward() keeps activations for backward: call plan_training first");
+  const ops::Prec mp = matmul_prec(prec_);
+  Features f;
+  f.image = vision_.forward(p_, images, B, mp);
+  f.text = text_.forward(p_, tokens, B, mp);
+  return f;
+}
+
+void Clip::backward(const float* d_image, const float* d_text) {
+  const ops::Prec mp = matmul_prec(prec_);
+  vision_.backward(p_, g_, d_image, mp);
+  text_.backward(p_, g_, d_text, mp);
+}
+
+void Clip::encode_image(const float* images, int64_t B, float* out, bool normalize) {
+  OC_CHECK(B_max_ > 0, "call plan_inference or plan_training before encode_image");
+  const int64_t E = cfg_.embed_dim, S = cfg_.vision.image_size, img = 3 * S * S;
+  for (int64_t b0 = 0; b0 < B; b0 += B_max_) {
+    const int64_t n = std::min(B_max_, B - b0);
+    const float* f = vision_.forward(p_, images + b0 * img, n, matmul_prec(prec_), normalize);
+    std::memcpy(out + b0 * E, f, sizeof(float) * size_t(n * E));
+  }
+}
+
+void Clip::encode_text(const int32_t* tokens, int64_t B, float* out, bool normalize) {
+  OC_CHECK(B_max_ > 0, "call plan_inference or plan_training before encode_text");
+  const int64_t E = cfg_.embed_dim, ctx = cfg_.text.context_length;
+  for (int64_t b0 = 0; b0 < B; b0 += B_max_) {
+    const int64_t n = std::min(B_max_, B - b0);
+    const float* f = text_.forward(p_, tokens + b0 * ctx, n, matmul_prec(prec_), normalize);
+    std::memcpy(out + b0 * E, f, sizeof(float) * size_t(n * E));
+  }
+}
+
+Clip::Memory Clip::memory() const { return {params_.mib(), grads_.mib(), vision_.mib() + text_.mib()}; }
+
+}  // namespace oc

@@ -1,0 +1,75 @@
+// CLIP = vision tower + text tower + logit_scale, with parameters (and, for training,
+// gradients) in arenas laid out by OpenCLIP's state_dict. The loss lives outside the model
+// (ops/loss.h, train/) so data-parallel and accumulation variants can reuse the towers.
+#pragma once
+#include <cstdint>
+#include <string>
+
+#include "core/buffer.h"
+#include "model/config.h"
+#include "model/params.h"
+#include "model/precision.h"
+#include "model/towers.h"
+
+namespace oc {
+
+class Clip {
+ public:
+  explicit Clip(ModelCfg cfg);  // parameters allocated, zero: call init() or load weights
+  Clip(const Clip&) = delete;
+  Clip& operator=(const Clip&) = delete;
+
+  const ModelCfg& cfg() const { return cfg_; }
+  const ParamTable& table() const { return table_; }
+  float* params() { return params_.data(); }
+  const float* params() const { return params_.data(); }
+  const ClipParams& p() const { return p_; }
+  void init(uint64_t seed);
+
+  // Training: allocates gradients and activation memory for batches up to B_max.
+  void plan_training(int64_t B_max);
+  // Inference: activation memory for chunks of up to B_max (one layer's worth).
+  void plan_inference(int64_t B_max);
+  bool training() const { return training_; }
+  float* grads() { return grads_.data(); }
+  const ClipParams& g() const { return g_; }
+  void zero_grads() { grads_.zero(); }
+
+  void set_precision(Precision p) { prec_ = p; }
+  Precision precision() const { return prec_; }
+
+  // Forward of both towers on one batch; returns L2-normalized features [B,E] (valid until
+  // the next forward). Keeps the activations backward needs.
+  struct Features {
+    const float* image;
+    const float* text;
+  };
+  Features forward(const float* images, const int32_t* tokens, int64_t B);
+  // Accumulates parameter gradients from d(loss)/d(normalized features) of the last forward.
+  void backward(const float* d_image, const float* d_text);
+
+  // Inference in chunks of the planned batch: out [B,E].
+  void encode_image(const float* images, int64_t B, float* out, bool normalize = true);
+  void encode_text(const int32_t* tokens, int64_t B, float* out, bool normalize = true);
+
+  float logit_scale() const { return p_.logit_scale[0]; }
+  TextTower& text_tower() { return text_; }
+  // MiB of each arena (parameters, gradients, activations), for the start-up log.
+  struct Memory {
+    double params, grads, activations;
+  };
+  Memory memory() const;
+
+ private:
+  ModelCfg cfg_;
+  ParamTable table_;
+  FloatBuffer params_, grads_;
+  ClipParams p_, g_;
+  VisionTower vision_;
+  TextTower text_;
+  Precision prec_ = Precision::Fp32;
+  bool training_ = false;
+  int64_t B_max_ = 0;
+};
+
+}  // namespace oc

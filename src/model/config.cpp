@@ -1,0 +1,160 @@
+#include "model/config.h"
+
+#include <nlohmann/json.hpp>
+#include <string_view>
+#include <utility>
+
+#include "core/check.h"
+#include "core/fs.h"
+
+namespace oc {
+
+// Generated at build time from configs/models/*.json (cmake/embed_configs.cmake).
+const std::vector<std::pair<std::string_view, std::string_view>>& embedded_model_configs();
+
+namespace {
+using nlohmann::json;
+
+template <class T>
+void read_field(const json& obj, const char* key, T* out, const std::string& where) {
+  if (!obj.contains(key)) return;
+  const json& v = obj[key];
+  if constexpr (std::is_same_v<T, bool>) {
+    if (!v.is_boolean()) OC_USER_ERROR("{}: \"{}\" must be true or false", where, key);
+  } else if constexpr (std::is_integral_v<T>) {
+    if (!v.is_number_integer()) OC_USER_ERROR("{}: \"{}\" must be an integer, got {}", where, key, v.dump());
+  } else {
+    if (!v.is_number()) OC_USER_ERROR("{}: \"{}\" must be a number, got {}", where, key, v.dump());
+  }
+  *out = v.get<T>();
+}
+
+void require_positive(int v, const char* key, const std::string& where) {
+  if (v <= 0) OC_USER_ERROR("{}: \"{}\" must be positive, got {}", where, key, v);
+}
+}  // namespace
+
+std::vector<std::string> builtin_model_names() {
+  std::vector<std::string> names;
+  for (auto& [n, _] : embedded_model_configs()) names.emplace_back(n);
+  return names;
+}
+
+ModelCfg parse_model_config(const std::string& text, const std::string& name) {
+  json j;
+  try {
+    j = json::parse(text);
+  } catch (const json::parse_error& e) {
+    OC_USER_ERROR("model config {}: malformed JSON at byte {}: {}", name, e.byte, e.what());
+  }
+  if (!j.is_object()) OC_USER_ERROR("model config {}: expected a JSON object", name);
+  ModelCfg c;
+  c.name = name;
+  read_field(j, "embed_dim", &c.embed_dim, "model config " + name);
+  read_field(j, "quick_gelu", &c.quick_gelu, "model config " + name);
+  if (!j.contains("vision_cfg") || !j["vision_cfg"].is_object())
+    OC_USER_ERROR("model config {}: missing object \"vision_cfg\"", name);
+  if (!j.contains("text_cfg") || !j["text_cfg"].is_object())
+    OC_USER_ERROR("model config {}: missing object \"text_cfg\"", name);
+  const json& v = j["vision_cfg"];
+  const std::string vw = "model config " + name + " vision_cfg";
+  if (v.contains("layers") && v["layers"].is_array())
+    OC_USER_ERROR("{}: ResNet towers (\"layers\" as a list) are not supported; use a ViT config", vw);
+  for (const char* k : {"timm_model_name", "hf_model_name"})
+    if (v.contains(k) && !v[k].is_null()) OC_USER_ERROR("{}: \"{}\" towers are not supported", vw, k);
+  read_field(v, "image_size", &c.vision.image_size, vw);
+  read_field(v, "layers", &c.vision.layers, vw);
+  read_field(v, "width", &c.vision.width, vw);
+  read_field(v, "head_width", &c.vision.head_width, vw);
+  read_field(v, "patch_size", &c.vision.patch_size, vw);
+  read_field(v, "mlp_ratio", &c.vision.mlp_ratio, vw);
+  const json& t = j["text_cfg"];
+  const std::string tw = "model config " + name + " text_cfg";
+  if (t.contains("hf_model_name") && !t["hf_model_name"].is_null())
+    OC_USER_ERROR("{}: Hugging Face text towers are not supported", tw);
+  read_field(t, "context_length", &c.text.context_length, tw);
+  read_field(t, "vocab_size", &c.text.vocab_size, tw);
+  read_field(t, "width", &c.text.width, tw);
+  read_field(t, "heads", &c.text.heads, tw);
+  read_field(t, "layers", &c.text.layers, tw);
+  read_field(t, "mlp_ratio", &c.text.mlp_ratio, tw);
+  require_positive(c.embed_dim, "embed_dim", "model config " + name);
+  for (auto [val, key] : {std::pair{c.vision.image_size, "image_size"}, {c.vision.layers, "layers"},
+                          {c.vision.width, "width"}, {c.vision.head_width, "head_width"},
+                          {c.vision.patch_size, "patch_size"}})
+    require_positive(val, key, vw);
+  for (auto [val, key] : {std::pair{c.text.context_length, "context_length"}, {c.text.vocab_size, "vocab_size"},
+                          {c.text.width, "width"}, {c.text.heads, "heads"}, {c.text.layers, "layers"}})
+    require_positive(val, key, tw);
+  if (c.vision.image_size % c.vision.patch_size)
+    OC_USER_ERROR("{}: image_size {} is not a multiple of patch_size {}", vw, c.vision.image_size, c.vision.patch_size);
+  if (c.vision.width % c.vision.head_width)
+    OC_USER_ERROR("{}: width {} is not a multiple of head_width {}", vw, c.vision.width, c.vision.head_width);
+  if (c.text.width % c.text.heads)
+    OC_USER_ERROR("{}: width {} is not a multiple of heads {}", tw, c.text.width, c.text.heads);
+  return c;
+}
+
+ModelCfg load_model_config(const std::string& name_or_path) {
+  std::string key = name_or_path;
+  for (auto& ch : key)
+    if (ch == '/') ch = '-';  // OpenCLIP replaces '/' in names
+  for (auto& [n, text] : embedded_model_configs())
+    if (n == key) return parse_model_config(std::string(text), key);
+  if (fs::exists(name_or_path)) {
+    auto text = fs::read_text(name_or_path);
+    if (!text) OC_USER_ERROR("{}", text.error());
+    std::string base = fs::basename(name_or_path);
+    if (auto dot = base.rfind(".json"); dot != std::string::npos) base = base.substr(0, dot);
+    return parse_model_config(text.value(), base);
+  }
+  std::string names;
+  for (auto& n : builtin_model_names()) names += (names.empty() ? "" : ", ") + n;
+  OC_USER_ERROR("unknown model '{}': not a built-in config ({}) and not a JSON file", name_or_path, names);
+}
+
+std::string model_config_json(const ModelCfg& c) {
+  json j;
+  j["embed_dim"] = c.embed_dim;
+  if (c.quick_gelu) j["quick_gelu"] = true;
+  j["vision_cfg"] = {{"image_size", c.vision.image_size}, {"layers", c.vision.layers}, {"width", c.vision.width},
+                     {"head_width", c.vision.head_width}, {"patch_size", c.vision.patch_size},
+                     {"mlp_ratio", c.vision.mlp_ratio}};
+  j["text_cfg"] = {{"context_length", c.text.context_length}, {"vocab_size", c.text.vocab_size},
+                   {"width", c.text.width}, {"heads", c.text.heads}, {"layers", c.text.layers}};
+  return j.dump(2);
+}
+
+namespace {
+int64_t block_params(int64_t w, int64_t f) {
+  return 2 * w + (3 * w * w + 3 * w) + (w * w + w) + 2 * w + (f * w + f) + (w * f + w);
+}
+// MACs of one transformer block over T tokens.
+double block_macs(double T, double w, double f) { return T * (3 * w * w + w * w + 2 * f * w) + 2 * T * T * w; }
+}  // namespace
+
+int64_t count_params(const ModelCfg& c) {
+  const auto& v = c.vision;
+  const auto& t = c.text;
+  int64_t vision = int64_t(v.width) * 3 * v.patch_size * v.patch_size + v.width + int64_t(v.tokens()) * v.width +
+                   2 * v.width + v.layers * block_params(v.width, v.mlp_width()) + 2 * v.width +
+                   int64_t(v.width) * c.embed_dim;
+  int64_t text = int64_t(t.vocab_size) * t.width + int64_t(t.context_length) * t.width +
+                 t.layers * block_params(t.width, t.mlp_width()) + 2 * t.width + int64_t(t.width) * c.embed_dim;
+  return vision + text + 1;
+}
+
+double forward_gflops_image(const ModelCfg& c) {
+  const auto& v = c.vision;
+  double T = v.tokens(), macs = double(v.grid() * v.grid()) * v.width * 3 * v.patch_size * v.patch_size;
+  macs += v.layers * block_macs(T, v.width, v.mlp_width()) + double(v.width) * c.embed_dim;
+  return 2 * macs / 1e9;
+}
+
+double forward_gflops_text(const ModelCfg& c, int T) {
+  const auto& t = c.text;
+  double macs = t.layers * block_macs(T, t.width, t.mlp_width()) + double(t.width) * c.embed_dim;
+  return 2 * macs / 1e9;
+}
+
+}  // namespace oc

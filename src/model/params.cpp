@@ -1,0 +1,185 @@
+#include "model/params.h"
+
+#include <cmath>
+
+#include "core/check.h"
+#include "core/rng.h"
+
+namespace oc {
+
+int64_t ParamTable::count() const {
+  int64_t n = 0;
+  for (auto& p : params) n += int64_t(p.numel);
+  return n;
+}
+
+const ParamInfo* ParamTable::find(const std::string& name) const {
+  for (auto& p : params)
+    if (p.name == name) return &p;
+  return nullptr;
+}
+
+namespace {
+
+bool no_decay(const std::string& name, const Shape& shape) {
+  return shape.size() < 2 || name.find("bn") != std::string::npos || name.find("ln") != std::string::npos ||
+         name.find("bias") != std::string::npos || name.find("logit_scale") != std::string::npos;
+}
+
+void add(ParamTable& t, std::string name, Shape shape) {
+  ParamInfo p;
+  p.decay = !no_decay(name, shape);
+  p.name = std::move(name);
+  p.numel = size_t(numel(shape));
+  p.shape = std::move(shape);
+  p.offset = t.total;
+  t.total += (p.numel + 15) / 16 * 16;  // 64-byte aligned slices
+  t.params.push_back(std::move(p));
+}
+
+void add_block(ParamTable& t, const std::string& prefix, int64_t w, int64_t f) {
+  add(t, prefix + "ln_1.weight", {w});
+  add(t, prefix + "ln_1.bias", {w});
+  add(t, prefix + "attn.in_proj_weight", {3 * w, w});
+  add(t, prefix + "attn.in_proj_bias", {3 * w});
+  add(t, prefix + "attn.out_proj.weight", {w, w});
+  add(t, prefix + "attn.out_proj.bias", {w});
+  add(t, prefix + "ln_2.weight", {w});
+  add(t, prefix + "ln_2.bias", {w});
+  add(t, prefix + "mlp.c_fc.weight", {f, w});
+  add(t, prefix + "mlp.c_fc.bias", {f});
+  add(t, prefix + "mlp.c_proj.weight", {w, f});
+  add(t, prefix + "mlp.c_proj.bias", {w});
+}
+
+std::string vblock(int i) { return "visual.transformer.resblocks." + std::to_string(i) + "."; }
+std::string tblock(int i) { return "transformer.resblocks." + std::to_string(i) + "."; }
+
+}  // namespace
+
+ParamTable make_param_table(const ModelCfg& c) {
+  ParamTable t;
+  const auto& v = c.vision;
+  const auto& x = c.text;
+  add(t, "positional_embedding", {x.context_length, x.width});
+  add(t, "text_projection", {x.width, c.embed_dim});
+  add(t, "logit_scale", {});
+  add(t, "visual.class_embedding", {v.width});
+  add(t, "visual.positional_embedding", {v.tokens(), v.width});
+  add(t, "visual.proj", {v.width, c.embed_dim});
+  add(t, "visual.conv1.weight", {v.width, 3, v.patch_size, v.patch_size});
+  add(t, "visual.ln_pre.weight", {v.width});
+  add(t, "visual.ln_pre.bias", {v.width});
+  for (int i = 0; i < v.layers; ++i) add_block(t, vblock(i), v.width, v.mlp_width());
+  add(t, "visual.ln_post.weight", {v.width});
+  add(t, "visual.ln_post.bias", {v.width});
+  for (int i = 0; i < x.layers; ++i) add_block(t, tblock(i), x.width, x.mlp_width());
+  add(t, "token_embedding.weight", {x.vocab_size, x.width});
+  add(t, "ln_final.weight", {x.width});
+  add(t, "ln_final.bias", {x.width});
+  return t;
+}
+
+namespace {
+float* at(const ParamTable& t, float* base, const std::string& name) {
+  const ParamInfo* p = t.find(name);
+  OC_CHECK(p, "parameter {} missing from the table", name);
+  return base + p->offset;
+}
+
+BlockParams bind_block(const ParamTable& t, float* base, const std::string& pre) {
+  return {at(t, base, pre + "ln_1.weight"),          at(t, base, pre + "ln_1.bias"),
+          at(t, base, pre + "attn.in_proj_weight"),  at(t, base, pre + "attn.in_proj_bias"),
+          at(t, base, pre + "attn.out_proj.weight"), at(t, base, pre + "attn.out_proj.bias"),
+          at(t, base, pre + "ln_2.weight"),          at(t, base, pre + "ln_2.bias"),
+          at(t, base, pre + "mlp.c_fc.weight"),      at(t, base, pre + "mlp.c_fc.bias"),
+          at(t, base, pre + "mlp.c_proj.weight"),    at(t, base, pre + "mlp.c_proj.bias")};
+}
+}  // namespace
+
+ClipParams bind_params(const ModelCfg& c, const ParamTable& t, float* base) {
+  ClipParams p;
+  p.t_pos = at(t, base, "positional_embedding");
+  p.t_proj = at(t, base, "text_projection");
+  p.logit_scale = at(t, base, "logit_scale");
+  p.tok_emb = at(t, base, "token_embedding.weight");
+  p.ln_final_w = at(t, base, "ln_final.weight");
+  p.ln_final_b = at(t, base, "ln_final.bias");
+  for (int i = 0; i < c.text.layers; ++i) p.t_blocks.push_back(bind_block(t, base, tblock(i)));
+  p.v_cls = at(t, base, "visual.class_embedding");
+  p.v_pos = at(t, base, "visual.positional_embedding");
+  p.v_proj = at(t, base, "visual.proj");
+  p.v_conv = at(t, base, "visual.conv1.weight");
+  p.ln_pre_w = at(t, base, "visual.ln_pre.weight");
+  p.ln_pre_b = at(t, base, "visual.ln_pre.bias");
+  p.ln_post_w = at(t, base, "visual.ln_post.weight");
+  p.ln_post_b = at(t, base, "visual.ln_post.bias");
+  for (int i = 0; i < c.vision.layers; ++i) p.v_blocks.push_back(bind_block(t, base, vblock(i)));
+  return p;
+}
+
+namespace {
+void fill_normal(float* p, size_t n, double std, Rng& rng) {
+  for (size_t i = 0; i < n; ++i) p[i] = float(rng.normal() * std);
+}
+void fill_uniform(float* p, size_t n, double bound, Rng& rng) {
+  for (size_t i = 0; i < n; ++i) p[i] = float((2 * rng.uniform() - 1) * bound);
+}
+void fill(float* p, size_t n, float v) {
+  for (size_t i = 0; i < n; ++i) p[i] = v;
+}
+}  // namespace
+
+void init_params(const ModelCfg& c, const ParamTable& t, float* base, uint64_t seed) {
+  Rng rng(seed);
+  const double tw = c.text.width, vw = c.vision.width;
+  const double attn_std = std::pow(tw, -0.5);
+  const double proj_std = std::pow(tw, -0.5) * std::pow(2.0 * c.text.layers, -0.5);
+  const double fc_std = std::pow(2.0 * tw, -0.5);
+  for (auto& p : t.params) {
+    float* d = base + p.offset;
+    const std::string& n = p.name;
+    const bool vis = n.rfind("visual.", 0) == 0;
+    auto ends = [&](const char* s) {
+      std::string_view sv(s);
+      return n.size() >= sv.size() && n.compare(n.size() - sv.size(), sv.size(), sv) == 0;
+    };
+    if (n == "logit_scale") {
+      d[0] = float(std::log(1.0 / 0.07));
+    } else if (n == "token_embedding.weight") {
+      fill_normal(d, p.numel, 0.02, rng);
+    } else if (n == "positional_embedding") {
+      fill_normal(d, p.numel, 0.01, rng);
+    } else if (n == "text_projection") {
+      fill_normal(d, p.numel, attn_std, rng);
+    } else if (n == "visual.class_embedding" || n == "visual.positional_embedding" || n == "visual.proj") {
+      fill_normal(d, p.numel, std::pow(vw, -0.5), rng);
+    } else if (ends(".weight") && (n.find("ln_") != std::string::npos || n.find("ln_final") != std::string::npos)) {
+      fill(d, p.numel, 1.0f);
+    } else if (ends("in_proj_bias") || ends("out_proj.bias") || (ends(".bias") && n.find(".ln_") != std::string::npos) ||
+               n == "ln_final.bias" || n == "visual.ln_pre.bias" || n == "visual.ln_post.bias") {
+      fill(d, p.numel, 0.0f);
+    } else if (n == "visual.conv1.weight") {
+      fill_uniform(d, p.numel, 1.0 / std::sqrt(double(p.numel / p.shape[0])), rng);  // kaiming_uniform(a=sqrt 5)
+    } else if (ends("in_proj_weight")) {
+      if (vis)  // nn.MultiheadAttention default: xavier_uniform over [3W, W]
+        fill_uniform(d, p.numel, std::sqrt(6.0 / double(p.shape[0] + p.shape[1])), rng);
+      else
+        fill_normal(d, p.numel, attn_std, rng);
+    } else if (ends("out_proj.weight") || ends("c_proj.weight") || ends("c_fc.weight")) {
+      if (vis)  // nn.Linear default: kaiming_uniform(a=sqrt 5) = U(+-1/sqrt(fan_in))
+        fill_uniform(d, p.numel, 1.0 / std::sqrt(double(p.shape[1])), rng);
+      else
+        fill_normal(d, p.numel, ends("c_fc.weight") ? fc_std : proj_std, rng);
+    } else if (ends("c_fc.bias") || ends("c_proj.bias")) {
+      // nn.Linear default bias: U(+-1/sqrt(fan_in)); fan_in = the weight's columns.
+      const ParamInfo* w = t.find(n.substr(0, n.size() - 4) + "weight");
+      OC_CHECK(w, "no weight for {}", n);
+      fill_uniform(d, p.numel, 1.0 / std::sqrt(double(w->shape[1])), rng);
+    } else {
+      OC_FAIL("no initialisation rule for parameter {}", n);
+    }
+  }
+}
+
+}  // namespace oc

@@ -1,0 +1,75 @@
+// Parameters by OpenCLIP's state_dict names and shapes, in state_dict order, packed into
+// one float arena. The same layout serves gradients and AdamW moments. Pointers into a
+// buffer are bound per layer (llm.c's ParameterTensors), with shapes in the comments.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "core/tensor.h"
+#include "model/config.h"
+
+namespace oc {
+
+struct ParamInfo {
+  std::string name;  // e.g. "visual.transformer.resblocks.0.attn.in_proj_weight"
+  Shape shape;
+  size_t offset = 0;  // in floats, 16-float aligned
+  size_t numel = 0;
+  bool decay = true;  // OpenCLIP's rule: no decay if ndim < 2 or name has bn/ln/bias/logit_scale
+};
+
+struct ParamTable {
+  std::vector<ParamInfo> params;
+  size_t total = 0;  // floats in the arena, including alignment padding
+  int64_t count() const;  // parameters (no padding)
+  const ParamInfo* find(const std::string& name) const;
+};
+
+ParamTable make_param_table(const ModelCfg& cfg);
+
+// One residual block (ResidualAttentionBlock), width W, mlp width F.
+struct BlockParams {
+  float* ln1_w;   // [W]
+  float* ln1_b;   // [W]
+  float* in_w;    // [3W, W]  attn.in_proj_weight (rows q|k|v)
+  float* in_b;    // [3W]
+  float* out_w;   // [W, W]   attn.out_proj.weight
+  float* out_b;   // [W]
+  float* ln2_w;   // [W]
+  float* ln2_b;   // [W]
+  float* fc_w;    // [F, W]   mlp.c_fc.weight
+  float* fc_b;    // [F]
+  float* proj_w;  // [W, F]   mlp.c_proj.weight
+  float* proj_b;  // [W]
+};
+
+struct ClipParams {
+  // text (flattened into CLIP, as OpenCLIP's CLIP class)
+  float* t_pos;        // [ctx, Wt]   positional_embedding
+  float* t_proj;       // [Wt, E]     text_projection
+  float* logit_scale;  // []          logit_scale
+  float* tok_emb;      // [V, Wt]     token_embedding.weight
+  float* ln_final_w;   // [Wt]
+  float* ln_final_b;   // [Wt]
+  std::vector<BlockParams> t_blocks;
+  // vision
+  float* v_cls;        // [Wv]            visual.class_embedding
+  float* v_pos;        // [G*G+1, Wv]     visual.positional_embedding
+  float* v_proj;       // [Wv, E]         visual.proj
+  float* v_conv;       // [Wv, 3, P, P]   visual.conv1.weight
+  float* ln_pre_w;     // [Wv]
+  float* ln_pre_b;
+  float* ln_post_w;    // [Wv]
+  float* ln_post_b;
+  std::vector<BlockParams> v_blocks;
+};
+
+// Binds named pointers into `base` (an arena laid out by `table`).
+ClipParams bind_params(const ModelCfg& cfg, const ParamTable& table, float* base);
+
+// OpenCLIP's initialisation (CLIP.init_parameters / TextTransformer.init_parameters, the
+// vision tower's own randn * width^-0.5, PyTorch defaults elsewhere), from `seed`.
+void init_params(const ModelCfg& cfg, const ParamTable& table, float* base, uint64_t seed);
+
+}  // namespace oc

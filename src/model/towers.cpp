@@ -1,0 +1,174 @@
+#include "model/towers.h"
+
+#include <algorithm>
+#include <cstring>
+
+#include "core/check.h"
+#include "ops/embed.h"
+#include "ops/layernorm.h"
+#include "ops/linear.h"
+#include "ops/loss.h"
+
+namespace oc {
+
+namespace {
+size_t up16(size_t n) { return (n + 15) / 16 * 16; }
+
+// Hands out consecutive 64-byte aligned slices of one buffer.
+struct Carver {
+  float* p;
+  float* take(size_t n) {
+    float* r = p;
+    p += up16(n);
+    return r;
+  }
+};
+
+StackDims dims(int64_t B, int64_t T, int64_t W, int64_t H, int64_t F, int64_t L, bool causal, const ModelCfg& c,
+               ops::Prec prec) {
+  StackDims d;
+  d.B = B, d.T = T, d.W = W, d.H = H, d.F = F, d.layers = L, d.causal = causal;
+  d.act = c.quick_gelu ? ops::Act::QuickGelu : ops::Act::Gelu;
+  d.eps = c.ln_eps;
+  d.prec = prec;
+  return d;
+}
+}  // namespace
+
+// ---------------------------------------------------------------------------------------
+void VisionTower::plan(const ModelCfg& cfg, int64_t B, bool training) {
+  cfg_ = cfg, B_max_ = B, training_ = training;
+  const auto& v = cfg.vision;
+  const int64_t W = v.width, T = v.tokens(), Np = T - 1, K = 3 * v.patch_size * v.patch_size, E = cfg.embed_dim;
+  mem_.plan(B, T, W, v.heads(), v.mlp_width(), v.layers, training);
+  const size_t sizes[] = {size_t(B * Np * K), size_t(B * Np * W), size_t(B * T * W), size_t(B * T), size_t(B * T),
+                          size_t(B * W), size_t(B * W), size_t(B), size_t(B), size_t(B * E), size_t(B * E), size_t(B),
+                          size_t(B * E), size_t(B * W), size_t(B * W), size_t(B * T * W), size_t(B * T * W),
+                          size_t(B * Np * W)};
+  size_t total = 0;
+  for (size_t s : sizes) total += up16(s);
+  extra_.resize(total, false);
+  Carver c{extra_.data()};
+  float** slots[] = {&patches_,  &patch_out_, &x0_,        &pre_mean_,   &pre_rstd_, &cls_in_,
+                     &pooled_,   &post_mean_, &post_rstd_, &feat_raw_,   &feat_,     &norm_,
+                     &d_feat_raw_, &d_pooled_, &d_cls_in_, &d_stack_out_, &d_x0_,    &d_patch_out_};
+  for (size_t i = 0; i < std::size(sizes); ++i) *slots[i] = c.take(sizes[i]);
+}
+
+const float* VisionTower::forward(const ClipParams& p, const float* images, int64_t B, ops::Prec prec,
+                                  bool normalize) {
+  OC_CHECK(B > 0 && B <= B_max_, "vision tower planned for batch <= {}, got {}", B_max_, B);
+  B_ = B;
+  const auto& v = cfg_.vision;
+  const int64_t W = v.width, T = v.tokens(), Np = T - 1, P = v.patch_size, K = 3 * P * P, E = cfg_.embed_dim;
+  ops::im2patches(patches_, images, B, int64_t(v.image_size), P);
+  ops::linear_forward(patch_out_, patches_, p.v_conv, static_cast<const float*>(nullptr), B * Np, K, W, prec);
+  ops::vit_embed_forward(x0_, patch_out_, p.v_cls, p.v_pos, B, Np, W);
+  BlockActs a0 = mem_.layer(0, B, T);
+  ops::layernorm_forward(a0.x, pre_mean_, pre_rstd_, x0_, p.ln_pre_w, p.ln_pre_b, B * T, W, cfg_.ln_eps);
+  StackDims d = dims(B, T, W, v.heads(), v.mlp_width(), v.layers, false, cfg_, prec);
+  stack_forward(p.v_blocks, mem_, d);
+  std::vector<int32_t> zeros(size_t(B), 0);  // pool the class token (position 0)
+  ops::gather_rows_forward(cls_in_, mem_.out(B, T), zeros.data(), B, T, W);
+  ops::layernorm_forward(pooled_, post_mean_, post_rstd_, cls_in_, p.ln_post_w, p.ln_post_b, B, W, cfg_.ln_eps);
+  ops::proj_forward(feat_raw_, pooled_, p.v_proj, B, W, E, prec);
+  if (!normalize) return feat_raw_;
+  ops::l2norm_forward(feat_, norm_, feat_raw_, B, E);
+  return feat_;
+}
+
+void VisionTower::backward(const ClipParams& p, const ClipParams& g, const float* d_feat, ops::Prec prec) {
+  OC_CHECK(training_, "vision tower was planned for inference; backward needs training activations");
+  const int64_t B = B_;
+  const auto& v = cfg_.vision;
+  const int64_t W = v.width, T = v.tokens(), Np = T - 1, P = v.patch_size, K = 3 * P * P, E = cfg_.embed_dim;
+  ops::l2norm_backward(d_feat_raw_, d_feat, feat_, norm_, B, E);
+  ops::proj_backward(d_pooled_, g.v_proj, d_feat_raw_, pooled_, p.v_proj, B, W, E, prec);
+  std::memset(d_cls_in_, 0, sizeof(float) * size_t(B * W));
+  ops::layernorm_backward(d_cls_in_, g.ln_post_w, g.ln_post_b, d_pooled_, cls_in_, p.ln_post_w, post_mean_,
+                          post_rstd_, B, W);
+  std::memset(d_stack_out_, 0, sizeof(float) * size_t(B * T * W));
+  std::vector<int32_t> zeros(size_t(B), 0);
+  ops::gather_rows_backward(d_stack_out_, d_cls_in_, zeros.data(), B, T, W);
+  StackDims d = dims(B, T, W, v.heads(), v.mlp_width(), v.layers, false, cfg_, prec);
+  stack_backward(p.v_blocks, g.v_blocks, mem_, d_stack_out_, d);
+  std::memset(d_x0_, 0, sizeof(float) * size_t(B * T * W));
+  ops::layernorm_backward(d_x0_, g.ln_pre_w, g.ln_pre_b, mem_.d_res(), x0_, p.ln_pre_w, pre_mean_, pre_rstd_, B * T,
+                          W);
+  ops::vit_embed_backward(d_patch_out_, g.v_cls, g.v_pos, d_x0_, B, Np, W);
+  ops::linear_backward(static_cast<float*>(nullptr), g.v_conv, static_cast<float*>(nullptr), d_patch_out_, patches_,
+                       p.v_conv, B * Np, K, W, prec);
+}
+
+// ---------------------------------------------------------------------------------------
+void TextTower::plan(const ModelCfg& cfg, int64_t B, bool training) {
+  cfg_ = cfg, B_max_ = B, training_ = training;
+  const auto& t = cfg.text;
+  const int64_t W = t.width, T = t.context_length, E = cfg.embed_dim;
+  mem_.plan(B, T, W, t.heads, t.mlp_width(), t.layers, training);
+  const size_t sizes[] = {size_t(B * W), size_t(B * W), size_t(B),     size_t(B),     size_t(B * E), size_t(B * E),
+                          size_t(B),     size_t(B * E), size_t(B * W), size_t(B * W), size_t(B * T * W)};
+  size_t total = 0;
+  for (size_t s : sizes) total += up16(s);
+  extra_.resize(total, false);
+  Carver c{extra_.data()};
+  float** slots[] = {&pooled_in_,  &pooled_,   &fin_mean_,    &fin_rstd_, &feat_raw_,  &feat_,
+                     &norm_,       &d_feat_raw_, &d_pooled_,  &d_pooled_in_, &d_stack_out_};
+  for (size_t i = 0; i < std::size(sizes); ++i) *slots[i] = c.take(sizes[i]);
+  tok_.resize(size_t(B * T));
+  eot_.resize(size_t(B));
+}
+
+const float* TextTower::forward(const ClipParams& p, const int32_t* tokens, int64_t B, ops::Prec prec,
+                                bool normalize) {
+  OC_CHECK(B > 0 && B <= B_max_, "text tower planned for batch <= {}, got {}", B_max_, B);
+  B_ = B;
+  const auto& t = cfg_.text;
+  const int64_t ctx = t.context_length, W = t.width, E = cfg_.embed_dim, V = t.vocab_size;
+  // Pool position = argmax of the ids (first maximum, as torch.argmax): the end-of-text token.
+  int64_t T = 1;
+  for (int64_t b = 0; b < B; ++b) {
+    const int32_t* row = tokens + b * ctx;
+    int64_t best = 0;
+    for (int64_t i = 0; i < ctx; ++i) {
+      if (row[i] < 0 || row[i] >= V)
+        OC_USER_ERROR("token id {} at row {}, position {} is outside the vocabulary [0, {})", row[i], b, i, V);
+      if (row[i] > row[best]) best = i;
+    }
+    eot_[size_t(b)] = int32_t(best);
+    T = std::max(T, best + 1);
+  }
+  if (full_context_) T = ctx;
+  T_ = T;
+  for (int64_t b = 0; b < B; ++b)
+    std::memcpy(&tok_[size_t(b * T)], tokens + b * ctx, sizeof(int32_t) * size_t(T));
+  BlockActs a0 = mem_.layer(0, B, T);
+  ops::token_embed_forward(a0.x, tok_.data(), p.tok_emb, p.t_pos, B, T, W, V);
+  StackDims d = dims(B, T, W, t.heads, t.mlp_width(), t.layers, true, cfg_, prec);
+  stack_forward(p.t_blocks, mem_, d);
+  ops::gather_rows_forward(pooled_in_, mem_.out(B, T), eot_.data(), B, T, W);
+  ops::layernorm_forward(pooled_, fin_mean_, fin_rstd_, pooled_in_, p.ln_final_w, p.ln_final_b, B, W, cfg_.ln_eps);
+  ops::proj_forward(feat_raw_, pooled_, p.t_proj, B, W, E, prec);
+  if (!normalize) return feat_raw_;
+  ops::l2norm_forward(feat_, norm_, feat_raw_, B, E);
+  return feat_;
+}
+
+void TextTower::backward(const ClipParams& p, const ClipParams& g, const float* d_feat, ops::Prec prec) {
+  OC_CHECK(training_, "text tower was planned for inference; backward needs training activations");
+  const int64_t B = B_, T = T_;
+  const auto& t = cfg_.text;
+  const int64_t W = t.width, E = cfg_.embed_dim, V = t.vocab_size;
+  ops::l2norm_backward(d_feat_raw_, d_feat, feat_, norm_, B, E);
+  ops::proj_backward(d_pooled_, g.t_proj, d_feat_raw_, pooled_, p.t_proj, B, W, E, prec);
+  std::memset(d_pooled_in_, 0, sizeof(float) * size_t(B * W));
+  ops::layernorm_backward(d_pooled_in_, g.ln_final_w, g.ln_final_b, d_pooled_, pooled_in_, p.ln_final_w, fin_mean_,
+                          fin_rstd_, B, W);
+  std::memset(d_stack_out_, 0, sizeof(float) * size_t(B * T * W));
+  ops::gather_rows_backward(d_stack_out_, d_pooled_in_, eot_.data(), B, T, W);
+  StackDims d = dims(B, T, W, t.heads, t.mlp_width(), t.layers, true, cfg_, prec);
+  stack_backward(p.t_blocks, g.t_blocks, mem_, d_stack_out_, d);
+  ops::token_embed_backward(g.tok_emb, g.t_pos, mem_.d_res(), tok_.data(), B, T, W, V);
+}
+
+}  // namespace oc

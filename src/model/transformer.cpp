@@ -1,0 +1,122 @@
+#include "model/transformer.h"
+
+#include <algorithm>
+#include <cstring>
+
+#include "core/check.h"
+#include "core/profile.h"
+#include "ops/attention.h"
+#include "ops/layernorm.h"
+#include "ops/linear.h"
+
+namespace oc {
+
+namespace {
+size_t up16(size_t n) { return (n + 15) / 16 * 16; }
+}  // namespace
+
+void StackMemory::plan(int64_t B, int64_t T, int64_t W, int64_t H, int64_t F, int64_t layers, bool training) {
+  B_max_ = B, T_max_ = T, W_ = W, H_ = H, F_ = F, layers_ = layers, training_ = training;
+  const size_t bt = size_t(B * T), btw = bt * W;
+  // Per layer: x, mean1, rstd1, qkv, att, ao, xm, mean2, rstd2, h.
+  layer_stride_ = up16(btw) * 4 + up16(bt) * 4 + up16(3 * btw) + up16(size_t(B * H * T * T)) + up16(bt * F);
+  const size_t big = bt * size_t(std::max(3 * W, F));
+  const size_t slots = training ? size_t(layers) : 1;
+  // output + forward scratch (LayerNorm output, activated MLP hidden) + backward scratch
+  size_t total = layer_stride_ * slots + up16(btw) * 2 + up16(big);
+  if (training) total += up16(btw) + up16(big) + up16(size_t(B * H * T * T)) + up16(2 * bt);
+  buf_.resize(total, /*zero=*/false);
+  float* p = buf_.data();
+  layers_base_ = p;
+  p += layer_stride_ * slots;
+  out_ = p, p += up16(btw);
+  ln_buf_ = p, p += up16(btw);
+  d_big2_ = p, p += up16(big);
+  if (training) {
+    d_res_ = p, p += up16(btw);
+    d_big_ = p, p += up16(big);
+    d_att_ = p, p += up16(size_t(B * H * T * T));
+    stat_buf_ = p, p += up16(2 * bt);
+  }
+}
+
+BlockActs StackMemory::layer(int64_t l, int64_t B, int64_t T) {
+  OC_CHECK(fits(B, T), "activations planned for B<={} T<={}, asked B={} T={}", B_max_, T_max_, B, T);
+  // Inference: every layer shares slot 0, but the block input x must not be overwritten
+  // while the block runs, so x alternates between slot 0's x and the output buffer.
+  float* base = layers_base_ + (training_ ? size_t(l) * layer_stride_ : 0);
+  const size_t bt = size_t(B_max_ * T_max_), btw = bt * W_;
+  BlockActs a;
+  float* p = base;
+  a.x = p, p += up16(btw);
+  a.mean1 = p, p += up16(bt);
+  a.rstd1 = p, p += up16(bt);
+  a.qkv = p, p += up16(3 * btw);
+  a.att = p, p += up16(size_t(B_max_ * H_ * T_max_ * T_max_));
+  a.ao = p, p += up16(btw);
+  a.xm = p, p += up16(btw);
+  a.mean2 = p, p += up16(bt);
+  a.rstd2 = p, p += up16(bt);
+  a.h = p, p += up16(bt * F_);
+  if (!training_ && (l % 2 == 1)) a.x = out_;
+  return a;
+}
+
+float* StackMemory::out(int64_t B, int64_t T) {
+  // Inference ping-pong: layer l writes layer l+1's x, which is out_ for odd l+1 and slot
+  // 0's x for even l+1; the last write goes to "layer L's x".
+  if (!training_ && layers_ % 2 == 0) return layer(0, B, T).x;
+  return out_;
+}
+
+void stack_forward(const std::vector<BlockParams>& p, StackMemory& mem, const StackDims& d) {
+  const int64_t N = d.B * d.T, W = d.W, F = d.F;
+  float* ln = mem.ln_buf();  // LayerNorm output of the current block
+  float* g = mem.d_big2();   // act(c_fc(...)) of the current block
+  for (int64_t l = 0; l < d.layers; ++l) {
+    const BlockParams& P = p[l];
+    BlockActs a = mem.layer(l, d.B, d.T);
+    float* y = (l + 1 < d.layers) ? mem.layer(l + 1, d.B, d.T).x : mem.out(d.B, d.T);
+    { OC_PROFILE("layernorm"); ops::layernorm_forward(ln, a.mean1, a.rstd1, a.x, P.ln1_w, P.ln1_b, N, W, d.eps); }
+    { OC_PROFILE("linear"); ops::linear_forward(a.qkv, ln, P.in_w, P.in_b, N, W, 3 * W, d.prec); }
+    { OC_PROFILE("attention"); ops::attention_forward(a.ao, a.att, a.qkv, d.B, d.T, W, d.H, d.causal, d.prec); }
+    { OC_PROFILE("linear"); ops::linear_forward(a.xm, a.ao, P.out_w, P.out_b, N, W, W, d.prec); }
+    { OC_PROFILE("residual_add"); ops::add_inplace(a.xm, a.x, N * W); }  // xm = x + attn
+    { OC_PROFILE("layernorm"); ops::layernorm_forward(ln, a.mean2, a.rstd2, a.xm, P.ln2_w, P.ln2_b, N, W, d.eps); }
+    { OC_PROFILE("linear"); ops::linear_forward(a.h, ln, P.fc_w, P.fc_b, N, W, F, d.prec); }
+    { OC_PROFILE("gelu"); ops::act_forward(g, a.h, N * F, d.act); }
+    { OC_PROFILE("linear"); ops::linear_forward(y, g, P.proj_w, P.proj_b, N, F, W, d.prec); }
+    { OC_PROFILE("residual_add"); ops::add_inplace(y, a.xm, N * W); }  // y = xm + mlp
+  }
+}
+
+void stack_backward(const std::vector<BlockParams>& p, const std::vector<BlockParams>& g, StackMemory& mem,
+                    const float* d_out, const StackDims& d) {
+  const int64_t N = d.B * d.T, W = d.W, F = d.F;
+  float* dres = mem.d_res();
+  float* dbig = mem.d_big();
+  float* rec = mem.d_big2();
+  float* ln = mem.ln_buf();
+  float* stat = mem.stat_buf();
+  std::memcpy(dres, d_out, sizeof(float) * size_t(N * W));
+  for (int64_t l = d.layers - 1; l >= 0; --l) {
+    const BlockParams& P = p[l];
+    const BlockParams& G = g[l];
+    BlockActs a = mem.layer(l, d.B, d.T);
+    // MLP: y = xm + c_proj(act(c_fc(ln_2(xm)))).  dres holds dy = dxm (residual path).
+    { OC_PROFILE("gelu"); ops::act_forward(rec, a.h, N * F, d.act); }  // recompute act(h)
+    { OC_PROFILE("linear_bwd"); ops::linear_backward(dbig, G.proj_w, G.proj_b, dres, rec, P.proj_w, N, F, W, d.prec); }  // dbig = d act
+    { OC_PROFILE("gelu_bwd"); ops::act_backward(dbig, dbig, a.h, N * F, d.act); }  // dbig = dh
+    { OC_PROFILE("layernorm"); ops::layernorm_forward(ln, stat, stat + N, a.xm, P.ln2_w, P.ln2_b, N, W, d.eps); }  // recompute ln_2
+    { OC_PROFILE("linear_bwd"); ops::linear_backward(rec, G.fc_w, G.fc_b, dbig, ln, P.fc_w, N, W, F, d.prec); }  // rec = d ln_2
+    { OC_PROFILE("layernorm_bwd"); ops::layernorm_backward(dres, G.ln2_w, G.ln2_b, rec, a.xm, P.ln2_w, a.mean2, a.rstd2, N, W); }
+    // Attention: xm = x + out_proj(attn(in_proj(ln_1(x)))).  dres = dxm = dx (residual path).
+    { OC_PROFILE("linear_bwd"); ops::linear_backward(rec, G.out_w, G.out_b, dres, a.ao, P.out_w, N, W, W, d.prec); }  // rec = d ao
+    { OC_PROFILE("attention_bwd"); ops::attention_backward(dbig, mem.d_att(), rec, a.qkv, a.att, d.B, d.T, W, d.H, d.causal, d.prec); }
+    { OC_PROFILE("layernorm"); ops::layernorm_forward(ln, stat, stat + N, a.x, P.ln1_w, P.ln1_b, N, W, d.eps); }  // recompute ln_1
+    { OC_PROFILE("linear_bwd"); ops::linear_backward(rec, G.in_w, G.in_b, dbig, ln, P.in_w, N, W, 3 * W, d.prec); }  // rec = d ln_1
+    { OC_PROFILE("layernorm_bwd"); ops::layernorm_backward(dres, G.ln1_w, G.ln1_b, rec, a.x, P.ln1_w, a.mean1, a.rstd1, N, W); }
+  }
+}
+
+}  // namespace oc

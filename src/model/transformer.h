@@ -1,0 +1,75 @@
+// The pre-norm residual stack shared by both towers (OpenCLIP's Transformer of
+// ResidualAttentionBlocks):  x = x + out_proj(attn(ln_1(x)));  x = x + c_proj(act(c_fc(ln_2(x)))).
+// Activations kept for backward are the minimum: LayerNorm outputs and the MLP activation are
+// recomputed from saved statistics / pre-activations during backward (one layer's scratch).
+#pragma once
+#include <cstdint>
+#include <vector>
+
+#include "core/buffer.h"
+#include "model/params.h"
+#include "ops/activation.h"
+#include "ops/gemm.h"
+
+namespace oc {
+
+struct StackDims {
+  int64_t B = 0, T = 0;  // batch, tokens in use (T <= T_max of the arena)
+  int64_t W = 0, H = 0, F = 0;  // width, heads, mlp width
+  int64_t layers = 0;
+  bool causal = false;
+  ops::Act act = ops::Act::Gelu;
+  double eps = 1e-5;
+  ops::Prec prec = ops::Prec::F32;
+};
+
+// Saved activations of one block, each [B, T, ...] with the batch's T.
+struct BlockActs {
+  float* x;      // [B,T,W]   block input (residual stream)
+  float* mean1;  // [B*T]
+  float* rstd1;  // [B*T]
+  float* qkv;    // [B,T,3W]
+  float* att;    // [B,H,T,T] softmax probabilities
+  float* ao;     // [B,T,W]   attention output (before out_proj)
+  float* xm;     // [B,T,W]   residual after attention
+  float* mean2;  // [B*T]
+  float* rstd2;  // [B*T]
+  float* h;      // [B,T,F]   c_fc output (before the activation)
+};
+
+// Arena for a stack's activations and backward scratch, sized for (B_max, T_max).
+// Training keeps every layer's activations; inference reuses one layer's.
+class StackMemory {
+ public:
+  void plan(int64_t B_max, int64_t T_max, int64_t W, int64_t H, int64_t F, int64_t layers, bool training);
+  bool fits(int64_t B, int64_t T) const { return B <= B_max_ && T <= T_max_; }
+  BlockActs layer(int64_t l, int64_t B, int64_t T);  // carved for the current B, T
+  float* out(int64_t B, int64_t T);                  // [B,T,W] output of the last block
+  // Backward scratch, sized for B_max*T_max.
+  float* d_res() { return d_res_; }    // [B,T,W] gradient of the residual stream
+  float* d_big() { return d_big_; }    // [B,T,max(3W,F)]
+  float* d_big2() { return d_big2_; }  // [B,T,max(3W,F)] (recomputed activations)
+  float* d_att() { return d_att_; }    // [B,H,T,T]
+  float* ln_buf() { return ln_buf_; }  // [B,T,W] (recomputed LayerNorm output)
+  float* stat_buf() { return stat_buf_; }  // [2*B*T]
+  double mib() const { return buf_.mib(); }
+
+ private:
+  FloatBuffer buf_;
+  int64_t B_max_ = 0, T_max_ = 0, W_ = 0, H_ = 0, F_ = 0, layers_ = 0;
+  bool training_ = false;
+  float* layers_base_ = nullptr;
+  size_t layer_stride_ = 0;
+  float *out_ = nullptr, *d_res_ = nullptr, *d_big_ = nullptr, *d_big2_ = nullptr, *d_att_ = nullptr,
+        *ln_buf_ = nullptr, *stat_buf_ = nullptr;
+};
+
+// Runs the stack on mem.layer(0).x (the caller writes the input there); the result lands in
+// mem.out(B, T).
+void stack_forward(const std::vector<BlockParams>& p, StackMemory& mem, const StackDims& d);
+// d_out: [B,T,W] gradient w.r.t. the stack output (consumed: used as workspace). On return
+// mem.d_res() holds the gradient w.r.t. the stack input. Parameter gradients accumulate in g.
+void stack_backward(const std::vector<BlockParams>& p, const std::vector<BlockParams>& g, StackMemory& mem,
+                    const float* d_out, const StackDims& d);
+
+}  // namespace oc

@@ -1,0 +1,50 @@
+#include "optim/adamw.h"
+
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+
+#include "ops/adamw.h"
+
+namespace oc {
+
+AdamWCfg default_adamw(const std::string& model_name) {
+  std::string lower = model_name;
+  std::transform(lower.begin(), lower.end(), lower.begin(), [](unsigned char c) { return std::tolower(c); });
+  AdamWCfg c;
+  if (lower.find("vit") == std::string::npos) c.beta2 = 0.999, c.eps = 1e-8;
+  return c;
+}
+
+AdamW::AdamW(const ParamTable& table, AdamWCfg cfg) : table_(&table), cfg_(cfg) {
+  m_.resize(table.total, true);
+  v_.resize(table.total, true);
+}
+
+void AdamW::step(float* params, const float* grads, double lr, const std::vector<bool>& trainable) {
+  ++step_;
+  const auto& ps = table_->params;
+  for (size_t i = 0; i < ps.size(); ++i) {
+    if (!trainable.empty() && !trainable[i]) continue;
+    const ParamInfo& p = ps[i];
+    const size_t o = p.offset;
+    ops::adamw_step(params + o, grads + o, m_.data() + o, v_.data() + o, int64_t(p.numel), float(lr),
+                    float(cfg_.beta1), float(cfg_.beta2), float(cfg_.eps), p.decay ? float(cfg_.wd) : 0.0f, step_);
+  }
+}
+
+void clamp_logit_scale(float* s) { *s = std::clamp(*s, 0.0f, float(std::log(100.0))); }
+
+double clip_grad_norm(float* grads, const ParamTable& table, double max_norm) {
+  double sq = 0;
+  for (auto& p : table.params) sq += ops::sum_squares(grads + p.offset, int64_t(p.numel));
+  const double norm = std::sqrt(sq);
+  if (max_norm > 0 && norm > max_norm) {
+    // torch: clip_coef = max_norm / (total_norm + 1e-6), applied when < 1.
+    const float coef = float(max_norm / (norm + 1e-6));
+    for (auto& p : table.params) ops::scale_inplace(grads + p.offset, int64_t(p.numel), coef);
+  }
+  return norm;
+}
+
+}  // namespace oc

@@ -1,0 +1,117 @@
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "core/check.h"
+#include "model/config.h"
+#include "model/params.h"
+
+namespace oc {
+namespace {
+
+TEST(ModelConfig, EveryBuiltinParses) {
+  auto names = builtin_model_names();
+  for (const char* n : {"ViT-B-32", "ViT-B-32-quickgelu", "ViT-B-32-256", "ViT-B-16", "ViT-L-14", "ViT-H-14",
+                        "ViT-g-14", "ViT-bigG-14", "ViT-S-32", "ViT-S-16", "ViT-M-32", "ViT-M-16"})
+    EXPECT_NE(std::find(names.begin(), names.end(), n), names.end()) << n;
+  for (auto& n : names) EXPECT_NO_THROW(load_model_config(n)) << n;
+  EXPECT_TRUE(load_model_config("ViT-B-32-quickgelu").quick_gelu);
+  EXPECT_FALSE(load_model_config("ViT-B-32").quick_gelu);
+  EXPECT_EQ(load_model_config("ViT-B/32").name, "ViT-B-32");  // '/' as OpenCLIP accepts
+}
+
+TEST(ModelConfig, ViTB32MatchesOpenClipStateDict) {
+  ModelCfg c = load_model_config("ViT-B-32");
+  ParamTable t = make_param_table(c);
+  EXPECT_EQ(t.params.size(), 302u);
+  EXPECT_EQ(t.count(), 151277313);
+  EXPECT_EQ(count_params(c), 151277313);
+  EXPECT_EQ(t.params[0].name, "positional_embedding");
+  EXPECT_EQ(t.params[2].name, "logit_scale");
+  EXPECT_TRUE(t.params[2].shape.empty());
+  EXPECT_EQ(t.params.back().name, "ln_final.bias");
+  const ParamInfo* in = t.find("visual.transformer.resblocks.11.attn.in_proj_weight");
+  ASSERT_TRUE(in);
+  EXPECT_EQ(in->shape, (Shape{2304, 768}));
+  EXPECT_EQ(t.find("transformer.resblocks.0.mlp.c_fc.weight")->shape, (Shape{2048, 512}));
+  EXPECT_EQ(t.find("visual.conv1.weight")->shape, (Shape{768, 3, 32, 32}));
+  // OpenCLIP's weight-decay split (section 8 of the reference).
+  EXPECT_TRUE(t.find("visual.conv1.weight")->decay);
+  EXPECT_TRUE(t.find("visual.positional_embedding")->decay);
+  EXPECT_TRUE(t.find("positional_embedding")->decay);
+  EXPECT_TRUE(t.find("token_embedding.weight")->decay);
+  EXPECT_FALSE(t.find("visual.class_embedding")->decay);
+  EXPECT_FALSE(t.find("logit_scale")->decay);
+  EXPECT_FALSE(t.find("ln_final.weight")->decay);
+  EXPECT_FALSE(t.find("transformer.resblocks.3.attn.in_proj_bias")->decay);
+  for (auto& p : t.params) EXPECT_EQ(p.offset % 16, 0u) << p.name;
+}
+
+TEST(ModelConfig, ParamCountsMatchOpenClipProfile) {
+  // docs/model_profile.csv of OpenCLIP, in millions (2 decimals).
+  const std::pair<const char*, double> expect[] = {{"ViT-S-32", 63.09},  {"ViT-M-32", 103.12}, {"ViT-B-16", 149.62},
+                                                   {"ViT-L-14", 427.62}, {"ViT-H-14", 986.11}, {"ViT-g-14", 1366.68},
+                                                   {"ViT-bigG-14", 2539.57}, {"ViT-B-32-256", 151.29}};
+  for (auto& [n, m] : expect) EXPECT_NEAR(double(count_params(load_model_config(n))) / 1e6, m, 0.006) << n;
+}
+
+TEST(ModelConfig, FlopsMatchOpenClipProfile) {
+  ModelCfg c = load_model_config("ViT-B-32");
+  // Profile: image 8.82, text 5.96 GFLOPs (torch FlopCounter; our count includes attention
+  // score/value products, as FlopCounter does).
+  EXPECT_NEAR(forward_gflops_image(c), 8.82, 0.05);
+  EXPECT_NEAR(forward_gflops_text(c, 77), 5.96, 0.05);
+}
+
+TEST(ModelConfig, BadConfigsGiveClearErrors) {
+  auto msg = [](const std::string& json) {
+    try {
+      parse_model_config(json, "bad");
+    } catch (const Error& e) {
+      return std::string(e.what());
+    }
+    return std::string();
+  };
+  EXPECT_NE(msg("{not json").find("malformed JSON"), std::string::npos);
+  EXPECT_NE(msg(R"({"embed_dim": 512, "text_cfg": {}})").find("vision_cfg"), std::string::npos);
+  EXPECT_NE(msg(R"({"embed_dim": 512, "vision_cfg": {"layers": [3,4,6,3]}, "text_cfg": {}})").find("ResNet"),
+            std::string::npos);
+  EXPECT_NE(msg(R"({"embed_dim": "x", "vision_cfg": {}, "text_cfg": {}})").find("embed_dim"), std::string::npos);
+  EXPECT_NE(msg(R"({"embed_dim": 8, "vision_cfg": {"image_size": 30, "patch_size": 8}, "text_cfg": {}})")
+                .find("multiple of patch_size"),
+            std::string::npos);
+  try {
+    load_model_config("ViT-Q-99");
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("ViT-B-32"), std::string::npos) << "lists the built-in names";
+  }
+}
+
+TEST(ModelParams, InitFollowsOpenClipDistributions) {
+  ModelCfg c = load_model_config("ViT-B-32");
+  ParamTable t = make_param_table(c);
+  std::vector<float> w(t.total);
+  init_params(c, t, w.data(), 0);
+  auto stats = [&](const char* name) {
+    const ParamInfo* p = t.find(name);
+    double s = 0, s2 = 0;
+    for (size_t i = 0; i < p->numel; ++i) s += w[p->offset + i], s2 += double(w[p->offset + i]) * w[p->offset + i];
+    double mean = s / p->numel;
+    return std::pair{mean, std::sqrt(s2 / p->numel - mean * mean)};
+  };
+  EXPECT_NEAR(stats("token_embedding.weight").second, 0.02, 0.0005);
+  EXPECT_NEAR(stats("positional_embedding").second, 0.01, 0.0005);
+  EXPECT_NEAR(stats("transformer.resblocks.0.attn.in_proj_weight").second, std::pow(512, -0.5), 0.001);
+  EXPECT_NEAR(stats("transformer.resblocks.0.mlp.c_fc.weight").second, std::pow(1024, -0.5), 0.001);
+  EXPECT_NEAR(stats("transformer.resblocks.0.attn.out_proj.weight").second, std::pow(512, -0.5) / std::sqrt(24.0), 0.001);
+  EXPECT_NEAR(stats("visual.positional_embedding").second, std::pow(768, -0.5), 0.002);
+  // Uniform(+-1/sqrt(3072)): std = bound / sqrt(3).
+  EXPECT_NEAR(stats("visual.conv1.weight").second, 1 / std::sqrt(3072.0) / std::sqrt(3.0), 0.0005);
+  EXPECT_EQ(stats("visual.ln_pre.weight").first, 1.0);
+  EXPECT_EQ(stats("transformer.resblocks.0.attn.in_proj_bias").first, 0.0);
+  EXPECT_NEAR(w[t.find("logit_scale")->offset], std::log(1 / 0.07), 1e-6);
+}
+
+}  // namespace
+}  // namespace oc
