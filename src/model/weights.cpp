@@ -1,0 +1,92 @@
+#include "model/weights.h"
+
+#include <algorithm>
+#include <cstring>
+#include <set>
+
+#include "core/check.h"
+#include "io/safetensors.h"
+#include "io/torch_pt.h"
+
+namespace oc {
+
+namespace {
+bool ends_with(const std::string& s, const std::string& suffix) {
+  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+bool ignored_key(const std::string& k) {
+  return k == "attn_mask" || ends_with(k, ".attn_mask") || ends_with(k, "position_ids") || k == "input_resolution" ||
+         k == "context_length" || k == "vocab_size";
+}
+}  // namespace
+
+NamedTensors read_state_dict(const std::string& path) {
+  NamedTensors out;
+  if (ends_with(path, ".safetensors")) {
+    auto st = io::read_safetensors(path);
+    if (!st) OC_USER_ERROR("{}", st.error());
+    out = std::move(st->tensors);
+    // open_clip_model.safetensors is saved from an unwrapped model, but strip module. too.
+    if (!out.empty() && out[0].first.rfind("module", 0) == 0)
+      for (auto& [k, _] : out)
+        if (k.rfind("module.", 0) == 0) k = k.substr(7);
+    return out;
+  }
+  auto pt = io::load_pt(path);
+  if (!pt) OC_USER_ERROR("{}", pt.error());
+  auto sd = io::extract_state_dict(pt.value());
+  if (!sd) OC_USER_ERROR("{}: {}", path, sd.error());
+  for (auto& [k, rec] : sd.value()) out.emplace_back(k, std::move(rec->data));
+  return out;
+}
+
+void load_state_dict(Clip& model, const NamedTensors& sd, const std::string& where) {
+  const ParamTable& t = model.table();
+  std::set<std::string> seen;
+  for (auto& [name, tensor] : sd) {
+    if (ignored_key(name)) continue;
+    const ParamInfo* p = t.find(name);
+    if (!p)
+      OC_USER_ERROR("{}: unexpected key '{}' for model {} (is this checkpoint for another model config?)", where, name,
+                    model.cfg().name);
+    Shape want = p->shape;
+    bool ok = tensor.shape == want;
+    if (!ok && name == "logit_scale") ok = tensor.shape == Shape{1} || tensor.shape.empty();
+    if (!ok)
+      OC_USER_ERROR("{}: '{}' has shape {} in the file but {} in model {}", where, name, shape_str(tensor.shape),
+                    shape_str(want), model.cfg().name);
+    if (!seen.insert(name).second) OC_USER_ERROR("{}: key '{}' appears twice", where, name);
+    std::vector<float> v = tensor.to_f32();
+    std::memcpy(model.params() + p->offset, v.data(), sizeof(float) * p->numel);
+  }
+  for (auto& p : t.params)
+    if (!seen.count(p.name))
+      OC_USER_ERROR("{}: missing key '{}' (shape {}) for model {}", where, p.name, shape_str(p.shape), model.cfg().name);
+}
+
+void load_weights(Clip& model, const std::string& path) { load_state_dict(model, read_state_dict(path), path); }
+
+std::vector<std::pair<std::string, TensorView>> state_dict_views(const Clip& model) {
+  std::vector<std::pair<std::string, TensorView>> v;
+  for (auto& p : model.table().params) v.push_back({p.name, TensorView{DType::F32, p.shape, model.params() + p.offset}});
+  return v;
+}
+
+NamedTensors state_dict_copy(const Clip& model) {
+  NamedTensors out;
+  for (auto& p : model.table().params)
+    out.emplace_back(p.name, HostTensor::from_f32(p.shape, {model.params() + p.offset, p.numel}));
+  return out;
+}
+
+void save_weights(const Clip& model, const std::string& path) {
+  if (ends_with(path, ".safetensors")) {
+    auto views = state_dict_views(model);
+    io::write_safetensors(path, views, {{"format", "pt"}});
+    return;
+  }
+  io::save_pt(path, io::make_state_dict(state_dict_copy(model)));
+}
+
+}  // namespace oc

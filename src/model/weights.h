@@ -1,0 +1,36 @@
+// Model weights by OpenCLIP state_dict name: read from .safetensors or torch .pt/.bin/.pth
+// (bare state_dict or a training checkpoint's 'state_dict', with or without DDP's
+// "module." prefix), and written as safetensors or a torch state_dict. Loading is strict:
+// every parameter present with its shape; a mismatch names the key and both shapes.
+#pragma once
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "core/tensor.h"
+#include "model/clip.h"
+
+namespace oc {
+
+using NamedTensors = std::vector<std::pair<std::string, HostTensor>>;
+
+// Reads any supported weights file into name -> tensor (state_dict extracted, "module."
+// stripped). Throws oc::Error naming the file and what is wrong.
+NamedTensors read_state_dict(const std::string& path);
+
+// Copies `sd` into the model's parameters (converted to fp32). Keys OpenCLIP itself drops
+// (attn_mask, position_ids, input_resolution, context_length, vocab_size) are ignored; a
+// missing or unexpected key, or a wrong shape, is an error naming the first such key
+// and the shapes. logit_scale may be [] or [1].
+void load_state_dict(Clip& model, const NamedTensors& sd, const std::string& where);
+void load_weights(Clip& model, const std::string& path);
+
+// The model's parameters as views in state_dict order (valid while the model lives).
+std::vector<std::pair<std::string, TensorView>> state_dict_views(const Clip& model);
+// Copies of the parameters (for checkpoints written while training continues).
+NamedTensors state_dict_copy(const Clip& model);
+
+// Writes the weights: .safetensors by extension, else a torch state_dict (.pt/.bin/.pth).
+void save_weights(const Clip& model, const std::string& path);
+
+}  // namespace oc
