@@ -1,0 +1,47 @@
+// openclip-cpp's public C++ API: load an OpenCLIP model (config + weights) with its
+// preprocessing and tokenizer, encode images and texts, and classify an image against
+// labels as OpenCLIP's README example does. Errors throw std::runtime_error subclasses
+// with a message that says what failed and where.
+#pragma once
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace openclip {
+
+struct LoadOptions {
+  std::string precision = "fp32";  // fp32 or amp_bf16
+  std::string vocab;               // BPE vocabulary path ("" = the installed one)
+  int batch_size = 32;             // inference chunk size
+  int threads = 0;                 // 0 = all cores
+};
+
+class Model {
+ public:
+  // model: a built-in config name ("ViT-B-32") or a JSON config path; weights: .pt/.bin/
+  // .pth/.safetensors with OpenCLIP state_dict names ("" = random init, for tests).
+  static Model load(const std::string& model, const std::string& weights, const LoadOptions& opt = {});
+  Model(Model&&) noexcept;
+  Model& operator=(Model&&) noexcept;
+  ~Model();
+
+  int embed_dim() const;
+  int image_size() const;
+  int context_length() const;
+
+  // Embeddings (L2-normalized unless normalize is false), one vector of embed_dim() floats per input. Images are files
+  // (JPEG/PNG/WebP) run through OpenCLIP's eval transform.
+  std::vector<std::vector<float>> encode_image_files(const std::vector<std::string>& paths, bool normalize = true);
+  std::vector<std::vector<float>> encode_texts(const std::vector<std::string>& texts, bool normalize = true);
+  // softmax(100 * image . text) over the labels, per image: OpenCLIP's label probabilities.
+  std::vector<std::vector<float>> classify(const std::vector<std::string>& image_paths,
+                                           const std::vector<std::string>& labels);
+
+ private:
+  struct Impl;
+  explicit Model(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace openclip

@@ -1,0 +1,96 @@
+// bench data: samples/s out of the DataLoader in training mode (RandomResizedCrop, BPE),
+// after a few warm-up batches (thread start, the shuffle buffer's initial fill).
+#include "cli/bench_data.h"
+
+#include <cstdio>
+#include <memory>
+
+#include <nlohmann/json.hpp>
+
+#include "core/check.h"
+#include "core/machine.h"
+#include "core/options.h"
+#include "core/timer.h"
+#include "data/loader.h"
+#include "data/urls.h"
+#include "text/tokenizer.h"
+
+namespace oc::cli {
+
+int run_bench_data(const std::vector<std::string>& args) {
+  Options o("bench data",
+            "Data loader throughput: shards -> decoded, augmented, tokenized batches (training mode).",
+            {{"workers", OptType::Int, "2", "loader threads", ""},
+             {"batch-size", OptType::Int, "64", "samples per batch", ""},
+             {"batches", OptType::Int, "50", "timed batches", ""},
+             {"warmup", OptType::Int, "3", "untimed batches first", ""},
+             {"image-size", OptType::Int, "224", "RandomResizedCrop output size", ""},
+             {"dataset-type", OptType::String, "auto", "auto, webdataset, csv, synthetic, synthetic-learnable", ""},
+             {"decode-min-side", OptType::Int, "0", "let JPEG decoding scale down to this shortest side (0: full size)", ""},
+             {"seed", OptType::Int, "0", "seed", ""},
+             {"json", OptType::Flag, "", "print one JSON object", ""}},
+            "PATTERN");
+  o.parse(args);
+  if (o.help_requested()) return std::printf("%s", o.help().c_str()), 0;
+  data::DataConfig cfg;
+  auto type = data::parse_dataset_type(o.get("dataset-type"));
+  if (!type) OC_USER_ERROR("{}", type.error());
+  cfg.type = *type;
+  if (o.positional().size() > 1) OC_USER_ERROR("bench data: one data pattern at most");
+  cfg.data = o.positional().empty() ? "" : o.positional()[0];
+  if (cfg.data.empty() && cfg.type != data::DatasetType::Synthetic && cfg.type != data::DatasetType::SyntheticLearnable)
+    OC_USER_ERROR("bench data: give a shard pattern or CSV, or --dataset-type synthetic");
+  cfg.workers = int(o.get_int("workers"));
+  cfg.batch_size = int(o.get_int("batch-size"));
+  cfg.preprocess.size = int(o.get_int("image-size"));
+  cfg.decode_min_side = int(o.get_int("decode-min-side"));
+  cfg.seed = uint64_t(o.get_int("seed"));
+  const int64_t batches = o.get_int("batches"), warm = o.get_int("warmup");
+  if (batches < 1 || warm < 0) OC_USER_ERROR("bench data: --batches >= 1 and --warmup >= 0");
+  cfg.num_samples = (batches + warm) * cfg.batch_size;
+  auto resolved = data::resolve_dataset_type(cfg.type, cfg.data);
+  if (resolved && *resolved == data::DatasetType::WebDataset) {
+    auto list = data::expand_shards(cfg.data);
+    if (list && int64_t(list->urls.size()) < std::max(1, cfg.workers)) cfg.resampled = true;  // a few shards, many workers
+  }
+  auto tok = std::make_shared<const Tokenizer>(Tokenizer::load_default());
+  data::DataLoader dl(cfg, tok);
+  dl.start_epoch(0);
+  Timer startup;
+  for (int64_t i = 0; i < warm; ++i)
+    if (!dl.next()) OC_USER_ERROR("bench data: the data ran out during warm-up");
+  const double warm_s = startup.seconds();
+  Timer t;
+  int64_t n = 0, got = 0;
+  for (; got < batches; ++got) {
+    auto b = dl.next();
+    if (!b) break;
+    n += b->size;
+  }
+  const double s = t.seconds();
+  const double rate = n / std::max(1e-9, s);
+  nlohmann::json j = {{"data", cfg.data},
+                      {"dataset_type", data::dataset_type_name(dl.config().type)},
+                      {"workers", cfg.workers},
+                      {"batch_size", cfg.batch_size},
+                      {"image_size", cfg.preprocess.size},
+                      {"batches", got},
+                      {"samples", n},
+                      {"seconds", s},
+                      {"samples_per_second", rate},
+                      {"warmup_seconds", warm_s},
+                      {"skipped", dl.stats().counts()},
+                      {"cpu", machine_info().cpu_model},
+                      {"logical_cpus", machine_info().logical_cpus}};
+  if (o.flag("json")) {
+    std::printf("%s\n", j.dump().c_str());
+  } else {
+    std::printf("bench data %s  workers %d  batch %d  image %d\n  %.1f samples/s (%lld batches, %.2f s; warm-up %lld "
+                "batches %.2f s)  skipped: %s\n",
+                cfg.data.c_str(), cfg.workers, cfg.batch_size, cfg.preprocess.size, rate, (long long)got, s,
+                (long long)warm, warm_s, dl.stats().summary().c_str());
+  }
+  return 0;
+}
+
+}  // namespace oc::cli

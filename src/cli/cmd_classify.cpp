@@ -1,0 +1,49 @@
+// openclip classify: label probabilities per image, softmax(100 x cosine), as the seed's
+// inference script (OpenCLIP README) prints them.
+#include <cstdio>
+#include <nlohmann/json.hpp>
+#include <openclip/openclip.h>
+
+#include "cli/command.h"
+#include "core/check.h"
+#include "core/options.h"
+
+namespace oc::cli {
+namespace {
+
+int run(const std::vector<std::string>& args) {
+  Options o("classify", "Label probabilities for images: softmax(100 * image . text).",
+            {{"model", OptType::String, "ViT-B-32", "model config name or JSON path"},
+             {"pretrained", OptType::String, "", "weights file"},
+             {"image", OptType::List, "", "image files"},
+             {"labels", OptType::List, "", "candidate texts"},
+             {"precision", OptType::String, "fp32", "fp32 or amp_bf16"},
+             {"json", OptType::Flag, "", "one JSON object per image"}});
+  o.parse(args);
+  if (o.help_requested()) return std::printf("%s", o.help().c_str()), 0;
+  if (!o.has("pretrained")) OC_USER_ERROR("classify needs --pretrained WEIGHTS");
+  auto images = o.list("image"), labels = o.list("labels");
+  if (images.empty()) OC_USER_ERROR("classify needs --image FILE...");
+  if (labels.empty()) OC_USER_ERROR("classify needs --labels TEXT... (at least one label)");
+  openclip::LoadOptions lo;
+  lo.precision = o.get("precision");
+  auto model = openclip::Model::load(o.get("model"), o.get("pretrained"), lo);
+  auto probs = model.classify(images, labels);
+  for (size_t i = 0; i < images.size(); ++i) {
+    if (o.flag("json")) {
+      nlohmann::json j = {{"image", images[i]}, {"labels", labels}, {"probs", probs[i]}};
+      std::printf("%s\n", j.dump().c_str());
+    } else {
+      std::printf("%s\nLabel probs: [", images[i].c_str());
+      for (size_t l = 0; l < labels.size(); ++l) std::printf("%s%.4f", l ? ", " : "", probs[i][l]);
+      std::printf("]\n");
+      for (size_t l = 0; l < labels.size(); ++l) std::printf("  %6.2f%%  %s\n", 100 * probs[i][l], labels[l].c_str());
+    }
+  }
+  return 0;
+}
+
+OC_REGISTER_COMMAND("classify", "label probabilities for images and texts (OpenCLIP's inference example)", run);
+
+}  // namespace
+}  // namespace oc::cli

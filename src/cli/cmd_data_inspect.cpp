@@ -1,0 +1,30 @@
+// openclip data inspect PATTERN: a shard set's contents and problems (from cmd_data.cpp).
+#include <cstdio>
+
+#include "cli/cmd_data.h"
+#include "core/check.h"
+#include "core/options.h"
+#include "data/inspect.h"
+#include "data/urls.h"
+
+namespace oc::cli {
+
+int data_inspect(const std::vector<std::string>& args) {
+  Options o("data inspect",
+            "Samples, samples OpenCLIP would skip (by reason), extensions, image sizes, caption lengths and "
+            "damaged shards of a webdataset pattern.",
+            {{"json", OptType::Flag, "", "print one JSON object", ""},
+             {"decode", OptType::Flag, "", "decode every image (finds corrupt images behind good headers)", ""}},
+            "PATTERN");
+  o.parse(args);
+  if (o.help_requested()) return std::printf("%s", o.help().c_str()), 0;
+  if (o.positional().size() != 1) OC_USER_ERROR("data inspect: give one shard pattern, e.g. 'shards/{{00000..00009}}.tar'");
+  auto list = data::expand_shards(o.positional()[0]);
+  if (!list) OC_USER_ERROR("{}", list.error());
+  auto rep = data::inspect_shards(list->urls, o.flag("decode"));
+  if (o.flag("json")) std::printf("%s\n", rep.json().dump().c_str());
+  else std::printf("%s", rep.text().c_str());
+  return 0;
+}
+
+}  // namespace oc::cli

@@ -1,0 +1,100 @@
+// openclip embed: image or text embeddings to .npy or .safetensors.
+#include <dirent.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <fstream>
+#include <memory>
+#include <openclip/openclip.h>
+
+#include "cli/command.h"
+#include "core/check.h"
+#include "core/fs.h"
+#include "core/options.h"
+#include "data/urls.h"
+#include "io/npy.h"
+#include "io/safetensors.h"
+
+namespace oc::cli {
+namespace {
+
+bool is_image(const std::string& n) {
+  std::string l = n;
+  std::transform(l.begin(), l.end(), l.begin(), [](unsigned char c) { return std::tolower(c); });
+  for (const char* e : {".jpg", ".jpeg", ".png", ".webp"})
+    if (l.size() > std::strlen(e) && l.compare(l.size() - std::strlen(e), std::strlen(e), e) == 0) return true;
+  return false;
+}
+
+// A file, a folder (its images, sorted), or a brace pattern.
+std::vector<std::string> image_list(const std::string& spec) {
+  std::vector<std::string> out;
+  if (fs::is_dir(spec)) {
+    std::unique_ptr<DIR, int (*)(DIR*)> d(opendir(spec.c_str()), closedir);
+    while (dirent* e = readdir(d.get()))
+      if (is_image(e->d_name)) out.push_back(fs::join(spec, e->d_name));
+    std::sort(out.begin(), out.end());
+    if (out.empty()) OC_USER_ERROR("{}: the folder holds no images (.jpg .jpeg .png .webp)", spec);
+    return out;
+  }
+  auto expanded = data::expand_braces(spec);
+  if (!expanded) OC_USER_ERROR("{}: {}", spec, expanded.error());
+  for (auto& p : expanded.value()) {
+    if (!fs::exists(p)) OC_USER_ERROR("{}: no such file", p);
+    out.push_back(p);
+  }
+  return out;
+}
+
+int run(const std::vector<std::string>& args) {
+  Options o("embed", "Write image or text embeddings to a .npy or .safetensors file.",
+            {{"model", OptType::String, "ViT-B-32", "model config name or JSON path"},
+             {"pretrained", OptType::String, "", "weights file"},
+             {"images", OptType::String, "", "an image file, a folder of images, or a pattern ({a,b}, {000..999})"},
+             {"texts", OptType::String, "", "a UTF-8 file with one text per line"},
+             {"out", OptType::String, "", "output .npy or .safetensors"},
+             {"batch-size", OptType::Int, "32", "batch size"},
+             {"precision", OptType::String, "fp32", "fp32 or amp_bf16"},
+             {"no-normalize", OptType::Flag, "", "keep raw (unnormalized) embeddings"}});
+  o.parse(args);
+  if (o.help_requested()) return std::printf("%s", o.help().c_str()), 0;
+  if (!o.has("pretrained")) OC_USER_ERROR("embed needs --pretrained WEIGHTS");
+  if (o.has("images") == o.has("texts")) OC_USER_ERROR("embed needs exactly one of --images or --texts");
+  const std::string out = o.get("out");
+  const bool st = out.size() > 12 && out.substr(out.size() - 12) == ".safetensors";
+  if (!st && !(out.size() > 4 && out.substr(out.size() - 4) == ".npy"))
+    OC_USER_ERROR("--out must end in .npy or .safetensors");
+  openclip::LoadOptions lo;
+  lo.precision = o.get("precision");
+  lo.batch_size = int(o.get_int("batch-size"));
+  auto model = openclip::Model::load(o.get("model"), o.get("pretrained"), lo);
+  std::vector<std::vector<float>> e;
+  std::vector<std::string> names;
+  if (o.has("images")) {
+    names = image_list(o.get("images"));
+    e = model.encode_image_files(names, !o.flag("no-normalize"));
+  } else {
+    std::ifstream f(o.get("texts"));
+    if (!f) OC_USER_ERROR("cannot open {}", o.get("texts"));
+    for (std::string line; std::getline(f, line);) names.push_back(line);
+    if (names.empty()) OC_USER_ERROR("{}: no texts", o.get("texts"));
+    e = model.encode_texts(names, !o.flag("no-normalize"));
+  }
+  const int64_t N = int64_t(e.size()), E = model.embed_dim();
+  std::vector<float> flat;
+  for (auto& v : e) flat.insert(flat.end(), v.begin(), v.end());
+  TensorView view{DType::F32, {N, E}, flat.data()};
+  if (st) {
+    std::vector<std::pair<std::string, TensorView>> t = {{"embeddings", view}};
+    io::write_safetensors(out, t, {{"kind", o.has("images") ? "image" : "text"}, {"model", o.get("model")}});
+  } else {
+    io::write_npy(out, view);
+  }
+  std::fprintf(stderr, "embed: %lld x %lld embeddings -> %s\n", (long long)N, (long long)E, out.c_str());
+  return 0;
+}
+
+OC_REGISTER_COMMAND("embed", "image or text embeddings to .npy / .safetensors", run);
+
+}  // namespace
+}  // namespace oc::cli

@@ -1,0 +1,101 @@
+// The public API (include/openclip/openclip.h) over the library.
+#include <algorithm>
+#include <cmath>
+#include <openclip/openclip.h>
+
+#include "core/check.h"
+#include "core/parallel.h"
+#include "image/codec.h"
+#include "image/transform.h"
+#include "model/clip.h"
+#include "model/weights.h"
+#include "text/tokenizer.h"
+
+namespace openclip {
+
+struct Model::Impl {
+  std::unique_ptr<oc::Clip> clip;
+  std::unique_ptr<oc::Tokenizer> tok;
+  oc::PreprocessCfg pre;
+  int batch = 32;
+};
+
+Model::Model(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+Model::Model(Model&&) noexcept = default;
+Model& Model::operator=(Model&&) noexcept = default;
+Model::~Model() = default;
+
+Model Model::load(const std::string& model, const std::string& weights, const LoadOptions& opt) {
+  if (opt.threads > 0) oc::set_num_threads(opt.threads);
+  auto impl = std::make_unique<Impl>();
+  impl->clip = std::make_unique<oc::Clip>(oc::load_model_config(model));
+  if (weights.empty()) impl->clip->init(0);
+  else oc::load_weights(*impl->clip, weights);
+  impl->clip->set_precision(oc::parse_precision(opt.precision));
+  impl->batch = std::max(1, opt.batch_size);
+  impl->clip->plan_inference(impl->batch);
+  impl->tok = std::make_unique<oc::Tokenizer>(oc::Tokenizer::load_default(opt.vocab));
+  impl->pre.size = impl->clip->cfg().vision.image_size;
+  return Model(std::move(impl));
+}
+
+int Model::embed_dim() const { return impl_->clip->cfg().embed_dim; }
+int Model::image_size() const { return impl_->clip->cfg().vision.image_size; }
+int Model::context_length() const { return impl_->clip->cfg().text.context_length; }
+
+std::vector<std::vector<float>> Model::encode_image_files(const std::vector<std::string>& paths, bool normalize) {
+  const int S = image_size(), E = embed_dim();
+  std::vector<std::vector<float>> out;
+  std::vector<float> pixels, feats;
+  for (size_t i0 = 0; i0 < paths.size(); i0 += size_t(impl_->batch)) {
+    const size_t n = std::min(paths.size() - i0, size_t(impl_->batch));
+    pixels.assign(n * 3 * size_t(S) * size_t(S), 0.0f);
+    for (size_t i = 0; i < n; ++i) {
+      auto img = oc::decode_image_file(paths[i0 + i]);
+      if (!img) throw oc::Error(paths[i0 + i] + ": " + img.error());
+      oc::preprocess_eval(img.value(), impl_->pre, {pixels.data() + i * 3 * S * S, size_t(3 * S * S)});
+    }
+    feats.resize(n * size_t(E));
+    impl_->clip->encode_image(pixels.data(), int64_t(n), feats.data(), normalize);
+    for (size_t i = 0; i < n; ++i) out.emplace_back(feats.begin() + i * E, feats.begin() + (i + 1) * E);
+  }
+  return out;
+}
+
+std::vector<std::vector<float>> Model::encode_texts(const std::vector<std::string>& texts, bool normalize) {
+  const int E = embed_dim();
+  std::vector<size_t> bad;
+  std::vector<int32_t> ids = impl_->tok->tokenize_batch(texts, context_length(), &bad);
+  if (!bad.empty()) throw oc::Error("text " + std::to_string(bad[0]) + " is not valid UTF-8");
+  std::vector<float> feats(texts.size() * size_t(E));
+  impl_->clip->encode_text(ids.data(), int64_t(texts.size()), feats.data(), normalize);
+  std::vector<std::vector<float>> out;
+  for (size_t i = 0; i < texts.size(); ++i) out.emplace_back(feats.begin() + i * E, feats.begin() + (i + 1) * E);
+  return out;
+}
+
+std::vector<std::vector<float>> Model::classify(const std::vector<std::string>& image_paths,
+                                                const std::vector<std::string>& labels) {
+  if (labels.empty()) throw oc::Error("classify needs at least one label");
+  auto img = encode_image_files(image_paths);
+  auto txt = encode_texts(labels);
+  std::vector<std::vector<float>> probs;
+  for (auto& f : img) {
+    std::vector<double> logits(labels.size());
+    double mx = -1e30;
+    for (size_t l = 0; l < labels.size(); ++l) {
+      double dot = 0;
+      for (size_t e = 0; e < f.size(); ++e) dot += double(f[e]) * txt[l][e];
+      logits[l] = 100.0 * dot;
+      mx = std::max(mx, logits[l]);
+    }
+    double sum = 0;
+    for (auto& x : logits) sum += (x = std::exp(x - mx));
+    std::vector<float> p;
+    for (auto& x : logits) p.push_back(float(x / sum));
+    probs.push_back(std::move(p));
+  }
+  return probs;
+}
+
+}  // namespace openclip

@@ -1,0 +1,206 @@
+#include "eval/evaluate.h"
+
+#include <dirent.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cmath>
+#include <memory>
+#include <unordered_map>
+
+#include "core/check.h"
+#include "core/fs.h"
+#include "core/log.h"
+#include "core/timer.h"
+#include "data/loader.h"
+#include "eval/metrics.h"
+#include "ops/gemm.h"
+#include "ops/loss.h"
+
+namespace oc {
+
+namespace {
+std::vector<std::string> list_dir(const std::string& dir) {
+  std::vector<std::string> out;
+  std::unique_ptr<DIR, int (*)(DIR*)> d(opendir(dir.c_str()), closedir);
+  if (!d) OC_USER_ERROR("cannot open folder {}", dir);
+  while (dirent* e = readdir(d.get())) {
+    std::string n = e->d_name;
+    if (n != "." && n != "..") out.push_back(n);
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+bool is_image_name(const std::string& n) {
+  std::string l = n;
+  std::transform(l.begin(), l.end(), l.begin(), [](unsigned char c) { return std::tolower(c); });
+  for (const char* ext : {".jpg", ".jpeg", ".png", ".webp"})
+    if (l.size() > strlen(ext) && l.compare(l.size() - strlen(ext), strlen(ext), ext) == 0) return true;
+  return false;
+}
+}  // namespace
+
+std::string folder_as_csv(const std::string& root, std::vector<std::string>* classes) {
+  classes->clear();
+  std::string csv = "filepath\ttitle\tlabel\n";
+  int64_t images = 0;
+  for (auto& c : list_dir(root)) {
+    const std::string dir = fs::join(root, c);
+    if (!fs::is_dir(dir)) continue;
+    const int64_t label = int64_t(classes->size());
+    classes->push_back(c);
+    for (auto& f : list_dir(dir))
+      if (is_image_name(f)) csv += fs::join(dir, f) + "\t" + c + "\t" + std::to_string(label) + "\n", ++images;
+  }
+  if (classes->empty()) OC_USER_ERROR("{}: no class folders (expected one sub-folder of images per class)", root);
+  if (images == 0) OC_USER_ERROR("{}: the class folders hold no images (.jpg .jpeg .png .webp)", root);
+  char tmpl[] = "/tmp/openclip-imagefolder-XXXXXX";
+  int fd = mkstemp(tmpl);
+  OC_CHECK(fd >= 0, "cannot create a temporary file");
+  ::close(fd);
+  fs::write_atomic(tmpl, csv);
+  return tmpl;
+}
+
+ZeroShotResult run_zeroshot(Clip& model, const Tokenizer& tok, const ZeroShotTask& task,
+                            const data::DataConfig& data_cfg) {
+  ZeroShotResult r;
+  Timer t;
+  const std::vector<float> W = zeroshot_classifier(model, tok, task);
+  r.classifier_seconds = t.seconds();
+  const int64_t C = int64_t(task.classnames.size()), E = model.cfg().embed_dim;
+  data::DataConfig dc = data_cfg;
+  dc.train = false;
+  auto ptok = std::make_shared<Tokenizer>(Tokenizer::load_default());
+  data::DataLoader loader(dc, ptok);
+  loader.start_epoch(0);
+  std::vector<float> feats, logits;
+  int64_t correct1 = 0, correct5 = 0;
+  t.reset();
+  while (auto b = loader.next()) {
+    const int64_t B = b->size;
+    feats.resize(size_t(B * E));
+    logits.resize(size_t(B * C));
+    model.encode_image(b->images.data(), B, feats.data(), true);
+    ops::gemm<float>(false, true, B, C, E, 100.0f, feats.data(), E, W.data(), E, 0.0f, logits.data(), C);
+    for (int64_t i = 0; i < B; ++i) {
+      const int64_t y = b->labels[size_t(i)];
+      if (y < 0) continue;
+      if (y >= C)
+        OC_USER_ERROR("sample {} has label {} but the task has {} classes", b->keys[size_t(i)], y, C);
+      const float* row = logits.data() + i * C;
+      std::vector<int64_t> order(static_cast<size_t>(C));
+      for (int64_t c = 0; c < C; ++c) order[size_t(c)] = c;
+      const int64_t k = std::min<int64_t>(5, C);
+      std::partial_sort(order.begin(), order.begin() + k, order.end(),
+                        [&](int64_t x, int64_t z) { return row[x] > row[z] || (row[x] == row[z] && x < z); });
+      correct1 += order[0] == y;
+      correct5 += std::find(order.begin(), order.begin() + k, y) != order.begin() + k;
+      r.labels.push_back(y);
+      r.predictions.push_back(order[0]);
+      r.top5_classes.emplace_back(order.begin(), order.begin() + k);
+      r.keys.push_back(b->keys[size_t(i)]);
+    }
+  }
+  r.samples = int64_t(r.labels.size());
+  if (r.samples == 0) OC_USER_ERROR("zero-shot data '{}' has no labelled samples", data_cfg.data);
+  r.top1 = double(correct1) / double(r.samples);
+  r.top5 = double(correct5) / double(r.samples);
+  r.images_per_second = double(r.samples) / t.seconds();
+  return r;
+}
+
+namespace {
+std::map<std::string, double> run_retrieval(Clip& model, const EvalData& ev) {
+  data::DataConfig dc = ev.base;
+  dc.type = data::DatasetType::Auto;
+  dc.data = ev.val_data;
+  dc.train = false;
+  dc.num_samples = ev.val_num_samples;
+  dc.batch_size = ev.batch_size;
+  dc.workers = ev.workers;
+  auto tok = std::make_shared<Tokenizer>(Tokenizer::load_default());
+  data::DataLoader loader(dc, tok);
+  loader.start_epoch(0);
+  const int64_t E = model.cfg().embed_dim;
+  std::vector<float> img_all, txt_all, bi, bt, dummy;
+  std::vector<int64_t> text_image;
+  std::unordered_map<std::string, int64_t> image_index;
+  double loss_sum = 0;
+  int64_t n = 0;
+  const float scale = std::exp(model.logit_scale());
+  while (auto b = loader.next()) {
+    const int64_t B = b->size;
+    bi.resize(size_t(B * E)), bt.resize(size_t(B * E));
+    model.encode_image(b->images.data(), B, bi.data(), true);
+    model.encode_text(b->tokens.data(), B, bt.data(), true);
+    // clip_val_loss: the batch's own contrastive loss (OpenCLIP), weighted by batch size.
+    dummy.resize(size_t(6 * B * E + 2 * B * B));
+    float ds = 0;
+    float* d = dummy.data();
+    loss_sum += double(B) * ops::clip_loss_forward_backward(d, d + B * E, d + 2 * B * E, d + 3 * B * E, &ds,
+                                                            d + 4 * B * E, bi.data(), bt.data(), bi.data(), bt.data(),
+                                                            scale, B, B, E, 0);
+    n += B;
+    for (int64_t i = 0; i < B; ++i) {
+      // Several captions of one image (same path/key) count as one image.
+      auto [it, fresh] = image_index.emplace(b->keys[size_t(i)], int64_t(image_index.size()));
+      if (fresh) img_all.insert(img_all.end(), bi.begin() + i * E, bi.begin() + (i + 1) * E);
+      txt_all.insert(txt_all.end(), bt.begin() + i * E, bt.begin() + (i + 1) * E);
+      text_image.push_back(it->second);
+    }
+  }
+  if (n == 0) OC_USER_ERROR("--val-data {}: no samples", ev.val_data);
+  auto m = retrieval_metrics(img_all, txt_all, int64_t(image_index.size()), n, E, text_image);
+  m["clip_val_loss"] = loss_sum / double(n);
+  m["num_samples"] = double(n);
+  return m;
+}
+}  // namespace
+
+std::map<std::string, double> evaluate(Clip& model, const Tokenizer& tok, const EvalData& ev) {
+  std::map<std::string, double> out;
+  auto zs = [&](ZeroShotTask task, data::DataConfig dc, const std::string& key_prefix) {
+    override_task(&task, ev.classnames_file, ev.templates_file);
+    dc.batch_size = ev.batch_size;
+    dc.workers = ev.workers;
+    ZeroShotResult r = run_zeroshot(model, tok, task, dc);
+    out[key_prefix + "-top1"] = r.top1;
+    out[key_prefix + "-top5"] = r.top5;
+    log::info("Zero-shot {}: top1 {:.4f} top5 {:.4f} over {} images ({:.1f} images/s; classifier {:.2f}s for {} x {})",
+              task.name, r.top1, r.top5, r.samples, r.images_per_second, r.classifier_seconds, task.classnames.size(),
+              task.templates.size());
+  };
+  if (!ev.imagenet_val.empty()) {
+    std::vector<std::string> folders;
+    data::DataConfig dc = ev.base;
+    dc.type = data::DatasetType::Csv;
+    dc.data = folder_as_csv(ev.imagenet_val, &folders);
+    dc.csv_separator = '\t', dc.csv_img_key = "filepath", dc.csv_caption_key = "title", dc.csv_label_key = "label";
+    ZeroShotTask task = imagenet_task();
+    if (ev.classnames_file.empty() && task.classnames.size() != folders.size()) {
+      log::warn("{} has {} class folders, not ImageNet's {}: using the folder names as class names", ev.imagenet_val,
+                folders.size(), task.classnames.size());
+      task.classnames = folders;
+    }
+    zs(task, dc, "imagenet-zeroshot-val");
+    std::remove(dc.data.c_str());
+  }
+  if (!ev.zeroshot_data.empty()) {
+    ZeroShotTask task;
+    if (!ev.zeroshot_task.empty()) task = load_zeroshot_task(ev.zeroshot_task);
+    else if (ev.classnames_file.empty())
+      OC_USER_ERROR("--zeroshot-data needs class names: --zeroshot-classnames FILE (or a task JSON)");
+    data::DataConfig dc = ev.base;
+    dc.type = data::DatasetType::Auto;
+    dc.data = ev.zeroshot_data;
+    if (dc.csv_label_key.empty()) dc.csv_label_key = "label";
+    zs(task, dc, task.name + "-zeroshot");
+  }
+  if (!ev.val_data.empty())
+    for (auto& [k, v] : run_retrieval(model, ev)) out[k] = v;
+  return out;
+}
+
+}  // namespace oc

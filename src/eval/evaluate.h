@@ -1,0 +1,47 @@
+// Evaluation runs (train.py evaluate + zero_shot.py): zero-shot top-1/top-5 over a labelled
+// dataset (ImageNet-style folder, a webdataset with `cls`, or a CSV with a label column), and
+// retrieval + clip_val_loss over --val-data. Metric keys as OpenCLIP's.
+#pragma once
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "data/dataset.h"
+#include "eval/zeroshot.h"
+#include "model/clip.h"
+#include "text/tokenizer.h"
+
+namespace oc {
+
+struct EvalData {
+  std::string imagenet_val;  // folder of class folders (sorted names = class indices)
+  std::string zeroshot_data; // labelled webdataset / CSV
+  std::string zeroshot_task; // task JSON for zeroshot_data (class names + templates)
+  std::string classnames_file, templates_file;  // overrides
+  std::string val_data;      // retrieval
+  int64_t val_num_samples = -1;
+  int batch_size = 64, workers = 2;
+  data::DataConfig base;     // csv keys/separator, preprocessing, context length
+};
+
+struct ZeroShotResult {
+  double top1 = 0, top5 = 0;
+  int64_t samples = 0;
+  std::vector<int64_t> labels, predictions;  // per sample (top-1 class)
+  std::vector<std::vector<int64_t>> top5_classes;
+  std::vector<std::string> keys;
+  double images_per_second = 0, classifier_seconds = 0;
+};
+
+ZeroShotResult run_zeroshot(Clip& model, const Tokenizer& tok, const ZeroShotTask& task,
+                            const data::DataConfig& data_cfg);
+
+// Metrics of every source given (OpenCLIP's keys; values are fractions / ranks / losses).
+std::map<std::string, double> evaluate(Clip& model, const Tokenizer& tok, const EvalData& ev);
+
+// An ImageNet-style folder as a CSV (path, class name, label) in a temp file; returns the
+// path and the sorted class folder names.
+std::string folder_as_csv(const std::string& root, std::vector<std::string>* classes);
+
+}  // namespace oc

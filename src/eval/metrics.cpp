@@ -1,0 +1,91 @@
+#include "eval/metrics.h"
+
+#include <algorithm>
+#include <cmath>
+#include <vector>
+
+#include "core/check.h"
+#include "ops/gemm.h"
+
+namespace oc {
+
+namespace {
+// Appends the mean/median rank and recalls of `ranks` (0-based) under `prefix`.
+void summarize(std::vector<int64_t> ranks, const std::string& prefix, std::map<std::string, double>* out) {
+  const double n = double(ranks.size());
+  double sum = 0;
+  int64_t r1 = 0, r5 = 0, r10 = 0;
+  for (int64_t r : ranks) sum += double(r), r1 += r < 1, r5 += r < 5, r10 += r < 10;
+  std::sort(ranks.begin(), ranks.end());
+  const size_t h = ranks.size() / 2;
+  // np.floor(np.median(ranks)) + 1
+  const double median = ranks.size() % 2 ? double(ranks[h]) : std::floor((double(ranks[h - 1]) + double(ranks[h])) / 2);
+  (*out)[prefix + "_mean_rank"] = sum / n + 1;
+  (*out)[prefix + "_median_rank"] = median + 1;
+  (*out)[prefix + "_R@1"] = double(r1) / n;
+  (*out)[prefix + "_R@5"] = double(r5) / n;
+  (*out)[prefix + "_R@10"] = double(r10) / n;
+}
+}  // namespace
+
+std::map<std::string, double> retrieval_metrics(std::span<const float> img, std::span<const float> txt, int64_t N,
+                                                int64_t M, int64_t E, std::span<const int64_t> text_image,
+                                                int64_t block) {
+  OC_CHECK(int64_t(img.size()) == N * E && int64_t(txt.size()) == M * E && int64_t(text_image.size()) == M,
+           "retrieval_metrics: sizes do not match N={} M={} E={}", N, M, E);
+  for (int64_t m = 0; m < M; ++m)
+    OC_CHECK(text_image[size_t(m)] >= 0 && text_image[size_t(m)] < N, "caption {} points to image {} of {}", m,
+             text_image[size_t(m)], N);
+  // image_to_text: for each image, the best (smallest) rank among its captions.
+  std::vector<int64_t> i2t(static_cast<size_t>(N), INT64_MAX), t2i(static_cast<size_t>(M));
+  std::vector<float> scores(size_t(block * std::max(N, M)));
+  for (int64_t i0 = 0; i0 < N; i0 += block) {
+    const int64_t bn = std::min(block, N - i0);
+    ops::gemm<float>(false, true, bn, M, E, 1.0f, img.data() + i0 * E, E, txt.data(), E, 0.0f, scores.data(), M);
+    for (int64_t i = 0; i < bn; ++i) {
+      const float* row = scores.data() + i * M;
+      for (int64_t m = 0; m < M; ++m) {
+        if (text_image[size_t(m)] != i0 + i) continue;
+        int64_t higher = 0;
+        for (int64_t k = 0; k < M; ++k) higher += row[k] > row[m];
+        i2t[size_t(i0 + i)] = std::min(i2t[size_t(i0 + i)], higher);
+      }
+    }
+  }
+  for (int64_t i = 0; i < N; ++i)
+    OC_CHECK(i2t[size_t(i)] != INT64_MAX, "image {} has no caption: retrieval needs at least one per image", i);
+  // text_to_image: for each caption, the rank of its image.
+  for (int64_t m0 = 0; m0 < M; m0 += block) {
+    const int64_t bm = std::min(block, M - m0);
+    ops::gemm<float>(false, true, bm, N, E, 1.0f, txt.data() + m0 * E, E, img.data(), E, 0.0f, scores.data(), N);
+    for (int64_t m = 0; m < bm; ++m) {
+      const float* row = scores.data() + m * N;
+      const float gt = row[text_image[size_t(m0 + m)]];
+      int64_t higher = 0;
+      for (int64_t k = 0; k < N; ++k) higher += row[k] > gt;
+      t2i[size_t(m0 + m)] = higher;
+    }
+  }
+  std::map<std::string, double> out;
+  summarize(std::move(i2t), "image_to_text", &out);
+  summarize(std::move(t2i), "text_to_image", &out);
+  return out;
+}
+
+double topk_accuracy(std::span<const float> logits, std::span<const int64_t> labels, int64_t N, int64_t C, int k) {
+  OC_CHECK(int64_t(logits.size()) == N * C && int64_t(labels.size()) == N, "topk_accuracy: sizes do not match");
+  if (N == 0) return 0;
+  int64_t correct = 0;
+  for (int64_t n = 0; n < N; ++n) {
+    const float* row = logits.data() + n * C;
+    const int64_t y = labels[size_t(n)];
+    if (y < 0 || y >= C) continue;
+    // Classes ranked before y: strictly larger, or equal with a lower index.
+    int64_t before = 0;
+    for (int64_t c = 0; c < C; ++c) before += row[c] > row[y] || (row[c] == row[y] && c < y);
+    correct += before < k;
+  }
+  return double(correct) / double(N);
+}
+
+}  // namespace oc

@@ -1,0 +1,51 @@
+// `openclip train` flags: OpenCLIP's training flags (params.py) with its defaults, plus a
+// few of ours (marked "openclip-cpp"). One table drives parsing, --help, the settings table,
+// params.txt and docs/CLI.md.
+#pragma once
+#include <string>
+#include <vector>
+
+#include "core/options.h"
+
+namespace oc {
+
+Options train_options();
+
+// Resolved settings the trainer uses (after OpenCLIP's defaults-by-model are applied).
+struct TrainArgs {
+  // data
+  std::string train_data, val_data, dataset_type, csv_separator, csv_img_key, csv_caption_key, imagenet_val,
+      upsampling_factors, zeroshot_data, zeroshot_classnames, zeroshot_templates;
+  int64_t train_num_samples = 0, val_num_samples = 0;  // 0 = unknown
+  bool dataset_resampled = false, no_shuffle = false;
+  int workers = 4, batch_size = 64;
+  // optimization
+  int epochs = 32, epochs_cooldown = 0, accum_freq = 1, seed = 0;
+  double lr = 5e-4, beta1 = 0.9, beta2 = 0.98, eps = 1e-6, wd = 0.2, grad_clip_norm = 0;
+  int64_t warmup = 10000;
+  std::string lr_scheduler = "cosine";
+  double lr_cooldown_end = 0, lr_cooldown_power = 1;
+  bool skip_scheduler = false, grad_checkpointing = false, local_loss = false, gather_with_grad = false;
+  bool lock_image = false, lock_text = false, lock_text_freeze_layer_norm = false;
+  int lock_image_unlocked_groups = 0, lock_text_unlocked_layers = 0;
+  // model
+  std::string model, pretrained, precision, aug_cfg, image_interpolation, image_resize_mode;
+  std::vector<double> image_mean, image_std;
+  int force_context_length = 0, force_image_size = 0;
+  bool force_quick_gelu = false;
+  // logging / checkpoints / eval
+  std::string logs, name, report_to, resume;
+  bool log_local = false, debug = false, save_most_recent = false, delete_previous_checkpoint = false;
+  int log_every_n_steps = 100, save_frequency = 1, zeroshot_frequency = 2, val_frequency = 1, max_bad_steps = 10;
+  int64_t checkpoint_every_n_steps = 0;
+  int threads = 0;
+};
+
+TrainArgs resolve_train_args(const Options& o);
+
+// OpenCLIP's default run name: "%Y_%m_%d-%H_%M_%S-model_<m>-lr_<lr>-b_<bs>-j_<w>-p_<prec>"
+// with lr printed as Python's str(float) does (0.0005, 0.001, 5e-05).
+std::string default_run_name(const TrainArgs& a, long unix_time);
+std::string python_float_str(double v);
+
+}  // namespace oc

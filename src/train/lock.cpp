@@ -1,0 +1,69 @@
+#include "train/lock.h"
+
+#include <cstring>
+#include <string>
+
+#include "core/check.h"
+
+namespace oc {
+
+namespace {
+// Group index of a parameter in a tower with L blocks: 0 = embeddings (+ln_pre), 1..L-1 =
+// blocks 0..L-2, L = [last block, final LayerNorm], L+1 = projection. -1: not this tower.
+int group_of(const std::string& n, bool vision, int L) {
+  const std::string pre = vision ? "visual." : "";
+  if (vision && n.rfind("visual.", 0) != 0) return -1;
+  const std::string blocks = pre + "transformer.resblocks.";
+  if (n.rfind(blocks, 0) == 0) {
+    int b = std::stoi(n.substr(blocks.size()));
+    return b == L - 1 ? L : b + 1;
+  }
+  if (vision) {
+    if (n == "visual.conv1.weight" || n == "visual.class_embedding" || n == "visual.positional_embedding" ||
+        n.rfind("visual.ln_pre.", 0) == 0)
+      return 0;
+    if (n.rfind("visual.ln_post.", 0) == 0) return L;
+    if (n == "visual.proj") return L + 1;
+    return -1;
+  }
+  if (n == "token_embedding.weight" || n == "positional_embedding") return 0;
+  if (n.rfind("ln_final.", 0) == 0) return L;
+  if (n == "text_projection") return L + 1;
+  return -1;
+}
+}  // namespace
+
+std::vector<bool> trainable_mask(const Clip& model, const TrainArgs& a) {
+  const auto& ps = model.table().params;
+  std::vector<bool> mask(ps.size(), true);
+  if (a.lock_text && !a.lock_text_freeze_layer_norm)
+    OC_USER_ERROR("--lock-text on a built-in CLIP text tower needs --lock-text-freeze-layer-norm (OpenCLIP asserts "
+                  "this too: unfreezing LayerNorm is not supported for the built-in text tower)");
+  const int Lv = model.cfg().vision.layers, Lt = model.cfg().text.layers;
+  const int nv = Lv + 2, nt = Lt + 2;  // number of groups
+  for (size_t i = 0; i < ps.size(); ++i) {
+    const std::string& n = ps[i].name;
+    if (a.lock_image) {
+      int g = group_of(n, true, Lv);
+      if (g >= 0) mask[i] = a.lock_image_unlocked_groups > 0 && g >= nv - a.lock_image_unlocked_groups;
+    }
+    if (a.lock_text) {
+      int g = group_of(n, false, Lt);
+      if (g >= 0) {
+        bool unlocked = a.lock_text_unlocked_layers > 0 && g >= nt - a.lock_text_unlocked_layers;
+        if (unlocked && a.lock_text_freeze_layer_norm && (n.find(".ln_") != std::string::npos || n.rfind("ln_final", 0) == 0))
+          unlocked = false;
+        mask[i] = unlocked;
+      }
+    }
+  }
+  return mask;
+}
+
+void mask_frozen_grads(Clip& model, const std::vector<bool>& trainable) {
+  const auto& ps = model.table().params;
+  for (size_t i = 0; i < ps.size() && i < trainable.size(); ++i)
+    if (!trainable[i]) std::memset(model.grads() + ps[i].offset, 0, sizeof(float) * ps[i].numel);
+}
+
+}  // namespace oc

@@ -1,0 +1,87 @@
+#include "train/run_dir.h"
+
+#include <dirent.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cctype>
+#include <map>
+#include <memory>
+
+#include "core/check.h"
+#include "core/fs.h"
+
+namespace oc {
+
+namespace {
+bool logs_disabled(const std::string& logs) {
+  std::string l = logs;
+  std::transform(l.begin(), l.end(), l.begin(), [](unsigned char c) { return std::tolower(c); });
+  return l == "none";
+}
+
+void remove_stale_tmp(const std::string& dir) {
+  std::unique_ptr<DIR, int (*)(DIR*)> d(opendir(dir.c_str()), closedir);
+  if (!d) return;
+  while (dirent* e = readdir(d.get())) {
+    std::string n = e->d_name;
+    if (n.find(".tmp-") != std::string::npos) ::unlink(fs::join(dir, n).c_str());
+  }
+}
+}  // namespace
+
+RunDir prepare_run_dir(const TrainArgs& a, long unix_time) {
+  RunDir r;
+  r.name = a.name.empty() ? default_run_name(a, unix_time) : a.name;
+  // --logs none: OpenCLIP still creates none/<name>/out.log but writes no checkpoints,
+  // results or TensorBoard.
+  const bool off = logs_disabled(a.logs);
+  r.root = fs::join(off ? "none" : a.logs, r.name);
+  r.log_path = fs::join(r.root, "out.log");
+  if (fs::exists(r.log_path) && a.resume != "latest")
+    OC_USER_ERROR("Error. Experiment already exists. Use --name {} to specify a new experiment. ({} exists; use "
+                  "--resume latest to continue it)",
+                  "<another name>", r.log_path);
+  fs::make_dirs(r.root);
+  if (::access(r.root.c_str(), W_OK) != 0) OC_USER_ERROR("cannot write to the run folder {} (read-only?)", r.root);
+  if (!off) {
+    r.checkpoints = fs::join(r.root, "checkpoints");
+    fs::make_dirs(r.checkpoints);
+    remove_stale_tmp(r.checkpoints);
+    if (a.report_to.find("tensorboard") != std::string::npos) {
+      r.tensorboard = fs::join(r.root, "tensorboard");
+      fs::make_dirs(r.tensorboard);
+    }
+  }
+  return r;
+}
+
+void write_params(const RunDir& r, const Options& o, const TrainArgs& a) {
+  std::map<std::string, std::string> v;
+  for (auto& [k, val] : o.values()) {
+    std::string key = k;
+    std::replace(key.begin(), key.end(), '-', '_');
+    v[key] = val;
+  }
+  // Resolved values OpenCLIP writes too.
+  v["lr"] = python_float_str(a.lr);
+  v["beta1"] = python_float_str(a.beta1);
+  v["beta2"] = python_float_str(a.beta2);
+  v["eps"] = python_float_str(a.eps);
+  v["name"] = r.name;
+  v["log_path"] = r.log_path;
+  v["checkpoint_path"] = r.checkpoints.empty() ? "None" : r.checkpoints;
+  v["tensorboard_path"] = r.tensorboard.empty() ? "" : r.tensorboard;
+  v["tensorboard"] = r.tensorboard.empty() ? "False" : "True";
+  v["wandb"] = "False";
+  v["distributed"] = "False";
+  v["world_size"] = "1";
+  v["rank"] = "0";
+  v["local_rank"] = "0";
+  v["device"] = "cpu";
+  std::string text;
+  for (auto& [k, val] : v) text += k + ": " + val + "\n";
+  fs::write_atomic(fs::join(r.root, "params.txt"), text);
+}
+
+}  // namespace oc

@@ -1,0 +1,411 @@
+#include "train/trainer.h"
+
+#include <csignal>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <nlohmann/json.hpp>
+#include <ctime>
+#include <memory>
+#include <optional>
+
+#include "core/bf16.h"
+#include "core/check.h"
+#include "core/fs.h"
+#include "core/log.h"
+#include "core/parallel.h"
+#include "core/timer.h"
+#include "data/loader.h"
+#include "eval/evaluate.h"
+#include "io/tfevents.h"
+#include "model/clip.h"
+#include "model/weights.h"
+#include "ops/adamw.h"
+#include "optim/adamw.h"
+#include "optim/schedule.h"
+#include "optim/step.h"
+#include "text/tokenizer.h"
+#include "train/args.h"
+#include "train/checkpoint.h"
+#include "train/lock.h"
+#include "train/run_dir.h"
+
+namespace oc {
+
+namespace {
+
+volatile std::sig_atomic_t g_stop_signal = 0;
+extern "C" void on_stop_signal(int sig) { g_stop_signal = sig; }
+
+struct Meter {
+  double sum = 0, last = 0;
+  long n = 0;
+  void add(double v) { last = v, sum += v, ++n; }
+  double avg() const { return n ? sum / double(n) : 0; }
+  void reset() { *this = {}; }
+};
+
+ModelCfg model_config(const TrainArgs& a) {
+  ModelCfg cfg = load_model_config(a.model);
+  if (a.force_quick_gelu) cfg.quick_gelu = true;
+  if (a.force_context_length > 0) cfg.text.context_length = a.force_context_length;
+  if (a.force_image_size > 0) {
+    if (a.force_image_size % cfg.vision.patch_size)
+      OC_USER_ERROR("--force-image-size {} is not a multiple of the patch size {}", a.force_image_size,
+                    cfg.vision.patch_size);
+    cfg.vision.image_size = a.force_image_size;
+  }
+  return cfg;
+}
+
+PreprocessCfg preprocess_config(const TrainArgs& a, const ModelCfg& cfg) {
+  PreprocessCfg p;
+  p.size = cfg.vision.image_size;
+  auto three = [](const std::vector<double>& v, std::array<float, 3>* out) {
+    if (v.empty()) return;
+    for (int i = 0; i < 3; ++i) (*out)[size_t(i)] = float(v.size() == 1 ? v[0] : v[size_t(i)]);
+  };
+  three(a.image_mean, &p.mean);
+  three(a.image_std, &p.std);
+  if (a.image_interpolation == "bilinear") p.interpolation = Interp::Bilinear;
+  else if (!a.image_interpolation.empty() && a.image_interpolation != "bicubic" && a.image_interpolation != "random")
+    OC_USER_ERROR("--image-interpolation {}: choose bicubic or bilinear", a.image_interpolation);
+  if (a.image_resize_mode == "longest") p.resize_mode = ResizeMode::Longest;
+  else if (a.image_resize_mode == "squash") p.resize_mode = ResizeMode::Squash;
+  else if (!a.image_resize_mode.empty() && a.image_resize_mode != "shortest")
+    OC_USER_ERROR("--image-resize-mode {}: choose shortest, longest or squash", a.image_resize_mode);
+  if (!a.aug_cfg.empty()) {
+    Status s = parse_aug_cfg(a.aug_cfg, &p);
+    if (!s) OC_USER_ERROR("--aug-cfg: {}", s.error());
+  }
+  return p;
+}
+
+std::string fmt_g(double v) { return fmt::format("{:#g}", v); }
+
+}  // namespace
+
+int train_main(const std::vector<std::string>& argv) {
+  Options o = train_options();
+  {
+    std::vector<OptionSpec> extra = data::data_option_specs();
+    // The data flags the data module adds beyond the train table (e.g. --csv-label-key).
+    std::vector<OptionSpec> specs = o.specs();
+    for (auto& s : extra) {
+      bool dup = false;
+      for (auto& t : specs) dup |= t.name == s.name;
+      if (!dup) specs.push_back(s);
+    }
+    o = Options("train", "Train or fine-tune a CLIP model with OpenCLIP's flags.", specs);
+  }
+  o.parse(argv);
+  if (o.help_requested()) {
+    std::printf("%s", o.help().c_str());
+    return 0;
+  }
+  TrainArgs a = resolve_train_args(o);
+  if (a.threads > 0) set_num_threads(a.threads);
+  if (a.debug) log::set_level(log::Level::Debug);
+  std::string prec_note;
+  const Precision precision = parse_precision(a.precision, &prec_note);
+  if (a.train_data.empty() && a.dataset_type != "synthetic" && a.dataset_type != "synthetic-learnable")
+    OC_USER_ERROR("no training data: give --train-data (or --dataset-type synthetic)");
+
+  // Run folder and logs.
+  RunDir run = prepare_run_dir(a, long(std::time(nullptr)));
+  log::set_file(run.log_path);
+  log::info("Running with a single process. Device cpu, {} threads.", num_threads());
+  if (!prec_note.empty()) log::info("{}", prec_note);
+  write_params(run, o, a);
+  log::info("Params:");
+  {
+    std::string t = o.settings_table();
+    size_t p = 0;
+    while (p < t.size()) {
+      size_t q = t.find('\n', p);
+      log::info("  {}", t.substr(p, q - p));
+      p = q + 1;
+    }
+  }
+
+  // Model.
+  ModelCfg cfg = model_config(a);
+  Clip model(cfg);
+  model.init(uint64_t(a.seed));
+  if (!a.pretrained.empty()) {
+    load_weights(model, a.pretrained);
+    log::info("Loaded pretrained weights from {}", a.pretrained);
+  }
+  model.set_precision(precision);
+  model.plan_training(a.batch_size);
+  std::vector<bool> trainable = trainable_mask(model, a);
+
+  // Data.
+  data::DataConfig dc;
+  {
+    Status s = data::apply_data_options(o, true, &dc);
+    if (!s) OC_USER_ERROR("{}", s.error());
+  }
+  dc.batch_size = a.batch_size;
+  dc.workers = a.workers;
+  dc.seed = uint64_t(a.seed);
+  dc.preprocess = preprocess_config(a, cfg);
+  dc.context_length = cfg.text.context_length;
+  std::shared_ptr<const Tokenizer> tok;
+  if (cfg.text.vocab_size == 49408) tok = std::make_shared<Tokenizer>(Tokenizer::load_default());
+  data::DataLoader loader(dc, tok);
+  const int64_t num_batches = loader.num_batches();
+  const int64_t steps_per_epoch = num_batches / a.accum_freq;
+  if (steps_per_epoch <= 0)
+    OC_USER_ERROR("an epoch has {} batches, fewer than --accum-freq {}: nothing to train", num_batches, a.accum_freq);
+
+  // Optimizer and schedule.
+  AdamWCfg ac;
+  ac.lr = a.lr, ac.beta1 = a.beta1, ac.beta2 = a.beta2, ac.eps = a.eps, ac.wd = a.wd;
+  AdamW opt(model.table(), ac);
+  ScheduleCfg sc;
+  sc.kind = parse_lr_schedule(a.lr_scheduler);
+  sc.base_lr = a.lr;
+  sc.warmup = a.warmup;
+  sc.total_steps = steps_per_epoch * a.epochs;
+  sc.cooldown_steps = steps_per_epoch * a.epochs_cooldown;
+  sc.cooldown_end = a.lr_cooldown_end;
+  sc.cooldown_power = a.lr_cooldown_power;
+  log::info("Created AdamW (adamw) optimizer: lr: {}, betas: ({}, {}), eps: {}, weight_decay: {}, amsgrad: False",
+            python_float_str(a.lr), python_float_str(a.beta1), python_float_str(a.beta2), python_float_str(a.eps),
+            python_float_str(a.wd));
+
+  // Resume.
+  int64_t start_epoch = 0;
+  ResumeState st;
+  std::optional<data::LoaderPosition> resume_pos;
+  std::string resume_from = a.resume;
+  if (resume_from == "latest") {
+    resume_from = run.enabled() ? find_latest_checkpoint(run.checkpoints, a.save_most_recent) : "";
+    if (resume_from.empty()) log::info("No latest resume checkpoint found in {}.", run.checkpoints);
+  }
+  if (!resume_from.empty()) {
+    Checkpoint ck = load_checkpoint(resume_from);
+    restore_checkpoint(ck, model, &opt, resume_from);
+    if (ck.has_epoch) {
+      st = ck.state;
+      start_epoch = st.completed_epochs;
+      if (!ck.has_extras) st.global_step = start_epoch * steps_per_epoch;
+      if (ck.has_extras && st.step_in_epoch > 0 && !st.loader_state.empty()) {
+        auto pos = data::LoaderPosition::from_json(nlohmann::json::parse(st.loader_state));
+        if (!pos) OC_USER_ERROR("{}: loader position: {}", resume_from, pos.error());
+        resume_pos = pos.value();
+      }
+      log::info("=> resuming checkpoint '{}' (epoch {}, global step {}{})", resume_from, start_epoch, st.global_step,
+                st.step_in_epoch ? fmt::format(", batch {} of the epoch", st.step_in_epoch) : "");
+    } else {
+      log::info("=> loaded state_dict from '{}' (no epoch: training starts at epoch 0)", resume_from);
+    }
+  }
+
+  auto mem = model.memory();
+  log::info("Memory (MiB): parameters {:.0f}, gradients {:.0f}, AdamW state {:.0f}, activations {:.0f}", mem.params,
+            mem.grads, opt.mib(), mem.activations);
+  log::info("Epoch: {} batches of {} ({} samples per epoch), {} optimizer steps per epoch", num_batches, a.batch_size,
+            loader.num_samples(), steps_per_epoch);
+
+  std::unique_ptr<io::EventWriter> tb;
+  if (!run.tensorboard.empty()) {
+    tb = std::make_unique<io::EventWriter>(run.tensorboard, 5.0);
+    if (st.global_step > 0) tb->session_start(st.global_step);  // TensorBoard drops points >= this step
+  }
+
+  std::signal(SIGINT, on_stop_signal);
+  std::signal(SIGTERM, on_stop_signal);
+  ContrastiveStep step(model, a.batch_size);
+  float* logit_scale = model.params() + model.table().find("logit_scale")->offset;
+  const int64_t samples_per_epoch = loader.num_samples();
+
+  // Tests of crash recovery: the process kills itself (SIGKILL, nothing flushed or saved)
+  // right after this optimizer step.
+  const char* kill_env = std::getenv("OPENCLIP_DEBUG_SIGKILL_AT_STEP");
+  const int64_t kill_at = kill_env ? std::atoll(kill_env) : -1;
+
+  auto save = [&](const std::string& file, const ResumeState& s) {
+    if (!run.enabled()) return;
+    if (tb) tb->flush();  // events up to a checkpoint are durable with it
+    save_checkpoint(fs::join(run.checkpoints, file), model, opt, trainable, run.name, s);
+  };
+
+  // Evaluation after an epoch, as OpenCLIP's evaluate(): zero-shot when completed %
+  // --zeroshot-frequency == 0 (or the last epoch), val-data retrieval likewise with
+  // --val-frequency; results to the log, TensorBoard val/* (step = epoch) and results.jsonl.
+  EvalData ev;
+  ev.imagenet_val = a.imagenet_val;
+  ev.zeroshot_data = a.zeroshot_data;
+  ev.classnames_file = a.zeroshot_classnames;
+  ev.templates_file = a.zeroshot_templates;
+  if (!a.zeroshot_data.empty() && a.zeroshot_classnames.size() > 5 &&
+      a.zeroshot_classnames.substr(a.zeroshot_classnames.size() - 5) == ".json")
+    ev.zeroshot_task = a.zeroshot_classnames, ev.classnames_file.clear();
+  ev.val_data = a.val_data;
+  ev.val_num_samples = a.val_num_samples > 0 ? a.val_num_samples : -1;
+  ev.batch_size = a.batch_size;
+  ev.workers = std::max(1, a.workers);
+  ev.base = dc;
+  auto run_evaluation = [&](int64_t epoch_done) {
+    const bool last = epoch_done == a.epochs;
+    EvalData e = ev;
+    if (!(a.zeroshot_frequency > 0 && (epoch_done % a.zeroshot_frequency == 0 || last)))
+      e.imagenet_val.clear(), e.zeroshot_data.clear();
+    if (!(a.val_frequency > 0 && (epoch_done % a.val_frequency == 0 || last))) e.val_data.clear();
+    if (e.imagenet_val.empty() && e.zeroshot_data.empty() && e.val_data.empty()) return;
+    if (!tok) tok = std::make_shared<Tokenizer>(Tokenizer::load_default());
+    Clip evm(cfg);  // inference copy: the training arenas stay untouched
+    std::memcpy(evm.params(), model.params(), sizeof(float) * model.table().total);
+    evm.set_precision(precision);
+    evm.plan_inference(a.batch_size);
+    std::map<std::string, double> m = evaluate(evm, *tok, e);
+    if (m.count("clip_val_loss")) m["epoch"] = double(epoch_done);
+    std::string line = fmt::format("Eval Epoch: {} ", epoch_done);
+    for (auto& [k, v] : m) line += fmt::format("{}: {:.4f}\t", k, v);
+    log::info("{}", line);
+    if (tb)
+      for (auto& [k, v] : m) tb->add_scalar("val/" + k, float(v), epoch_done);
+    if (run.enabled()) {
+      nlohmann::json j;
+      for (auto& [k, v] : m) j[k] = (k == "epoch" || k == "num_samples") ? nlohmann::json(int64_t(v)) : nlohmann::json(v);
+      const std::string path = fs::join(run.checkpoints, "results.jsonl");
+      std::string prev = fs::exists(path) ? fs::read_text(path).value() : "";
+      fs::write_atomic(path, prev + j.dump() + "\n");
+    }
+  };
+
+  int exit_code = 0;
+  for (int64_t epoch = start_epoch; epoch < a.epochs && !g_stop_signal; ++epoch) {
+    log::info("Start epoch {}", epoch);
+    int64_t batch_i = 0;
+    if (resume_pos && resume_pos->epoch == epoch) {
+      Status s = loader.resume(*resume_pos);
+      if (!s) OC_USER_ERROR("{}: cannot restore the data position: {}", resume_from, s.error());
+      batch_i = resume_pos->batches;
+      resume_pos.reset();
+    } else {
+      loader.start_epoch(epoch);
+      st.step_in_epoch = 0;
+    }
+    Meter loss_m, data_t, batch_t;
+    Timer since_log;
+    double t_end = now_seconds();
+    std::vector<data::Batch> pending;
+    while (!g_stop_signal) {
+      std::optional<data::Batch> b = loader.next();
+      if (!b) break;
+      ++batch_i;
+      pending.push_back(std::move(*b));
+      if (int(pending.size()) < a.accum_freq) continue;
+      const double t_data = now_seconds() - t_end;
+      const int64_t i_accum = batch_i / a.accum_freq - 1;
+      const int64_t gstep = steps_per_epoch * epoch + i_accum;
+      const double lr = a.skip_scheduler ? a.lr : lr_at(sc, gstep);
+
+      double loss;
+      if (a.accum_freq == 1) {
+        loss = step.forward_backward(pending[0].images.data(), pending[0].tokens.data(), pending[0].size);
+      } else {
+        std::vector<const float*> im;
+        std::vector<const int32_t*> tk;
+        for (auto& p : pending) im.push_back(p.images.data()), tk.push_back(p.tokens.data());
+        loss = step.forward_backward_accum(im, tk, a.batch_size);
+      }
+      pending.clear();
+      mask_frozen_grads(model, trainable);
+      const double gnorm = clip_grad_norm(model.grads(), model.table(), a.grad_clip_norm);
+      if (!std::isfinite(loss) || !std::isfinite(gnorm)) {
+        ++st.bad_steps;
+        log::warn("Non-finite {} at step {} (loss {}, grad norm {}): update skipped ({} in a row)",
+                  std::isfinite(loss) ? "gradient" : "loss", gstep, loss, gnorm, st.bad_steps);
+        if (st.bad_steps >= a.max_bad_steps) {
+          log::error("{} non-finite steps in a row (--max-bad-steps): stopping; the last checkpoint is intact",
+                     st.bad_steps);
+          exit_code = 1;
+          break;
+        }
+      } else {
+        st.bad_steps = 0;
+        opt.step(model.params(), model.grads(), lr, trainable);
+        clamp_logit_scale(logit_scale);
+        if (precision == Precision::PureBf16) round_to_bf16(model.params(), model.params(), model.table().total);
+      }
+      st.global_step = gstep + 1;
+      st.step_in_epoch = batch_i;
+      st.samples_seen += int64_t(a.batch_size) * a.accum_freq;
+      const double t_batch = now_seconds() - t_end;
+      t_end = now_seconds();
+      loss_m.add(loss), data_t.add(t_data), batch_t.add(t_batch);
+
+      const bool last = batch_i == num_batches;
+      if (i_accum % a.log_every_n_steps == 0 || last) {
+        const int64_t samples = batch_i * a.batch_size;
+        const double sps = double(a.batch_size) * a.accum_freq / batch_t.avg();
+        const double scale = std::exp(*logit_scale);
+        const double eta = batch_t.avg() * double((num_batches - batch_i) / a.accum_freq +
+                                                  (a.epochs - epoch - 1) * steps_per_epoch);
+        log::info("Train Epoch: {} [{:>{}}/{} ({:.0f}%)] Data (t): {:.3f} Batch (t): {:.3f}, {}/s, {}/s/gpu LR: {:5f} "
+                  "Logit Scale: {:.3f} Contrastive_loss: {:#.5g} ({:#.5g}) Loss: {:#.5g} ({:#.5g}) ETA: {:.0f}s",
+                  epoch, samples, std::to_string(samples_per_epoch).size(), samples_per_epoch,
+                  100.0 * double(batch_i) / double(num_batches), data_t.avg(), batch_t.avg(), fmt_g(sps), fmt_g(sps),
+                  lr, scale, loss, loss_m.avg(), loss, loss_m.avg(), eta);
+        if (tb) {
+          const int64_t s = gstep;
+          tb->add_scalar("train/data_time", float(data_t.avg()), s);
+          tb->add_scalar("train/batch_time", float(batch_t.avg()), s);
+          tb->add_scalar("train/samples_per_second", float(sps), s);
+          tb->add_scalar("train/samples_per_second_per_gpu", float(sps), s);
+          tb->add_scalar("train/scale", float(scale), s);
+          tb->add_scalar("train/lr", float(lr), s);
+          tb->add_scalar("train/contrastive_loss", float(loss), s);
+          tb->add_scalar("train/loss", float(loss), s);
+        }
+        data_t.reset(), batch_t.reset();
+      }
+      if (st.global_step == kill_at) std::raise(SIGKILL);
+      if (a.checkpoint_every_n_steps > 0 && st.global_step % a.checkpoint_every_n_steps == 0 && !last) {
+        ResumeState s = st;
+        s.completed_epochs = epoch;
+        s.loader_state = loader.position().to_json().dump();
+        save(fmt::format("epoch_{}_step_{}.pt", epoch, st.global_step), s);
+        if (a.save_most_recent) save("epoch_latest.pt", s);
+      }
+    }
+    if (exit_code) break;
+    if (g_stop_signal) {
+      ResumeState s = st;
+      s.completed_epochs = epoch;
+      s.loader_state = loader.position().to_json().dump();
+      const std::string file = fmt::format("epoch_{}_step_{}.pt", epoch, st.global_step);
+      save(file, s);
+      if (a.save_most_recent) save("epoch_latest.pt", s);
+      log::info("Signal {} received: saved a resumable checkpoint {} and stopped", int(g_stop_signal), file);
+      break;
+    }
+    const int64_t completed = epoch + 1;
+    st.completed_epochs = completed;
+    st.step_in_epoch = 0;
+    st.loader_state.clear();
+    if (tb) tb->flush();
+    run_evaluation(completed);
+    if (run.enabled()) {
+      if (completed == a.epochs || (a.save_frequency > 0 && completed % a.save_frequency == 0)) {
+        save(fmt::format("epoch_{}.pt", completed), st);
+        if (a.delete_previous_checkpoint) {
+          std::string prev = fs::join(run.checkpoints, fmt::format("epoch_{}.pt", completed - 1));
+          if (fs::exists(prev)) std::remove(prev.c_str());
+        }
+      }
+      if (a.save_most_recent) save("epoch_latest.pt", st);
+    }
+  }
+  if (tb) tb->flush();
+  log::info("Done.");
+  log::set_file("");
+  return exit_code;
+}
+
+}  // namespace oc

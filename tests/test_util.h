@@ -1,0 +1,39 @@
+// Helpers for tests that run the openclip binary or Python references.
+#pragma once
+#include <sys/wait.h>
+
+#include <array>
+#include <cstdio>
+#include <cstdlib>
+#include <memory>
+#include <string>
+
+namespace oc::test {
+
+struct Run {
+  int status = -1;  // exit status, or 128 + signal
+  std::string out;  // stdout and stderr together
+};
+
+// Runs `cmd` through the shell, capturing both streams.
+inline Run run(const std::string& cmd) {
+  Run r;
+  std::unique_ptr<FILE, int (*)(FILE*)> p(popen((cmd + " 2>&1").c_str(), "r"), pclose);
+  if (!p) return r;
+  std::array<char, 4096> buf;
+  size_t n;
+  while ((n = fread(buf.data(), 1, buf.size(), p.get())) > 0) r.out.append(buf.data(), n);
+  int st = pclose(p.release());
+  r.status = WIFEXITED(st) ? WEXITSTATUS(st) : (WIFSIGNALED(st) ? 128 + WTERMSIG(st) : -1);
+  return r;
+}
+
+inline std::string openclip() { return OPENCLIP_BINARY; }
+inline bool have_torch() { return std::system("/usr/bin/python3 -c 'import torch' >/dev/null 2>&1") == 0; }
+inline std::string fresh_dir(const std::string& name) {
+  std::string d = ::testing::TempDir() + "/" + name;
+  std::system(("rm -rf '" + d + "' && mkdir -p '" + d + "'").c_str());
+  return d;
+}
+
+}  // namespace oc::test

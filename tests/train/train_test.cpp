@@ -1,0 +1,161 @@
+// `openclip train` end to end through the CLI: learning, the run folder, exact resume
+// after SIGKILL, checkpoints that PyTorch loads, TensorBoard events, `logs compare`, and
+// bad input (flags, read-only and full disks).
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "core/fs.h"
+#include "model/weights.h"
+#include "test_util.h"
+#include "train/checkpoint.h"
+#include "train/run_logs.h"
+
+namespace oc {
+namespace {
+
+using test::run;
+
+// A tiny CLIP on the learnable synthetic task: 256 samples, batch 32, 8 steps per epoch.
+std::string base_cmd(const std::string& dir, const std::string& name, int epochs = 3) {
+  return "cd '" + dir + "' && " + test::openclip() +
+         " train --dataset-type synthetic-learnable --train-num-samples 256 --batch-size 32 --epochs " +
+         std::to_string(epochs) +
+         " --model test-tiny --warmup 4 --lr 2e-3 --wd 0.1 --workers 2 --precision fp32 --seed 3"
+         " --report-to tensorboard --log-every-n-steps 1 --name " + name;
+}
+
+std::vector<float> loss_curve(const std::string& run_dir) {
+  auto s = read_run_scalars(run_dir);
+  std::vector<float> v;
+  for (auto& [step, val] : s["train/loss"].by_step) v.push_back(val);
+  return v;
+}
+
+TEST(Train, TinyModelLearnsAndWritesTheRunFolder) {
+  std::string dir = test::fresh_dir("train_learns");
+  auto r = run(base_cmd(dir, "learn", 6));
+  ASSERT_EQ(r.status, 0) << r.out;
+  const std::string root = dir + "/logs/learn";
+  for (const char* f : {"out.log", "params.txt", "checkpoints/epoch_1.pt", "checkpoints/epoch_6.pt"})
+    EXPECT_TRUE(fs::exists(root + "/" + f)) << f;
+  auto loss = loss_curve(root);
+  ASSERT_EQ(loss.size(), 48u);
+  // ln(32) = 3.47 is chance for a batch of 32; the task is learnable.
+  EXPECT_GT(loss.front(), 3.0f);
+  EXPECT_LT(loss.back(), 0.35f * std::log(32.0f)) << "loss did not fall well below ln(batch)";
+  std::string log = fs::read_text(root + "/out.log").value();
+  EXPECT_NE(log.find("Train Epoch: 0 ["), std::string::npos);
+  EXPECT_NE(log.find("Contrastive_loss:"), std::string::npos);
+  std::string params = fs::read_text(root + "/params.txt").value();
+  EXPECT_NE(params.find("batch_size: 32\n"), std::string::npos);
+  EXPECT_NE(params.find("model: test-tiny\n"), std::string::npos);
+  // Same name again: OpenCLIP's "Experiment already exists".
+  auto again = run(base_cmd(dir, "learn", 1));
+  EXPECT_NE(again.status, 0);
+  EXPECT_NE(again.out.find("Experiment already exists"), std::string::npos) << again.out;
+}
+
+TEST(Train, ResumeAfterSigkillIsBitwiseIdentical) {
+  std::string dir = test::fresh_dir("train_resume");
+  const std::string flags = " --checkpoint-every-n-steps 5 --save-most-recent";
+  auto full = run(base_cmd(dir, "full") + flags);
+  ASSERT_EQ(full.status, 0) << full.out;
+  // The second run kills itself with SIGKILL right after optimizer step 13 (epoch 1, mid-
+  // epoch), after the step-10 checkpoint; then resumes from the latest checkpoint.
+  auto killed = run("OPENCLIP_DEBUG_SIGKILL_AT_STEP=13 " + base_cmd(dir, "crash") + flags);
+  ASSERT_EQ(killed.status, 128 + 9) << killed.out;
+  ASSERT_FALSE(fs::exists(dir + "/logs/crash/checkpoints/epoch_3.pt"));
+  auto resumed = run(base_cmd(dir, "crash") + flags + " --resume latest");
+  ASSERT_EQ(resumed.status, 0) << resumed.out;
+  EXPECT_NE(resumed.out.find("global step 10, batch 2 of the epoch"), std::string::npos) << resumed.out;
+  NamedTensors a = read_state_dict(dir + "/logs/full/checkpoints/epoch_3.pt");
+  NamedTensors b = read_state_dict(dir + "/logs/crash/checkpoints/epoch_3.pt");
+  ASSERT_EQ(a.size(), b.size());
+  for (size_t i = 0; i < a.size(); ++i) {
+    ASSERT_EQ(a[i].first, b[i].first);
+    EXPECT_EQ(a[i].second.bytes, b[i].second.bytes) << a[i].first << " differs after resume";
+  }
+  // TensorBoard: the resumed run's points replace the crashed run's after step 10.
+  auto la = loss_curve(dir + "/logs/full"), lb = loss_curve(dir + "/logs/crash");
+  EXPECT_EQ(la, lb);
+}
+
+TEST(Train, CheckpointLoadsInPyTorchAndEventsDecode) {
+  if (!test::have_torch()) GTEST_SKIP() << "needs /usr/bin/python3 with torch";
+  std::string dir = test::fresh_dir("train_pt");
+  auto r = run(base_cmd(dir, "pt", 1));
+  ASSERT_EQ(r.status, 0) << r.out;
+  auto c = run("/usr/bin/python3 " OPENCLIP_TEST_DIR "/reference/check_run.py checkpoint " + dir +
+               "/logs/pt/checkpoints/epoch_1.pt --config test-tiny");
+  EXPECT_EQ(c.status, 0) << c.out;
+  auto e = run("/usr/bin/python3 " OPENCLIP_TEST_DIR "/reference/check_run.py events " + dir + "/logs/pt/tensorboard");
+  ASSERT_EQ(e.status, 0) << e.out;
+  auto j = nlohmann::json::parse(e.out);
+  for (const char* tag : {"train/loss", "train/contrastive_loss", "train/lr", "train/scale", "train/samples_per_second",
+                          "train/samples_per_second_per_gpu", "train/data_time", "train/batch_time"})
+    EXPECT_EQ(j[tag].size(), 8u) << tag;
+  // The independent decoder and ours agree.
+  auto ours = loss_curve(dir + "/logs/pt");
+  for (size_t i = 0; i < ours.size(); ++i) EXPECT_EQ(ours[i], j["train/loss"][i][1].get<float>());
+}
+
+TEST(Train, LogsCompareAndExport) {
+  std::string dir = test::fresh_dir("train_compare");
+  ASSERT_EQ(run(base_cmd(dir, "a", 1)).status, 0);
+  ASSERT_EQ(run(base_cmd(dir, "b", 1)).status, 0);
+  ASSERT_EQ(run(base_cmd(dir, "c", 1) + " --lr 5e-3").status, 0);
+  const std::string oc = test::openclip();
+  auto same = run(oc + " logs compare " + dir + "/logs/a " + dir + "/logs/b --tag train/loss --max-rel-diff 0.02");
+  EXPECT_EQ(same.status, 0) << same.out;
+  EXPECT_NE(same.out.find("PASS"), std::string::npos);
+  auto differ = run(oc + " logs compare " + dir + "/logs/c " + dir + "/logs/a --tag train/loss --max-rel-diff 0.02");
+  EXPECT_EQ(differ.status, 1) << differ.out;
+  EXPECT_NE(differ.out.find("FAIL"), std::string::npos);
+  auto csv = run(oc + " logs export " + dir + "/logs/a --tag train/loss --format csv");
+  EXPECT_EQ(csv.status, 0);
+  EXPECT_EQ(std::count(csv.out.begin(), csv.out.end(), '\n'), 9);  // header + 8 steps
+  auto bad_tag = run(oc + " logs export " + dir + "/logs/a --tag train/nope");
+  EXPECT_NE(bad_tag.status, 0);
+  EXPECT_NE(bad_tag.out.find("train/loss"), std::string::npos) << "lists the tags it has";
+}
+
+TEST(Train, BadFlagsGiveClearErrors) {
+  std::string dir = test::fresh_dir("train_flags");
+  const std::string oc = "cd " + dir + " && " + test::openclip() + " train ";
+  auto r = run(oc + "--dataset-type synthetic --batch-szie 4");
+  EXPECT_EQ(r.status, 1);
+  EXPECT_NE(r.out.find("did you mean --batch-size"), std::string::npos) << r.out;
+  r = run(oc + "--dataset-type synthetic --precision fp8");
+  EXPECT_NE(r.out.find("--precision fp8"), std::string::npos) << r.out;
+  r = run(oc + "--dataset-type synthetic --model NoSuchModel");
+  EXPECT_NE(r.out.find("unknown model"), std::string::npos) << r.out;
+  r = run(oc + "--dataset-type synthetic --horovod");
+  EXPECT_NE(r.out.find("not available yet"), std::string::npos) << r.out;
+  r = run(oc + "--train-data /nonexistent/{00000..00003}.tar --train-num-samples 10 --model test-tiny");
+  EXPECT_NE(r.status, 0);
+  EXPECT_EQ(r.out.find("Segmentation"), std::string::npos);
+}
+
+TEST(Train, ReadOnlyAndFullDisksGiveClearErrors) {
+  std::string dir = test::fresh_dir("train_disks");
+  if (std::system(("mount -t tmpfs -o size=1m tmpfs " + dir + " 2>/dev/null").c_str()) != 0)
+    GTEST_SKIP() << "cannot mount a small tmpfs here (needs root)";
+  // Full disk: 1 MiB cannot hold a checkpoint (~7 MiB): the save fails with ENOSPC.
+  auto full = run(base_cmd(dir, "full", 1));
+  EXPECT_NE(full.status, 0);
+  EXPECT_NE(full.out.find("No space left"), std::string::npos) << full.out;
+  EXPECT_FALSE(fs::exists(dir + "/logs/full/checkpoints/epoch_1.pt"));
+  std::system(("umount " + dir).c_str());
+  std::string ro = test::fresh_dir("train_ro");
+  if (std::system(("mount -t tmpfs -o ro tmpfs " + ro).c_str()) != 0) GTEST_SKIP();
+  auto r = run(base_cmd(ro, "ro", 1));
+  EXPECT_NE(r.status, 0);
+  EXPECT_NE(r.out.find("Read-only"), std::string::npos) << r.out;
+  std::system(("umount " + ro).c_str());
+}
+
+}  // namespace
+}  // namespace oc
