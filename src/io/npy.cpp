@@ -16,9 +16,10 @@ void write_npy(const std::string& path, const TensorView& t) {
     case DType::I32: descr = "<i4"; break;
     default: OC_FAIL("write_npy: dtype {} not supported", dtype_name(t.dtype));
   }
+  // numpy's spelling: "(3, 32)", "(5,)", "()"
   std::string shape = "(";
-  for (size_t i = 0; i < t.shape.size(); ++i) shape += std::to_string(t.shape[i]) + (t.shape.size() == 1 || i + 1 < t.shape.size() ? "," : "");
-  shape += ")";
+  for (size_t i = 0; i < t.shape.size(); ++i) shape += (i ? ", " : "") + std::to_string(t.shape[i]);
+  shape += t.shape.size() == 1 ? ",)" : ")";
   std::string header = "{'descr': '" + std::string(descr) + "', 'fortran_order': False, 'shape': " + shape + ", }";
   // magic(6) + version(2) + header_len(2) + header, padded with spaces to 64 bytes, ending in \n
   size_t total = 10 + header.size() + 1;

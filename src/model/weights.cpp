@@ -2,7 +2,7 @@
 
 #include <algorithm>
 #include <cstring>
-#include <set>
+#include <map>
 
 #include "core/check.h"
 #include "io/safetensors.h"
@@ -43,26 +43,32 @@ NamedTensors read_state_dict(const std::string& path) {
 
 void load_state_dict(Clip& model, const NamedTensors& sd, const std::string& where) {
   const ParamTable& t = model.table();
-  std::set<std::string> seen;
+  std::map<std::string, const HostTensor*> by_name;
   for (auto& [name, tensor] : sd) {
     if (ignored_key(name)) continue;
-    const ParamInfo* p = t.find(name);
-    if (!p)
+    if (!by_name.emplace(name, &tensor).second) OC_USER_ERROR("{}: key '{}' appears twice", where, name);
+  }
+  // In the model's state_dict order, so the first problem reported is the first key.
+  for (auto& p : t.params) {
+    auto it = by_name.find(p.name);
+    if (it == by_name.end())
+      OC_USER_ERROR("{}: missing key '{}' (shape {}) for model {}", where, p.name, shape_str(p.shape), model.cfg().name);
+    const HostTensor& tensor = *it->second;
+    bool ok = tensor.shape == p.shape;
+    if (!ok && p.name == "logit_scale") ok = tensor.shape == Shape{1} || tensor.shape.empty();
+    if (!ok)
+      OC_USER_ERROR("{}: '{}' has shape {} in the file but {} in model {} (is this checkpoint for another model "
+                    "config?)",
+                    where, p.name, shape_str(tensor.shape), shape_str(p.shape), model.cfg().name);
+  }
+  for (auto& [name, _] : by_name)
+    if (!t.find(name))
       OC_USER_ERROR("{}: unexpected key '{}' for model {} (is this checkpoint for another model config?)", where, name,
                     model.cfg().name);
-    Shape want = p->shape;
-    bool ok = tensor.shape == want;
-    if (!ok && name == "logit_scale") ok = tensor.shape == Shape{1} || tensor.shape.empty();
-    if (!ok)
-      OC_USER_ERROR("{}: '{}' has shape {} in the file but {} in model {}", where, name, shape_str(tensor.shape),
-                    shape_str(want), model.cfg().name);
-    if (!seen.insert(name).second) OC_USER_ERROR("{}: key '{}' appears twice", where, name);
-    std::vector<float> v = tensor.to_f32();
-    std::memcpy(model.params() + p->offset, v.data(), sizeof(float) * p->numel);
+  for (auto& p : t.params) {
+    std::vector<float> v = by_name[p.name]->to_f32();
+    std::memcpy(model.params() + p.offset, v.data(), sizeof(float) * p.numel);
   }
-  for (auto& p : t.params)
-    if (!seen.count(p.name))
-      OC_USER_ERROR("{}: missing key '{}' (shape {}) for model {}", where, p.name, shape_str(p.shape), model.cfg().name);
 }
 
 void load_weights(Clip& model, const std::string& path) { load_state_dict(model, read_state_dict(path), path); }

@@ -1,0 +1,157 @@
+// PNG decode/encode with libpng, matching PIL 9.4's Image.open(f).convert('RGB'):
+// palette and low-bit gray are expanded (tRNS and alpha are dropped, as convert('RGB')
+// drops them), 16-bit RGB/RGBA/gray+alpha keep the high byte (PIL's "RGB;16B" etc.
+// unpackers), and 16-bit gray, which PIL opens as mode "I", saturates at 255 (i2rgb
+// clips, it does not scale). Gamma/ICC chunks are ignored, as PIL ignores them.
+// libpng errors longjmp back here; C++ objects all live outside the setjmp region.
+#include <png.h>
+
+#include <csetjmp>
+#include <cstdio>
+#include <cstring>
+#include <string>
+
+#include "image/codec_internal.h"
+
+namespace oc::detail {
+namespace {
+
+struct PngState {
+  const uint8_t* data;
+  size_t size, pos;
+  char message[256];
+};
+
+void on_error(png_structp png, png_const_charp msg) {
+  auto* st = static_cast<PngState*>(png_get_error_ptr(png));
+  std::snprintf(st->message, sizeof(st->message), "%s", msg);
+  png_longjmp(png, 1);
+}
+
+void on_warning(png_structp, png_const_charp) {}
+
+void on_read(png_structp png, png_bytep out, size_t n) {
+  auto* st = static_cast<PngState*>(png_get_io_ptr(png));
+  if (n > st->size - st->pos) {
+    std::snprintf(st->message, sizeof(st->message), "file is truncated (needs %zu bytes at offset %zu of %zu)",
+                  n, st->pos, st->size);
+    png_longjmp(png, 1);
+  }
+  std::memcpy(out, st->data + st->pos, n);
+  st->pos += n;
+}
+
+// One decoded row (after libpng's expansions) to RGB. 16-bit gray saturates as PIL's
+// I -> RGB does; alpha is dropped.
+void to_rgb(const uint8_t* s, png_uint_32 w, int channels, bool gray16, uint8_t* d) {
+  if (gray16) {
+    for (png_uint_32 x = 0; x < w; ++x) {
+      unsigned v = (unsigned(s[2 * x]) << 8) | s[2 * x + 1];
+      d[3 * x] = d[3 * x + 1] = d[3 * x + 2] = uint8_t(v > 255 ? 255 : v);
+    }
+  } else if (channels >= 3) {  // RGB (only from the interlaced path) or RGBA
+    for (png_uint_32 x = 0; x < w; ++x) std::memcpy(d + 3 * x, s + channels * x, 3);
+  } else {  // gray (1) or gray+alpha (2)
+    for (png_uint_32 x = 0; x < w; ++x) d[3 * x] = d[3 * x + 1] = d[3 * x + 2] = s[channels * x];
+  }
+}
+
+}  // namespace
+
+Result<ImageU8> decode_png(std::span<const uint8_t> bytes, const DecodeOptions& opt) {
+  ImageU8 out;
+  std::vector<uint8_t> tmp;
+  std::vector<png_bytep> rows;
+  std::string error;
+  PngState st{bytes.data(), bytes.size(), 0, {0}};
+  if (bytes.size() < 8 || png_sig_cmp(bytes.data(), 0, 8) != 0) return Err{"PNG: bad signature"};
+  png_structp png = png_create_read_struct(PNG_LIBPNG_VER_STRING, &st, on_error, on_warning);
+  if (!png) return Err{"PNG: out of memory"};
+  png_infop info = png_create_info_struct(png);
+  if (!info) {
+    png_destroy_read_struct(&png, nullptr, nullptr);
+    return Err{"PNG: out of memory"};
+  }
+  if (setjmp(png_jmpbuf(png))) {
+    png_destroy_read_struct(&png, &info, nullptr);
+    return Err{"PNG: " + std::string(st.message) + " (at byte " + std::to_string(st.pos) + ")"};
+  }
+  png_set_read_fn(png, &st, on_read);
+  png_read_info(png, info);
+  png_uint_32 w = 0, h = 0;
+  int depth = 0, color = 0, interlace = 0;
+  png_get_IHDR(png, info, &w, &h, &depth, &color, &interlace, nullptr, nullptr);
+  if (int64_t(w) * int64_t(h) > opt.max_pixels) {
+    error = "PNG: " + std::to_string(w) + "x" + std::to_string(h) + " exceeds the pixel limit " +
+            std::to_string(opt.max_pixels);
+    png_destroy_read_struct(&png, &info, nullptr);
+    return Err{error};
+  }
+  const bool gray16 = color == PNG_COLOR_TYPE_GRAY && depth == 16;
+  if (color == PNG_COLOR_TYPE_PALETTE) png_set_palette_to_rgb(png);
+  if (color == PNG_COLOR_TYPE_GRAY && depth < 8) png_set_expand_gray_1_2_4_to_8(png);
+  if (depth == 16 && !gray16) png_set_strip_16(png);  // keeps the high byte, as PIL
+  const int passes = png_set_interlace_handling(png);
+  png_read_update_info(png, info);
+  const int channels = png_get_channels(png, info);
+  const size_t rowbytes = png_get_rowbytes(png, info);
+  out.width = int(w);
+  out.height = int(h);
+  out.rgb.resize(size_t(w) * h * 3);
+  const bool direct = channels == 3 && !gray16;
+  if (direct) {  // 8-bit RGB straight into the output, interlaced or not
+    rows.resize(h);
+    for (png_uint_32 y = 0; y < h; ++y) rows[y] = out.row(int(y));
+    png_read_image(png, rows.data());
+  } else if (passes == 1) {  // one row at a time: no full-size temporary
+    tmp.resize(rowbytes);
+    for (png_uint_32 y = 0; y < h; ++y) {
+      png_read_row(png, tmp.data(), nullptr);
+      to_rgb(tmp.data(), w, channels, gray16, out.row(int(y)));
+    }
+  } else {  // Adam7 fills every row over seven passes
+    tmp.resize(rowbytes * h);
+    rows.resize(h);
+    for (png_uint_32 y = 0; y < h; ++y) rows[y] = tmp.data() + rowbytes * y;
+    png_read_image(png, rows.data());
+    for (png_uint_32 y = 0; y < h; ++y) to_rgb(rows[y], w, channels, gray16, out.row(int(y)));
+  }
+  png_destroy_read_struct(&png, &info, nullptr);
+  return out;
+}
+
+namespace {
+void on_write(png_structp png, png_bytep data, size_t n) {
+  auto* v = static_cast<std::vector<uint8_t>*>(png_get_io_ptr(png));
+  v->insert(v->end(), data, data + n);
+}
+}  // namespace
+
+Result<std::vector<uint8_t>> encode_png(const ImageU8& img) {
+  std::vector<uint8_t> result;
+  std::vector<png_bytep> rows(size_t(img.height));
+  PngState st{nullptr, 0, 0, {0}};
+  png_structp png = png_create_write_struct(PNG_LIBPNG_VER_STRING, &st, on_error, on_warning);
+  if (!png) return Err{"PNG encode: out of memory"};
+  png_infop info = png_create_info_struct(png);
+  if (!info) {
+    png_destroy_write_struct(&png, nullptr);
+    return Err{"PNG encode: out of memory"};
+  }
+  if (setjmp(png_jmpbuf(png))) {
+    png_destroy_write_struct(&png, &info);
+    return Err{"PNG encode: " + std::string(st.message)};
+  }
+  png_set_write_fn(png, &result, on_write, nullptr);
+  png_set_compression_level(png, 6);  // PIL's default compress_level
+  png_set_IHDR(png, info, png_uint_32(img.width), png_uint_32(img.height), 8, PNG_COLOR_TYPE_RGB,
+               PNG_INTERLACE_NONE, PNG_COMPRESSION_TYPE_DEFAULT, PNG_FILTER_TYPE_DEFAULT);
+  for (int y = 0; y < img.height; ++y) rows[y] = const_cast<uint8_t*>(img.row(y));
+  png_write_info(png, info);
+  png_write_image(png, rows.data());
+  png_write_end(png, nullptr);
+  png_destroy_write_struct(&png, &info);
+  return result;
+}
+
+}  // namespace oc::detail
