@@ -26,7 +26,8 @@ Format output_format(const std::string& path) {
   OC_USER_ERROR("cannot tell the output format of '{}': name it *.safetensors, *.pt, *.pth or *.bin", path);
 }
 
-// By content: torch.save archives are zips ("PK\3\4"); anything else is read as safetensors.
+// By content: torch.save archives are zips ("PK\3\4"). Other files named like checkpoints
+// go to load_pt too (it explains legacy and broken ones); the rest are read as safetensors.
 Format input_format(const std::string& path) {
   auto f = io::ReadFile::open(path);
   if (!f) OC_USER_ERROR("{}", f.error());
@@ -34,7 +35,9 @@ Format input_format(const std::string& path) {
     auto head = f->read(0, 4);
     if (head && (*head)[0] == 'P' && (*head)[1] == 'K' && (*head)[2] == 3 && (*head)[3] == 4) return Format::Pt;
   }
-  return Format::Safetensors;
+  return ends_with(path, ".safetensors") ? Format::Safetensors
+         : (ends_with(path, ".pt") || ends_with(path, ".pth") || ends_with(path, ".bin")) ? Format::Pt
+                                                                                          : Format::Safetensors;
 }
 
 int run(const std::vector<std::string>& args) {

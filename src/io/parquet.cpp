@@ -1,0 +1,268 @@
+// Parquet column reading: footer, pages (v1/v2, dictionary), codecs, definition levels.
+#include "io/parquet.h"
+
+#include <cstring>
+
+#include <fmt/format.h>
+#include <snappy-c.h>
+#include <zlib.h>
+#include <zstd.h>
+
+#include "io/parquet_thrift.h"
+
+namespace oc::io {
+
+namespace {
+
+uint32_t le32(const uint8_t* p) { uint32_t v; std::memcpy(&v, p, 4); return v; }
+
+// A page bigger than this is damage, not data (a URL list's pages are a few MB).
+constexpr size_t kMaxPage = size_t(1) << 30;
+
+}  // namespace
+
+Result<std::vector<uint8_t>> parquet_decompress(int codec, std::span<const uint8_t> in, size_t n) {
+  if (n > kMaxPage) return Err{fmt::format("page claims {} bytes uncompressed", n)};
+  std::vector<uint8_t> out(n);
+  switch (codec) {
+    case 0:
+      if (in.size() != n) return Err{fmt::format("uncompressed page of {} bytes, header says {}", in.size(), n)};
+      std::memcpy(out.data(), in.data(), n);
+      return out;
+    case 1: {
+      size_t len = n;
+      if (snappy_uncompress(reinterpret_cast<const char*>(in.data()), in.size(), reinterpret_cast<char*>(out.data()),
+                            &len) != SNAPPY_OK || len != n)
+        return Err{"snappy: bad compressed page"};
+      return out;
+    }
+    case 2: {
+      z_stream z{};
+      if (inflateInit2(&z, 15 + 32) != Z_OK) return Err{"gzip: inflateInit failed"};  // +32: gzip or zlib header
+      z.next_in = const_cast<Bytef*>(in.data());
+      z.avail_in = uInt(in.size());
+      z.next_out = out.data();
+      z.avail_out = uInt(n);
+      int rc = inflate(&z, Z_FINISH);
+      size_t got = n - z.avail_out;
+      inflateEnd(&z);
+      if (rc != Z_STREAM_END || got != n) return Err{"gzip: bad compressed page"};
+      return out;
+    }
+    case 6: {
+      size_t got = ZSTD_decompress(out.data(), n, in.data(), in.size());
+      if (ZSTD_isError(got) || got != n)
+        return Err{fmt::format("zstd: bad compressed page ({})", ZSTD_isError(got) ? ZSTD_getErrorName(got) : "size")};
+      return out;
+    }
+    default:
+      return Err{fmt::format("compression codec {} is not supported (uncompressed, snappy, gzip and zstd are)",
+                             codec)};
+  }
+}
+
+bool decode_rle_hybrid(std::span<const uint8_t> in, int bit_width, size_t count, std::vector<uint32_t>* out) {
+  out->clear();
+  out->reserve(count);
+  if (bit_width < 0 || bit_width > 32) return false;
+  size_t p = 0;
+  const size_t vbytes = (bit_width + 7) / 8;
+  while (out->size() < count) {
+    uint64_t h = 0;
+    int shift = 0;
+    for (;;) {
+      if (p >= in.size() || shift > 35) return false;
+      uint8_t c = in[p++];
+      h |= uint64_t(c & 0x7f) << shift;
+      shift += 7;
+      if (!(c & 0x80)) break;
+    }
+    if (h & 1) {  // bit-packed: (h>>1) groups of 8 values, LSB first
+      size_t n = size_t(h >> 1) * 8;
+      size_t bytes = size_t(h >> 1) * bit_width;
+      if (bytes > in.size() - p) return false;
+      uint64_t acc = 0;
+      int bits = 0;
+      size_t q = p;
+      const uint32_t mask = bit_width == 32 ? 0xffffffffu : (1u << bit_width) - 1;
+      for (size_t i = 0; i < n; ++i) {
+        while (bits < bit_width) acc |= uint64_t(in[q++]) << bits, bits += 8;
+        if (out->size() < count) out->push_back(uint32_t(acc) & mask);
+        acc >>= bit_width;
+        bits -= bit_width;
+      }
+      p += bytes;
+    } else {  // run: (h>>1) copies of one value
+      size_t n = size_t(h >> 1);
+      if (vbytes > in.size() - p) return false;
+      uint32_t v = 0;
+      for (size_t i = 0; i < vbytes; ++i) v |= uint32_t(in[p + i]) << (8 * i);
+      p += vbytes;
+      if (n == 0) return false;  // a zero-length run never ends the loop
+      for (size_t i = 0; i < n && out->size() < count; ++i) out->push_back(v);
+    }
+  }
+  return true;
+}
+
+Result<ParquetFile> ParquetFile::open(const std::string& path) {
+  auto f = ReadFile::open(path);
+  if (!f) return Err{f.error()};
+  uint64_t size = f->size();
+  if (size < 12) return Err{fmt::format("{}: not a parquet file ({} bytes)", path, size)};
+  auto tail = f->read(size - 8, 8);
+  if (!tail) return Err{tail.error()};
+  if (std::memcmp(tail->data() + 4, "PAR1", 4) != 0) return Err{fmt::format("{}: no PAR1 magic at the end", path)};
+  uint32_t flen = le32(tail->data());
+  if (flen > size - 12) return Err{fmt::format("{}: footer length {} does not fit the file", path, flen)};
+  auto footer = f->read(size - 8 - flen, flen);
+  if (!footer) return Err{footer.error()};
+  auto m = parse_parquet_footer(*footer);
+  if (!m) return Err{fmt::format("{}: {} (footer at byte {})", path, m.error(), size - 8 - flen)};
+  return ParquetFile(std::move(*f), std::move(*m));
+}
+
+std::vector<std::string> ParquetFile::column_names() const {
+  std::vector<std::string> n;
+  for (const auto& c : meta_.columns) n.push_back(c.name);
+  return n;
+}
+
+namespace {
+
+using Strings = std::vector<std::optional<std::string>>;
+
+// PLAIN BYTE_ARRAY: 4-byte little-endian length, then the bytes.
+bool plain_strings(std::span<const uint8_t> b, size_t count, std::vector<std::string>* out) {
+  size_t p = 0;
+  for (size_t i = 0; i < count; ++i) {
+    if (b.size() - p < 4) return false;
+    uint32_t n = le32(b.data() + p);
+    p += 4;
+    if (n > b.size() - p) return false;
+    out->emplace_back(reinterpret_cast<const char*>(b.data() + p), n);
+    p += n;
+  }
+  return true;
+}
+
+}  // namespace
+
+Result<Strings> ParquetFile::read_strings(const std::string& column) const {
+  int ci = -1;
+  for (size_t i = 0; i < meta_.columns.size(); ++i)
+    if (meta_.columns[i].name == column) ci = int(i);
+  if (ci < 0) {
+    std::string have;
+    for (const auto& c : meta_.columns) have += (have.empty() ? "" : ", ") + c.name;
+    return Err{fmt::format("{}: no column '{}' (columns: {})", f_.path(), column, have)};
+  }
+  const auto& sc = meta_.columns[ci];
+  if (sc.physical_type != 6)
+    return Err{fmt::format("{}: column '{}' has physical type {}, not BYTE_ARRAY (strings)", f_.path(), column,
+                           sc.physical_type)};
+  if (sc.repetition == 2) return Err{fmt::format("{}: column '{}' is repeated (a list)", f_.path(), column)};
+  const bool optional = sc.repetition == 1;
+  Strings out;
+  out.reserve(size_t(meta_.num_rows));
+  for (size_t g = 0; g < meta_.row_groups.size(); ++g) {
+    const ParquetColumnChunk& cc = meta_.row_groups[g].columns[ci];
+    int64_t start = cc.dictionary_page_offset >= 0 && cc.dictionary_page_offset < cc.data_page_offset
+                        ? cc.dictionary_page_offset
+                        : cc.data_page_offset;
+    if (start < 0 || cc.total_compressed_size < 0 || uint64_t(start + cc.total_compressed_size) > f_.size())
+      return Err{fmt::format("{}: column '{}' row group {}: chunk [{}, +{}) outside the file", f_.path(), column, g,
+                             start, cc.total_compressed_size)};
+    auto chunk = f_.read(uint64_t(start), uint64_t(cc.total_compressed_size));
+    if (!chunk) return Err{chunk.error()};
+    std::vector<std::string> dict;
+    int64_t seen = 0;
+    size_t p = 0;
+    auto where = [&](size_t at) {
+      return fmt::format("{}: column '{}' row group {} page at byte {}", f_.path(), column, g, start + int64_t(at));
+    };
+    while (seen < cc.num_values) {
+      if (p >= chunk->size()) return Err{where(p) + ": chunk ends before all values were read"};
+      auto h = parse_page_header(std::span(*chunk).subspan(p));
+      if (!h) return Err{where(p) + ": " + h.error()};
+      size_t body = p + h->header_size;
+      if (size_t(h->compressed_size) > chunk->size() - body) return Err{where(p) + ": page runs past the chunk"};
+      std::span<const uint8_t> raw(chunk->data() + body, size_t(h->compressed_size));
+      const size_t page_at = p;
+      p = body + size_t(h->compressed_size);
+      if (h->type == 2) {  // dictionary page: PLAIN values
+        auto d = parquet_decompress(cc.codec, raw, size_t(h->uncompressed_size));
+        if (!d) return Err{where(page_at) + ": " + d.error()};
+        dict.clear();
+        if (!plain_strings(*d, size_t(h->num_values), &dict)) return Err{where(page_at) + ": truncated dictionary"};
+        continue;
+      }
+      if (h->type != 0 && h->type != 3) continue;  // index pages etc.
+      const size_t n = size_t(h->num_values);
+      std::vector<uint8_t> page;
+      std::span<const uint8_t> levels, values;
+      std::vector<uint32_t> def;
+      if (h->type == 0) {
+        auto d = parquet_decompress(cc.codec, raw, size_t(h->uncompressed_size));
+        if (!d) return Err{where(page_at) + ": " + d.error()};
+        page = std::move(*d);
+        size_t q = 0;
+        if (optional) {
+          if (h->def_encoding != 3) return Err{where(page_at) + ": definition levels not RLE-encoded"};
+          if (page.size() < 4 || le32(page.data()) > page.size() - 4) return Err{where(page_at) + ": bad level length"};
+          levels = std::span(page).subspan(4, le32(page.data()));
+          q = 4 + levels.size();
+        }
+        values = std::span(page).subspan(q);
+      } else {
+        size_t lv = size_t(h->v2_def_len) + size_t(h->v2_rep_len);
+        if (lv > raw.size()) return Err{where(page_at) + ": level bytes past the page"};
+        if (h->v2_rep_len) return Err{where(page_at) + ": repetition levels in a flat column"};
+        levels = raw.subspan(0, size_t(h->v2_def_len));
+        if (h->v2_compressed && cc.codec != 0) {
+          auto d = parquet_decompress(cc.codec, raw.subspan(lv), size_t(h->uncompressed_size) - lv);
+          if (!d) return Err{where(page_at) + ": " + d.error()};
+          page = std::move(*d);
+          values = page;
+        } else {
+          values = raw.subspan(lv);
+        }
+      }
+      size_t present = n;
+      if (optional) {
+        if (!decode_rle_hybrid(levels, 1, n, &def)) return Err{where(page_at) + ": truncated definition levels"};
+        present = 0;
+        for (uint32_t v : def) present += v != 0;
+      }
+      std::vector<std::string> vals;
+      vals.reserve(present);
+      if (h->encoding == 0) {
+        if (!plain_strings(values, present, &vals)) return Err{where(page_at) + ": truncated PLAIN values"};
+      } else if (h->encoding == 2 || h->encoding == 8) {
+        if (present > 0) {
+          if (values.empty()) return Err{where(page_at) + ": missing dictionary index bit width"};
+          std::vector<uint32_t> idx;
+          if (!decode_rle_hybrid(values.subspan(1), values[0], present, &idx))
+            return Err{where(page_at) + ": truncated dictionary indices"};
+          for (uint32_t i : idx) {
+            if (i >= dict.size())
+              return Err{fmt::format("{}: dictionary index {} >= dictionary size {}", where(page_at), i, dict.size())};
+            vals.push_back(dict[i]);
+          }
+        }
+      } else {
+        return Err{fmt::format("{}: value encoding {} is not supported (PLAIN and dictionary are)", where(page_at),
+                               h->encoding)};
+      }
+      size_t k = 0;
+      for (size_t i = 0; i < n; ++i) {
+        if (optional && def[i] == 0) out.emplace_back(std::nullopt);
+        else out.emplace_back(std::move(vals[k++]));
+      }
+      seen += int64_t(n);
+    }
+  }
+  return out;
+}
+
+}  // namespace oc::io
