@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "cli/bench_data.h"
 #include "cli/command.h"
 #include "core/check.h"
 #include "core/machine.h"
@@ -18,8 +19,10 @@
 #include "core/timer.h"
 #include "model/clip.h"
 #include "ops/gemm.h"
+#include "ops/linear.h"
 #include "optim/adamw.h"
 #include "optim/step.h"
+#include "eval/zeroshot.h"
 #include "text/tokenizer.h"
 
 namespace oc::cli {
@@ -206,12 +209,67 @@ int run_infer(const std::vector<std::string>& args) {
   return 0;
 }
 
+// Zero-shot evaluation cost: the classifier (C classes x T templates through the text
+// tower, OpenCLIP's build_zero_shot_classifier) and images/s through the image tower + logits.
+int run_zeroshot(const std::vector<std::string>& args) {
+  Options o("bench zeroshot", "Zero-shot classifier build time and evaluation images/s.",
+            {{"model", OptType::String, "ViT-B-32", "model config name or JSON path"},
+             {"precision", OptType::String, "amp_bf16", "fp32 or amp_bf16"},
+             {"classes", OptType::Int, "1000", "ImageNet classes to use (first N)"},
+             {"templates", OptType::Int, "80", "OpenAI templates to use (first N)"},
+             {"images", OptType::Int, "128", "synthetic images to classify"},
+             {"batch-size", OptType::Int, "64", "batch size"},
+             {"threads", OptType::Int, "0", "OpenMP threads (0 = all cores)"},
+             {"json", OptType::Flag, "", "print one JSON object"}});
+  o.parse(args);
+  if (o.help_requested()) return std::printf("%s", o.help().c_str()), 0;
+  if (o.get_int("threads") > 0) set_num_threads(int(o.get_int("threads")));
+  ModelCfg cfg = load_model_config(o.get("model"));
+  Clip model(cfg);
+  model.init(0);
+  model.set_precision(parse_precision(o.get("precision")));
+  const int64_t B = o.get_int("batch-size"), N = o.get_int("images");
+  model.plan_inference(B);
+  ZeroShotTask task = imagenet_task();
+  task.classnames.resize(std::min<size_t>(task.classnames.size(), size_t(o.get_int("classes"))));
+  task.templates.resize(std::min<size_t>(task.templates.size(), size_t(o.get_int("templates"))));
+  Tokenizer tok = Tokenizer::load_default();
+  Timer t;
+  std::vector<float> W = zeroshot_classifier(model, tok, task, B);
+  const double cls_s = t.seconds();
+  const int S = cfg.vision.image_size;
+  const int64_t E = cfg.embed_dim, C = int64_t(task.classnames.size());
+  Rng rng(1);
+  std::vector<float> images(size_t(B * 3 * S * S)), feats(size_t(B * E)), logits(size_t(B * C));
+  for (auto& v : images) v = float(rng.normal());
+  t.reset();
+  for (int64_t done = 0; done < N; done += B) {
+    const int64_t n = std::min(B, N - done);
+    model.encode_image(images.data(), n, feats.data());
+    ops::gemm<float>(false, true, n, C, E, 100.0f, feats.data(), E, W.data(), E, 0.0f, logits.data(), C);
+  }
+  const double ips = double(N) / t.seconds();
+  nlohmann::json j = {{"model", cfg.name}, {"precision", o.get("precision")}, {"classes", C},
+                      {"templates", task.templates.size()}, {"classifier_seconds", cls_s},
+                      {"prompts_per_second", double(C) * double(task.templates.size()) / cls_s},
+                      {"images_per_second", ips}, {"threads", num_threads()}};
+  if (o.flag("json")) std::printf("%s\n", j.dump().c_str());
+  else
+    std::printf("bench zeroshot %s %s: classifier %lld classes x %zu templates in %.1f s (%.1f prompts/s); "
+                "%.2f images/s\n",
+                cfg.name.c_str(), o.get("precision").c_str(), (long long)C, task.templates.size(), cls_s,
+                double(C) * double(task.templates.size()) / cls_s, ips);
+  return 0;
+}
+
 int run(const std::vector<std::string>& args) {
-  const char* usage = "usage: openclip bench train|infer|data [options]   (openclip bench <what> --help)\n";
+  const char* usage = "usage: openclip bench train|infer|zeroshot|data [options]   (openclip bench <what> --help)\n";
   if (args.empty()) return std::fprintf(stderr, "%s", usage), 2;
   std::vector<std::string> rest(args.begin() + 1, args.end());
   if (args[0] == "train") return run_train(rest);
   if (args[0] == "infer") return run_infer(rest);
+  if (args[0] == "zeroshot") return run_zeroshot(rest);
+  if (args[0] == "data") return run_bench_data(rest);
   if (args[0] == "--help" || args[0] == "-h") return std::printf("%s", usage), 0;
   OC_USER_ERROR("bench: unknown benchmark '{}'; choose train, infer or data", args[0]);
 }
