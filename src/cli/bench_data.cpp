@@ -57,8 +57,12 @@ int run_bench_data(const std::vector<std::string>& args) {
   data::DataLoader dl(cfg, tok);
   dl.start_epoch(0);
   Timer startup;
-  for (int64_t i = 0; i < warm; ++i)
-    if (!dl.next()) OC_USER_ERROR("bench data: the data ran out during warm-up");
+  // The consumer hands each batch back, as a training loop does once the batch is on the device.
+  for (int64_t i = 0; i < warm; ++i) {
+    auto b = dl.next();
+    if (!b) OC_USER_ERROR("bench data: the data ran out during warm-up");
+    dl.recycle(std::move(*b));
+  }
   const double warm_s = startup.seconds();
   Timer t;
   int64_t n = 0, got = 0;
@@ -66,6 +70,7 @@ int run_bench_data(const std::vector<std::string>& args) {
     auto b = dl.next();
     if (!b) break;
     n += b->size;
+    dl.recycle(std::move(*b));
   }
   const double s = t.seconds();
   const double rate = n / std::max(1e-9, s);

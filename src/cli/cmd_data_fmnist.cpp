@@ -15,7 +15,7 @@ int data_fashion_mnist(const std::vector<std::string>& args) {
             {{"out", OptType::String, "", "output folder (gets train/ and test/)", ""},
              {"split", OptType::String, "both", "train, test or both", ""},
              {"image-size", OptType::Int, "28", "image side in pixels (28 = the original pixels)", ""},
-             {"shard-size", OptType::Int, "10000", "samples per shard", ""},
+             {"shard-size", OptType::Int, "2000", "samples per shard (2000: 30 train shards, enough for workers x ranks)", ""},
              {"source", OptType::String, "/usr/share/datasets/fashion-mnist",
               "folder with the IDX files (.gz or not; Debian package dataset-fashion-mnist)", ""},
              {"limit", OptType::Int, "-1", "only the first N images of each split (-1: all)", ""},

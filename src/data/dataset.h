@@ -1,0 +1,55 @@
+// What to load and how: OpenCLIP's data flags gathered in one struct, the dataset type
+// (auto by extension, as OpenCLIP), and the options table entries for the train/eval
+// commands so every command spells the data flags the same way.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "core/options.h"
+#include "core/result.h"
+#include "image/transform.h"
+
+namespace oc::data {
+
+enum class DatasetType { Auto, WebDataset, Csv, Synthetic, SyntheticLearnable };
+
+// "auto", "webdataset", "csv", "synthetic", "synthetic-learnable".
+Result<DatasetType> parse_dataset_type(const std::string& name);
+const char* dataset_type_name(DatasetType t);
+// Auto: .csv/.tsv -> csv; .tar, a brace pattern or a pipe: command -> webdataset; anything
+// else is an error that says what was tried.
+Result<DatasetType> resolve_dataset_type(DatasetType t, const std::string& data);
+
+struct DataConfig {
+  DatasetType type = DatasetType::Auto;
+  std::string data;             // --train-data / --val-data
+  bool train = true;            // train: shuffles, drop_last, RandomResizedCrop; eval: none of these
+  int64_t num_samples = -1;     // --train-num-samples / --val-num-samples (-1: sizes.json / __len__)
+  int batch_size = 64;
+  int workers = 4;              // 0: batches are made in the caller's thread
+  int rank = 0, world_size = 1;
+  uint64_t seed = 0;
+  bool resampled = false;       // --dataset-resampled
+  std::string upsampling_factors;
+  bool shuffle = true;          // false: no shard or sample shuffling (--no-shuffle)
+  size_t shard_shuffle_size = 2000, shard_shuffle_initial = 500;
+  size_t sample_shuffle_size = 5000, sample_shuffle_initial = 1000;
+  char csv_separator = '\t';
+  std::string csv_img_key = "filepath", csv_caption_key = "title";
+  std::string csv_label_key;    // optional integer label column (zero-shot evaluation)
+  PreprocessCfg preprocess;
+  int context_length = 77;
+  int prefetch = 2;             // ready batches queued per worker (PyTorch's prefetch_factor)
+  int decode_min_side = 0;      // >0: JPEG DCT-scaled decoding down to this shortest side
+  int warn_full = 5;            // skipped-sample warnings printed in full per reason
+};
+
+// The data flags of the train command (OpenCLIP's spellings plus --no-shuffle,
+// --csv-label-key, --synthetic-*): append these to a command's options table.
+std::vector<OptionSpec> data_option_specs();
+// Fills the data fields of cfg from parsed options (train = true uses --train-*, else --val-*).
+// Preprocessing, batch size and the world layout are left to the caller.
+Status apply_data_options(const Options& o, bool train, DataConfig* cfg);
+
+}  // namespace oc::data

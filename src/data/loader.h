@@ -1,0 +1,113 @@
+// The data loader: --workers threads decode, augment and tokenize into bounded per-worker
+// queues of ready batches; the consumer takes them round-robin (worker 0, 1, ..., W-1, 0,
+// ...) as PyTorch's DataLoader does, so batch contents and order depend only on (seed,
+// epoch, rank, world, workers), never on thread timing. The position after each batch is
+// exact and serializable: a resumed run re-derives the epoch's order and skips (reading
+// tar members, decoding nothing) to where it was, and sees the same batches as a run that
+// never stopped.
+#pragma once
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "core/result.h"
+#include "data/dataset.h"
+#include "data/stats.h"
+
+namespace oc {
+class Tokenizer;
+}
+
+namespace oc::data {
+
+struct CsvData;    // producers.h
+class BatchPool;  // producers.h
+
+// Where one worker stands in its epoch: `pass` counts restarts of its shard list (OpenCLIP
+// wraps the data to fill an epoch), `pulled` the samples taken from the pass's shuffled
+// stream (kept or skipped), `batches` the batches it has produced.
+struct WorkerPos {
+  int64_t pass = 0, pulled = 0, batches = 0;
+};
+
+struct Batch {
+  int64_t index = 0;  // within the epoch, 0-based, in consumption order
+  int size = 0;       // rows (batch_size; fewer only for the last eval batch)
+  int image_size = 0, context_length = 0;
+  std::vector<float> images;     // [size, 3, image_size, image_size]
+  std::vector<int32_t> tokens;   // [size, context_length]
+  std::vector<int64_t> labels;   // [size]: .cls / label column, -1 where absent
+  std::vector<std::string> keys; // [size]: tar key, CSV row "path", or "synthetic:<index>"
+  int worker = 0;
+  WorkerPos pos;  // the producing worker's position after this batch
+};
+
+// The loader's position: enough to continue an epoch exactly. Saved in checkpoints as JSON.
+struct LoaderPosition {
+  int64_t epoch = 0;
+  int64_t batches = 0;              // batches returned so far in this epoch
+  std::vector<WorkerPos> workers;   // per logical worker
+  // The layout it was taken under; restoring under another one is refused.
+  uint64_t seed = 0;
+  int rank = 0, world_size = 1, num_workers = 1, batch_size = 0;
+  std::string dataset;              // type + data string
+
+  nlohmann::json to_json() const;
+  static Result<LoaderPosition> from_json(const nlohmann::json& j);
+};
+
+class DataLoader {
+ public:
+  // Validates the dataset (shards >= workers x ranks, CSV columns, sizes); throws oc::Error
+  // with a user-facing message when it cannot be used. `tokenizer` may be null: the default
+  // vocabulary is loaded then.
+  DataLoader(DataConfig cfg, std::shared_ptr<const Tokenizer> tokenizer = nullptr);
+  ~DataLoader();
+  DataLoader(const DataLoader&) = delete;
+  DataLoader& operator=(const DataLoader&) = delete;
+
+  // Per epoch, per rank (OpenCLIP's dataloader.num_batches / num_samples).
+  int64_t num_batches() const { return num_batches_; }
+  int64_t num_samples() const { return num_samples_; }
+  int64_t num_shards() const { return int64_t(shards_.size()); }
+  int num_workers() const { return nw_; }  // logical workers: max(1, --workers)
+
+  // Starts an epoch from its beginning (stops any epoch in progress).
+  void start_epoch(int64_t epoch);
+  // Starts pos.epoch at pos. An error (nothing started) when the layout differs.
+  Status resume(const LoaderPosition& pos);
+  // The next batch; nullopt at the end of the epoch. A worker's fatal error (no readable
+  // data at all) is rethrown here as oc::Error.
+  std::optional<Batch> next();
+  // Optional: hands a used batch back so its buffers are reused for a later batch (saves an
+  // allocation, page faults and zeroing of ~B*3*S*S floats per batch).
+  void recycle(Batch&& b);
+  // The position after the last batch next() returned.
+  LoaderPosition position() const { return pos_; }
+
+  DataStats& stats() { return *stats_; }
+  const DataConfig& config() const { return cfg_; }
+
+  struct Impl;  // producers and worker threads (loader.cpp / producers.cpp)
+
+ private:
+  void stop();
+  void launch(const std::vector<WorkerPos>& from, int next_worker);
+  DataConfig cfg_;
+  std::shared_ptr<const Tokenizer> tok_;
+  std::shared_ptr<DataStats> stats_;
+  std::vector<std::string> shards_;
+  std::vector<double> weights_;
+  int nw_ = 1;
+  int64_t num_batches_ = 0, num_samples_ = 0, worker_batches_ = 0, index_size_ = 0;
+  LoaderPosition pos_;
+  std::unique_ptr<Impl> impl_;
+  std::shared_ptr<const CsvData> csv_;
+  std::shared_ptr<BatchPool> pool_;  // recycled batches, kept across epochs
+};
+
+}  // namespace oc::data
