@@ -88,10 +88,10 @@ int run(const std::vector<std::string>& args) {
               "context-length space-separated ids (start, text, end, zero padding) per input "
               "line. With --decode, read such id lines and print the text (start/end tokens and "
               "padding dropped, trailing spaces stripped, line breaks shown as spaces).",
-              {{"vocab", OptType::String, "", "bpe_simple_vocab_16e6.txt.gz (default: $OPENCLIP_VOCAB, then the data folder)"},
-               {"context-length", OptType::Int, "77", "ids per line (OpenCLIP's context_length)"},
-               {"input", OptType::String, "-", "input file, - for stdin"},
-               {"decode", OptType::Flag, "", "ids -> text instead of text -> ids"}});
+              {{"vocab", OptType::String, "", "bpe_simple_vocab_16e6.txt.gz (default: $OPENCLIP_VOCAB, then the data folder)", ""},
+               {"context-length", OptType::Int, "77", "ids per line (OpenCLIP's context_length)", ""},
+               {"input", OptType::String, "-", "input file, - for stdin", ""},
+               {"decode", OptType::Flag, "", "ids -> text instead of text -> ids", ""}});
   opt.parse(args);
   if (opt.help_requested()) return std::printf("%s", opt.help().c_str()), 0;
   const int64_t ctx = opt.get_int("context-length");
