@@ -54,6 +54,7 @@ class Clip {
 
   float logit_scale() const { return p_.logit_scale[0]; }
   TextTower& text_tower() { return text_; }
+  VisionTower& vision_tower() { return vision_; }
   // MiB of each arena (parameters, gradients, activations), for the start-up log.
   struct Memory {
     double params, grads, activations;

@@ -24,6 +24,7 @@ class VisionTower {
   void backward(const ClipParams& p, const ClipParams& g, const float* d_feat, ops::Prec prec);
   double mib() const { return mem_.mib() + extra_.mib(); }
   int64_t planned_batch() const { return B_max_; }
+  void set_block_hook(std::function<void(int64_t)> f) { mem_.on_block_backward = std::move(f); }
 
  private:
   ModelCfg cfg_;
@@ -45,6 +46,7 @@ class TextTower {
   int64_t tokens_used() const { return T_; }  // positions computed in the last forward
   // Forces the full context (for tests comparing against the truncated computation).
   void set_full_context(bool full) { full_context_ = full; }
+  void set_block_hook(std::function<void(int64_t)> f) { mem_.on_block_backward = std::move(f); }
   double mib() const { return mem_.mib() + extra_.mib(); }
 
  private:

@@ -116,6 +116,7 @@ void stack_backward(const std::vector<BlockParams>& p, const std::vector<BlockPa
     { OC_PROFILE("layernorm"); ops::layernorm_forward(ln, stat, stat + N, a.x, P.ln1_w, P.ln1_b, N, W, d.eps); }  // recompute ln_1
     { OC_PROFILE("linear_bwd"); ops::linear_backward(rec, G.in_w, G.in_b, dbig, ln, P.in_w, N, W, 3 * W, d.prec); }  // rec = d ln_1
     { OC_PROFILE("layernorm_bwd"); ops::layernorm_backward(dres, G.ln1_w, G.ln1_b, rec, a.x, P.ln1_w, a.mean1, a.rstd1, N, W); }
+    if (mem.on_block_backward) mem.on_block_backward(l);
   }
 }
 

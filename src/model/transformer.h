@@ -4,6 +4,7 @@
 // recomputed from saved statistics / pre-activations during backward (one layer's scratch).
 #pragma once
 #include <cstdint>
+#include <functional>
 #include <vector>
 
 #include "core/buffer.h"
@@ -53,6 +54,9 @@ class StackMemory {
   float* ln_buf() { return ln_buf_; }  // [B,T,W] (recomputed LayerNorm output)
   float* stat_buf() { return stat_buf_; }  // [2*B*T]
   double mib() const { return buf_.mib(); }
+  // Called by stack_backward when block l's parameter gradients are final (data-parallel
+  // training starts their all-reduce while the lower blocks are still computed).
+  std::function<void(int64_t layer)> on_block_backward;
 
  private:
   FloatBuffer buf_;

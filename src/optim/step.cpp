@@ -1,6 +1,8 @@
 #include "optim/step.h"
 
+#include <algorithm>
 #include <cmath>
+#include <cstring>
 
 #include "core/check.h"
 #include "core/profile.h"
@@ -36,6 +38,199 @@ double ContrastiveStep::forward_backward(const float* images, const int32_t* tok
   model_.g().logit_scale[0] += d_scale;
   model_.backward(d_img_.data(), d_txt_.data());
   return loss;
+}
+
+}  // namespace oc
+
+namespace oc {
+
+double ContrastiveStep::forward_backward_accum(const std::vector<const float*>& images,
+                                               const std::vector<const int32_t*>& tokens, int64_t B) {
+  const int64_t K = int64_t(images.size()), N = K * B, E = model_.cfg().embed_dim;
+  OC_CHECK(K >= 1 && tokens.size() == images.size(), "accumulation needs matching image/token micro-batches");
+  OC_CHECK(B <= B_max_, "micro-batch {} exceeds the planned {}", B, B_max_);
+  if (cache_img_.size() < size_t(N * E)) {
+    cache_img_.resize(size_t(N * E)), cache_txt_.resize(size_t(N * E));
+    d_img_.resize(size_t(N * E)), d_txt_.resize(size_t(N * E));
+    d_img_all_.resize(size_t(N * E)), d_txt_all_.resize(size_t(N * E));
+    scratch_.resize(size_t(2 * N * N));
+  }
+  // 1. Features of every micro-batch (OpenCLIP: under no_grad).
+  for (int64_t j = 0; j < K; ++j) {
+    OC_PROFILE("step.forward");
+    Clip::Features f = model_.forward(images[size_t(j)], tokens[size_t(j)], B);
+    std::memcpy(cache_img_.data() + j * B * E, f.image, sizeof(float) * size_t(B * E));
+    std::memcpy(cache_txt_.data() + j * B * E, f.text, sizeof(float) * size_t(B * E));
+  }
+  // 2. The loss over all N samples and its gradient w.r.t. every feature row. Re-running
+  // micro-batch j reproduces its cached features bit for bit (deterministic kernels), so
+  // OpenCLIP's K loss evaluations are this one, restricted to the rows of slot j.
+  const float scale = std::exp(model_.logit_scale());
+  float d_scale = 0;
+  const double loss = ops::clip_loss_forward_backward(
+      d_img_.data(), d_txt_.data(), d_img_all_.data(), d_txt_all_.data(), &d_scale, scratch_.data(), cache_img_.data(),
+      cache_txt_.data(), cache_img_.data(), cache_txt_.data(), scale, N, N, E, 0);
+  ops::add_inplace(d_img_.data(), d_img_all_.data(), N * E);
+  ops::add_inplace(d_txt_.data(), d_txt_all_.data(), N * E);
+  // 3. Backward through each micro-batch.
+  model_.zero_grads();
+  for (int64_t j = 0; j < K; ++j) {
+    {
+      OC_PROFILE("step.forward");
+      model_.forward(images[size_t(j)], tokens[size_t(j)], B);
+    }
+    OC_PROFILE("step.loss+backward");
+    model_.backward(d_img_.data() + j * B * E, d_txt_.data() + j * B * E);
+  }
+  model_.g().logit_scale[0] += float(K) * d_scale;
+  return loss;
+}
+
+}  // namespace oc
+
+namespace oc {
+
+double ContrastiveStep::forward_backward_dist(const float* images, const int32_t* tokens, int64_t B,
+                                              dist::Communicator& comm, DistMode mode) {
+  OC_CHECK(B <= B_max_, "batch {} exceeds the planned {}", B, B_max_);
+  const int64_t W = comm.size(), r = comm.rank(), N = W * B, E = model_.cfg().embed_dim;
+  const size_t NE = size_t(N * E), BE = size_t(B * E);
+  if (all_img_.size() < NE) {
+    all_img_.resize(NE), all_txt_.resize(NE), own_img_.resize(BE), own_txt_.resize(BE);
+    d_img_.resize(NE), d_txt_.resize(NE), d_img_all_.resize(NE), d_txt_all_.resize(NE);
+    scratch_.resize(size_t(2 * N * N));
+  }
+  if (own_img_.size() < BE) own_img_.resize(BE), own_txt_.resize(BE);
+  model_.zero_grads();
+  Clip::Features f;
+  {
+    OC_PROFILE("step.forward");
+    f = model_.forward(images, tokens, B);
+  }
+  {
+    OC_PROFILE("step.gather");
+    comm.allgather(f.image, all_img_.data(), B * E);
+    comm.allgather(f.text, all_txt_.data(), B * E);
+  }
+  OC_PROFILE("step.loss+backward");
+  const float scale = std::exp(model_.logit_scale());
+  float d_scale = 0;
+  double loss;
+  float* gi = own_img_.data();
+  float* gt = own_txt_.data();
+  if (!mode.local_loss) {
+    // Every rank evaluates the same global loss; d_img_ = d loss / d (every gathered row).
+    loss = ops::clip_loss_forward_backward(d_img_.data(), d_txt_.data(), d_img_all_.data(), d_txt_all_.data(),
+                                           &d_scale, scratch_.data(), all_img_.data(), all_txt_.data(),
+                                           all_img_.data(), all_txt_.data(), scale, N, N, E, 0);
+    ops::add_inplace(d_img_.data(), d_img_all_.data(), N * E);
+    ops::add_inplace(d_txt_.data(), d_txt_all_.data(), N * E);
+    if (mode.gather_with_grad) {
+      comm.reduce_scatter_sum(d_img_.data(), gi, B * E);
+      comm.reduce_scatter_sum(d_txt_.data(), gt, B * E);
+    } else {
+      const float w = float(W);  // exact: a power of two for the usual world sizes
+      const float* si = d_img_.data() + size_t(r) * BE;
+      const float* st = d_txt_.data() + size_t(r) * BE;
+      for (size_t i = 0; i < BE; ++i) gi[i] = w * si[i], gt[i] = w * st[i];
+    }
+  } else {
+    loss = ops::clip_loss_forward_backward(d_img_.data(), d_txt_.data(), d_img_all_.data(), d_txt_all_.data(),
+                                           &d_scale, scratch_.data(), f.image, f.text, all_img_.data(),
+                                           all_txt_.data(), scale, B, N, E, r * B);
+    if (mode.gather_with_grad) {
+      comm.reduce_scatter_sum(d_img_all_.data(), gi, B * E);
+      comm.reduce_scatter_sum(d_txt_all_.data(), gt, B * E);
+    } else {
+      std::memcpy(gi, d_img_all_.data() + size_t(r) * BE, sizeof(float) * BE);
+      std::memcpy(gt, d_txt_all_.data() + size_t(r) * BE, sizeof(float) * BE);
+    }
+    ops::add_inplace(gi, d_img_.data(), B * E);
+    ops::add_inplace(gt, d_txt_.data(), B * E);
+  }
+  model_.g().logit_scale[0] += d_scale;
+  model_.backward(gi, gt);
+  return loss;
+}
+
+}  // namespace oc
+
+namespace oc {
+
+namespace {
+// [min offset, max end) of the parameters whose name starts with prefix.
+bool prefix_range(const ParamTable& t, const std::string& prefix, size_t* b, size_t* e) {
+  bool any = false;
+  for (const ParamInfo& p : t.params)
+    if (p.name.compare(0, prefix.size(), prefix) == 0) {
+      *b = any ? std::min(*b, p.offset) : p.offset;
+      *e = any ? std::max(*e, p.offset + p.numel) : p.offset + p.numel;
+      any = true;
+    }
+  return any;
+}
+}  // namespace
+
+GradAllReduce::GradAllReduce(Clip& model, dist::Communicator& comm) : model_(model), comm_(comm) {
+  const ParamTable& t = model.table();
+  std::vector<Range> blocks;
+  for (int64_t l = 0; l < model.cfg().vision.layers; ++l) {
+    Range r{};
+    OC_CHECK(prefix_range(t, fmt::format("visual.transformer.resblocks.{}.", l), &r.begin, &r.end), "vision block {}", l);
+    vision_.push_back(r), blocks.push_back(r);
+  }
+  for (int64_t l = 0; l < model.cfg().text.layers; ++l) {
+    Range r{};
+    OC_CHECK(prefix_range(t, fmt::format("transformer.resblocks.{}.", l), &r.begin, &r.end), "text block {}", l);
+    text_.push_back(r), blocks.push_back(r);
+  }
+  // The rest: the complement of the blocks in the arena (padding included, harmlessly).
+  std::sort(blocks.begin(), blocks.end(), [](const Range& a, const Range& b) { return a.begin < b.begin; });
+  size_t at = 0;
+  for (const Range& r : blocks) {
+    OC_CHECK(r.begin >= at, "block parameter ranges overlap at {}", r.begin);
+    if (r.begin > at) rest_.push_back({at, r.begin});
+    at = r.end;
+  }
+  if (at < t.total) rest_.push_back({at, t.total});
+  started_v_.assign(vision_.size(), 0), started_t_.assign(text_.size(), 0);
+  model_.vision_tower().set_block_hook([this](int64_t l) {
+    if (overlap_) start(vision_[size_t(l)]), started_v_[size_t(l)] = 1;
+  });
+  model_.text_tower().set_block_hook([this](int64_t l) {
+    if (overlap_) start(text_[size_t(l)]), started_t_[size_t(l)] = 1;
+  });
+}
+
+GradAllReduce::~GradAllReduce() {
+  model_.vision_tower().set_block_hook(nullptr);
+  model_.text_tower().set_block_hook(nullptr);
+}
+
+void GradAllReduce::start(const Range& r) { comm_.start_allreduce_sum(model_.grads() + r.begin, int64_t(r.end - r.begin)); }
+
+void GradAllReduce::finish() {
+  OC_PROFILE("step.allreduce");
+  for (size_t i = 0; i < vision_.size(); ++i)
+    if (!started_v_[i]) start(vision_[i]);
+  for (size_t i = 0; i < text_.size(); ++i)
+    if (!started_t_[i]) start(text_[i]);
+  for (const Range& r : rest_) start(r);
+  comm_.wait_all("gradient all-reduce");
+  std::fill(started_v_.begin(), started_v_.end(), 0);
+  std::fill(started_t_.begin(), started_t_.end(), 0);
+  // DDP's average: sum * (1/world), the same on every rank (the sums are identical).
+  const float inv = 1.0f / float(comm_.size());
+  float* g = model_.grads();
+  const size_t n = model_.table().total;
+  for (size_t i = 0; i < n; ++i) g[i] *= inv;
+}
+
+double GradAllReduce::bucket_mib_max() const {
+  size_t m = 0;
+  for (const auto* v : {&vision_, &text_, &rest_})
+    for (const Range& r : *v) m = std::max(m, r.end - r.begin);
+  return double(m) * 4.0 / (1024.0 * 1024.0);
 }
 
 }  // namespace oc

@@ -3,8 +3,10 @@
 // can check gradients, clip, skip non-finite steps, and all-reduce in between.
 #pragma once
 #include <cstdint>
+#include <vector>
 
 #include "core/buffer.h"
+#include "dist/comm.h"
 #include "model/clip.h"
 
 namespace oc {
@@ -14,11 +16,60 @@ class ContrastiveStep {
   ContrastiveStep(Clip& model, int64_t B_max);
   // Returns the loss; parameter gradients are left in model.grads() (zeroed first).
   double forward_backward(const float* images, const int32_t* tokens, int64_t B);
+  // OpenCLIP's --accum-freq K: the loss over all K*B samples, gradients through one
+  // micro-batch at a time against the cached features of the others (K no-grad forwards,
+  // then K forward+backward passes). logit_scale's gradient accumulates K times, as in
+  // OpenCLIP, where every pass differentiates the full loss w.r.t. it.
+  double forward_backward_accum(const std::vector<const float*>& images, const std::vector<const int32_t*>& tokens,
+                                int64_t B);
+
+  // Data parallel (one rank's step of OpenCLIP's ClipLoss with world_size > 1): features of
+  // the local B samples, all-gathered into the global batch N = world*B, then
+  //  - default: the full [N,N] loss on every rank; gradient through the own slice only,
+  //    times world, so that the average over ranks (DDP) equals the single-process
+  //    gradient of the N batch (OpenCLIP omits that factor: see docs/DISTRIBUTED.md);
+  //  - gather_with_grad: the full loss, gradients to every gathered row reduce-scattered
+  //    (the backward of an all-gather with autograd); the same gradient as above;
+  //  - local_loss: local rows against all columns (labels offset by rank*B); with
+  //    gather_with_grad the column gradients are reduce-scattered too (equal to single
+  //    process after averaging), without it only the own columns get gradient.
+  // Returns this rank's loss (the global one except with local_loss). Parameter gradients
+  // are left unreduced in model.grads(): the caller averages them over ranks (buckets).
+  struct DistMode {
+    bool local_loss = false, gather_with_grad = false;
+  };
+  double forward_backward_dist(const float* images, const int32_t* tokens, int64_t B, dist::Communicator& comm,
+                               DistMode mode);
 
  private:
   Clip& model_;
   int64_t B_max_;
-  FloatBuffer d_img_, d_txt_, d_img_all_, d_txt_all_, scratch_;
+  FloatBuffer d_img_, d_txt_, d_img_all_, d_txt_all_, scratch_, cache_img_, cache_txt_, all_img_, all_txt_, own_img_,
+      own_txt_;
+};
+
+// DDP's gradient averaging, in buckets of one transformer block each: a block's all-reduce
+// starts as soon as backward has finished it (hooks in the towers), the rest (embeddings,
+// projections, LayerNorms outside the blocks, logit_scale) when backward returns; finish()
+// waits for all and scales by 1/world, so every rank holds the same averaged gradient.
+class GradAllReduce {
+ public:
+  GradAllReduce(Clip& model, dist::Communicator& comm);
+  ~GradAllReduce();  // removes the hooks
+  void set_overlap(bool on) { overlap_ = on; }  // off: everything after backward
+  void finish();
+  double bucket_mib_max() const;
+
+ private:
+  struct Range {
+    size_t begin, end;  // floats in the gradient arena
+  };
+  void start(const Range& r);
+  Clip& model_;
+  dist::Communicator& comm_;
+  std::vector<Range> vision_, text_, rest_;
+  std::vector<char> started_v_, started_t_;
+  bool overlap_ = true;
 };
 
 }  // namespace oc

@@ -9,6 +9,8 @@
 #include <ctime>
 #include <memory>
 #include <optional>
+#include <thread>
+#include <chrono>
 
 #include "core/bf16.h"
 #include "core/check.h"
@@ -17,6 +19,7 @@
 #include "core/parallel.h"
 #include "core/timer.h"
 #include "data/loader.h"
+#include "dist/comm.h"
 #include "eval/evaluate.h"
 #include "io/tfevents.h"
 #include "model/clip.h"
@@ -90,6 +93,7 @@ int train_main(const std::vector<std::string>& argv) {
   Options o = train_options();
   {
     std::vector<OptionSpec> extra = data::data_option_specs();
+    for (auto& s : dist::dist_option_specs()) extra.push_back(s);
     // The data flags the data module adds beyond the train table (e.g. --csv-label-key).
     std::vector<OptionSpec> specs = o.specs();
     for (auto& s : extra) {
@@ -106,6 +110,17 @@ int train_main(const std::vector<std::string>& argv) {
   }
   TrainArgs a = resolve_train_args(o);
   if (a.threads > 0) set_num_threads(a.threads);
+  // Data parallel: the launcher's layout (mpirun, srun, torchrun variables), one
+  // communicator; rank 0 alone writes logs, TensorBoard, checkpoints and evaluates.
+  const dist::World world = dist::world_from_env();
+  const double dist_timeout = o.get_float("dist-timeout");
+  if (!(dist_timeout > 0)) OC_USER_ERROR("--dist-timeout {}: must be positive seconds", dist_timeout);
+  std::unique_ptr<dist::Communicator> comm = dist::make_communicator(world, dist_timeout);
+  const int rank = comm->rank(), world_size = comm->size();
+  const bool master = rank == 0;
+  if (world_size > 1 && a.accum_freq > 1)
+    OC_USER_ERROR("--accum-freq {} with {} ranks is not built yet: use a larger --batch-size or more ranks",
+                  a.accum_freq, world_size);
   if (a.debug) log::set_level(log::Level::Debug);
   std::string prec_note;
   const Precision precision = parse_precision(a.precision, &prec_note);
@@ -113,11 +128,30 @@ int train_main(const std::vector<std::string>& argv) {
     OC_USER_ERROR("no training data: give --train-data (or --dataset-type synthetic)");
 
   // Run folder and logs.
-  RunDir run = prepare_run_dir(a, long(std::time(nullptr)));
-  log::set_file(run.log_path);
-  log::info("Running with a single process. Device cpu, {} threads.", num_threads());
+  // One run name for all ranks (it contains the time): rank 0's.
+  int64_t start_time = int64_t(std::time(nullptr));
+  comm->broadcast(&start_time, sizeof(start_time), 0);
+  RunDir run;
+  if (master) run = prepare_run_dir(a, long(start_time));
+  comm->barrier("run folder creation");
+  if (!master) {
+    TrainArgs b = a;
+    b.resume = "latest";  // the folder exists now: rank 0 made it
+    run = prepare_run_dir(b, long(start_time));
+    run.tensorboard.clear();
+  }
+  // OpenCLIP: out.log from rank 0, or out-<rank>.log from every rank with --log-local.
+  if (a.log_local) log::set_file(fs::join(run.root, fmt::format("out-{}.log", rank)));
+  else if (master) log::set_file(run.log_path);
+  else log::set_level(log::Level::Warning);  // others: warnings and errors only
+  if (world_size > 1)
+    log::info("Running in distributed mode with multiple processes. Device cpu. Process (global: {}, local {}), total "
+              "{} ({}, {}, {} threads per rank).",
+              rank, world.local_rank, world_size, world.source, comm->backend(), num_threads());
+  else
+    log::info("Running with a single process. Device cpu, {} threads.", num_threads());
   if (!prec_note.empty()) log::info("{}", prec_note);
-  write_params(run, o, a);
+  if (master) write_params(run, o, a);
   log::info("Params:");
   {
     std::string t = o.settings_table();
@@ -149,6 +183,8 @@ int train_main(const std::vector<std::string>& argv) {
   }
   dc.batch_size = a.batch_size;
   dc.workers = a.workers;
+  dc.rank = rank;
+  dc.world_size = world_size;
   dc.seed = uint64_t(a.seed);
   dc.preprocess = preprocess_config(a, cfg);
   dc.context_length = cfg.text.context_length;
@@ -193,9 +229,21 @@ int train_main(const std::vector<std::string>& argv) {
       start_epoch = st.completed_epochs;
       if (!ck.has_extras) st.global_step = start_epoch * steps_per_epoch;
       if (ck.has_extras && st.step_in_epoch > 0 && !st.loader_state.empty()) {
-        auto pos = data::LoaderPosition::from_json(nlohmann::json::parse(st.loader_state));
-        if (!pos) OC_USER_ERROR("{}: loader position: {}", resume_from, pos.error());
-        resume_pos = pos.value();
+        // Distributed runs save every rank's position ({"ranks": [...]}). Another world
+        // size cannot continue mid-epoch exactly: the epoch restarts (as OpenCLIP resumes).
+        nlohmann::json j = nlohmann::json::parse(st.loader_state);
+        if (j.contains("ranks")) j = int(j["ranks"].size()) == world_size ? j["ranks"][size_t(rank)] : nlohmann::json();
+        else if (world_size != 1) j = nlohmann::json();
+        if (j.is_null()) {
+          log::warn("{}: saved mid-epoch with another number of ranks: epoch {} restarts from its beginning",
+                    resume_from, start_epoch);
+          st.step_in_epoch = 0;
+          st.global_step = start_epoch * steps_per_epoch;
+        } else {
+          auto pos = data::LoaderPosition::from_json(j);
+          if (!pos) OC_USER_ERROR("{}: loader position: {}", resume_from, pos.error());
+          resume_pos = pos.value();
+        }
       }
       log::info("=> resuming checkpoint '{}' (epoch {}, global step {}{})", resume_from, start_epoch, st.global_step,
                 st.step_in_epoch ? fmt::format(", batch {} of the epoch", st.step_in_epoch) : "");
@@ -204,6 +252,9 @@ int train_main(const std::vector<std::string>& argv) {
     }
   }
 
+  // Identical initial weights everywhere (DDP's broadcast from rank 0). Every rank loaded
+  // the same checkpoint for the optimizer state; the weights are rank 0's regardless.
+  comm->broadcast(model.params(), int64_t(sizeof(float) * model.table().total), 0);
   auto mem = model.memory();
   log::info("Memory (MiB): parameters {:.0f}, gradients {:.0f}, AdamW state {:.0f}, activations {:.0f}", mem.params,
             mem.grads, opt.mib(), mem.activations);
@@ -211,7 +262,7 @@ int train_main(const std::vector<std::string>& argv) {
             loader.num_samples(), steps_per_epoch);
 
   std::unique_ptr<io::EventWriter> tb;
-  if (!run.tensorboard.empty()) {
+  if (master && !run.tensorboard.empty()) {
     tb = std::make_unique<io::EventWriter>(run.tensorboard, 5.0);
     if (st.global_step > 0) tb->session_start(st.global_step);  // TensorBoard drops points >= this step
   }
@@ -219,18 +270,45 @@ int train_main(const std::vector<std::string>& argv) {
   std::signal(SIGINT, on_stop_signal);
   std::signal(SIGTERM, on_stop_signal);
   ContrastiveStep step(model, a.batch_size);
+  std::unique_ptr<GradAllReduce> reducer;
+  if (world_size > 1) {
+    reducer = std::make_unique<GradAllReduce>(model, *comm);
+    reducer->set_overlap(std::getenv("OPENCLIP_DIST_NO_OVERLAP") == nullptr);
+    log::info("Data parallel: {} ranks x batch {} = global batch {}; loss: {}{}; gradient all-reduce in buckets of "
+              "one block (largest {:.1f} MiB) overlapped with backward, dist timeout {:g} s",
+              world_size, a.batch_size, int64_t(world_size) * a.batch_size,
+              a.local_loss ? "local" : "global", a.gather_with_grad ? ", gather with grad" : "",
+              reducer->bucket_mib_max(), dist_timeout);
+  }
+  const ContrastiveStep::DistMode dist_mode{a.local_loss, a.gather_with_grad};
   float* logit_scale = model.params() + model.table().find("logit_scale")->offset;
   const int64_t samples_per_epoch = loader.num_samples();
 
   // Tests of crash recovery: the process kills itself (SIGKILL, nothing flushed or saved)
   // right after this optimizer step.
+  // OPENCLIP_DEBUG_FAULT_RANK limits it (and OPENCLIP_DEBUG_HANG_AT_STEP, a rank that
+  // stops answering) to one rank.
   const char* kill_env = std::getenv("OPENCLIP_DEBUG_SIGKILL_AT_STEP");
-  const int64_t kill_at = kill_env ? std::atoll(kill_env) : -1;
+  const char* hang_env = std::getenv("OPENCLIP_DEBUG_HANG_AT_STEP");
+  const char* fault_rank_env = std::getenv("OPENCLIP_DEBUG_FAULT_RANK");
+  const bool fault_here = !fault_rank_env || std::atoi(fault_rank_env) == rank;
+  const int64_t kill_at = kill_env && fault_here ? std::atoll(kill_env) : -1;
+  const int64_t hang_at = hang_env && fault_here ? std::atoll(hang_env) : -1;
+  // Mid-epoch loader positions: every rank's, gathered (collective: all ranks call it).
+  auto loader_state = [&]() -> std::string {
+    std::string mine = loader.position().to_json().dump();
+    if (world_size == 1) return mine;
+    nlohmann::json j;
+    for (auto& s : comm->allgather_strings(mine)) j["ranks"].push_back(nlohmann::json::parse(s));
+    return j.dump();
+  };
 
   auto save = [&](const std::string& file, const ResumeState& s) {
-    if (!run.enabled()) return;
-    if (tb) tb->flush();  // events up to a checkpoint are durable with it
-    save_checkpoint(fs::join(run.checkpoints, file), model, opt, trainable, run.name, s);
+    if (master && run.enabled()) {
+      if (tb) tb->flush();  // events up to a checkpoint are durable with it
+      save_checkpoint(fs::join(run.checkpoints, file), model, opt, trainable, run.name, s, world_size > 1);
+    }
+    comm->barrier("checkpoint save");
   };
 
   // Evaluation after an epoch, as OpenCLIP's evaluate(): zero-shot when completed %
@@ -250,6 +328,7 @@ int train_main(const std::vector<std::string>& argv) {
   ev.workers = std::max(1, a.workers);
   ev.base = dc;
   auto run_evaluation = [&](int64_t epoch_done) {
+    if (!master) return;
     const bool last = epoch_done == a.epochs;
     EvalData e = ev;
     if (!(a.zeroshot_frequency > 0 && (epoch_done % a.zeroshot_frequency == 0 || last)))
@@ -278,7 +357,11 @@ int train_main(const std::vector<std::string>& argv) {
   };
 
   int exit_code = 0;
-  for (int64_t epoch = start_epoch; epoch < a.epochs && !g_stop_signal; ++epoch) {
+  // With several ranks a signal counts once all ranks know it (agreed at each step's
+  // all-reduce), so they stop after the same step and save one checkpoint together.
+  int agreed_stop = 0;
+  auto stopping = [&]() -> int { return world_size > 1 ? agreed_stop : int(g_stop_signal); };
+  for (int64_t epoch = start_epoch; epoch < a.epochs && !stopping(); ++epoch) {
     log::info("Start epoch {}", epoch);
     int64_t batch_i = 0;
     if (resume_pos && resume_pos->epoch == epoch) {
@@ -294,7 +377,7 @@ int train_main(const std::vector<std::string>& argv) {
     Timer since_log;
     double t_end = now_seconds();
     std::vector<data::Batch> pending;
-    while (!g_stop_signal) {
+    while (!stopping()) {
       std::optional<data::Batch> b = loader.next();
       if (!b) break;
       ++batch_i;
@@ -306,7 +389,17 @@ int train_main(const std::vector<std::string>& argv) {
       const double lr = a.skip_scheduler ? a.lr : lr_at(sc, gstep);
 
       double loss;
-      if (a.accum_freq == 1) {
+      comm->set_step(gstep);
+      if (world_size > 1) {
+        loss = step.forward_backward_dist(pending[0].images.data(), pending[0].tokens.data(), pending[0].size, *comm,
+                                          dist_mode);
+        reducer->finish();
+        // The logged loss: the mean over ranks (with --local-loss each rank has its rows).
+        double ls[2] = {loss, double(g_stop_signal)};
+        comm->allreduce_sum(ls, 2);
+        loss = ls[0] / world_size;
+        if (ls[1] != 0) agreed_stop = g_stop_signal ? int(g_stop_signal) : SIGTERM;
+      } else if (a.accum_freq == 1) {
         loss = step.forward_backward(pending[0].images.data(), pending[0].tokens.data(), pending[0].size);
       } else {
         std::vector<const float*> im;
@@ -335,29 +428,30 @@ int train_main(const std::vector<std::string>& argv) {
       }
       st.global_step = gstep + 1;
       st.step_in_epoch = batch_i;
-      st.samples_seen += int64_t(a.batch_size) * a.accum_freq;
+      st.samples_seen += int64_t(a.batch_size) * a.accum_freq * world_size;
       const double t_batch = now_seconds() - t_end;
       t_end = now_seconds();
       loss_m.add(loss), data_t.add(t_data), batch_t.add(t_batch);
 
       const bool last = batch_i == num_batches;
       if (i_accum % a.log_every_n_steps == 0 || last) {
-        const int64_t samples = batch_i * a.batch_size;
-        const double sps = double(a.batch_size) * a.accum_freq / batch_t.avg();
+        const int64_t samples = batch_i * a.batch_size * world_size;
+        const double sps = double(a.batch_size) * a.accum_freq * world_size / batch_t.avg();
+        const double sps_rank = sps / world_size;
         const double scale = std::exp(*logit_scale);
         const double eta = batch_t.avg() * double((num_batches - batch_i) / a.accum_freq +
                                                   (a.epochs - epoch - 1) * steps_per_epoch);
         log::info("Train Epoch: {} [{:>{}}/{} ({:.0f}%)] Data (t): {:.3f} Batch (t): {:.3f}, {}/s, {}/s/gpu LR: {:5f} "
                   "Logit Scale: {:.3f} Contrastive_loss: {:#.5g} ({:#.5g}) Loss: {:#.5g} ({:#.5g}) ETA: {:.0f}s",
                   epoch, samples, std::to_string(samples_per_epoch).size(), samples_per_epoch,
-                  100.0 * double(batch_i) / double(num_batches), data_t.avg(), batch_t.avg(), fmt_g(sps), fmt_g(sps),
+                  100.0 * double(batch_i) / double(num_batches), data_t.avg(), batch_t.avg(), fmt_g(sps), fmt_g(sps_rank),
                   lr, scale, loss, loss_m.avg(), loss, loss_m.avg(), eta);
         if (tb) {
           const int64_t s = gstep;
           tb->add_scalar("train/data_time", float(data_t.avg()), s);
           tb->add_scalar("train/batch_time", float(batch_t.avg()), s);
           tb->add_scalar("train/samples_per_second", float(sps), s);
-          tb->add_scalar("train/samples_per_second_per_gpu", float(sps), s);
+          tb->add_scalar("train/samples_per_second_per_gpu", float(sps_rank), s);
           tb->add_scalar("train/scale", float(scale), s);
           tb->add_scalar("train/lr", float(lr), s);
           tb->add_scalar("train/contrastive_loss", float(loss), s);
@@ -366,23 +460,25 @@ int train_main(const std::vector<std::string>& argv) {
         data_t.reset(), batch_t.reset();
       }
       if (st.global_step == kill_at) std::raise(SIGKILL);
+      if (st.global_step == hang_at)
+        for (;;) std::this_thread::sleep_for(std::chrono::seconds(1));
       if (a.checkpoint_every_n_steps > 0 && st.global_step % a.checkpoint_every_n_steps == 0 && !last) {
         ResumeState s = st;
         s.completed_epochs = epoch;
-        s.loader_state = loader.position().to_json().dump();
+        s.loader_state = loader_state();
         save(fmt::format("epoch_{}_step_{}.pt", epoch, st.global_step), s);
         if (a.save_most_recent) save("epoch_latest.pt", s);
       }
     }
     if (exit_code) break;
-    if (g_stop_signal) {
+    if (stopping()) {
       ResumeState s = st;
       s.completed_epochs = epoch;
-      s.loader_state = loader.position().to_json().dump();
+      s.loader_state = loader_state();
       const std::string file = fmt::format("epoch_{}_step_{}.pt", epoch, st.global_step);
       save(file, s);
       if (a.save_most_recent) save("epoch_latest.pt", s);
-      log::info("Signal {} received: saved a resumable checkpoint {} and stopped", int(g_stop_signal), file);
+      log::info("Signal {} received: saved a resumable checkpoint {} and stopped", stopping(), file);
       break;
     }
     const int64_t completed = epoch + 1;
@@ -391,12 +487,13 @@ int train_main(const std::vector<std::string>& argv) {
     st.loader_state.clear();
     if (tb) tb->flush();
     run_evaluation(completed);
+    comm->barrier("evaluation");
     if (run.enabled()) {
       if (completed == a.epochs || (a.save_frequency > 0 && completed % a.save_frequency == 0)) {
         save(fmt::format("epoch_{}.pt", completed), st);
         if (a.delete_previous_checkpoint) {
           std::string prev = fs::join(run.checkpoints, fmt::format("epoch_{}.pt", completed - 1));
-          if (fs::exists(prev)) std::remove(prev.c_str());
+          if (master && fs::exists(prev)) std::remove(prev.c_str());
         }
       }
       if (a.save_most_recent) save("epoch_latest.pt", st);

@@ -1,0 +1,74 @@
+// Data-parallel communication: where this process sits in the job (rank, world, local rank,
+// read from the launcher's environment as OpenCLIP does) and a communicator with the few
+// collectives training needs. Three implementations chosen at build time: single process
+// (no-ops), MPI (host buffers, OpenMPI/MPICH) and NCCL (device buffers, bootstrapped
+// through MPI; built with OPENCLIP_WITH_CUDA). Every collective is bounded by a timeout:
+// a rank that dies or hangs makes the others abort the job with a message, never hang.
+// This header has no MPI types so that optim/ and model/ can use the interface freely.
+#pragma once
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/options.h"
+
+namespace oc::dist {
+
+struct World {
+  int rank = 0, size = 1, local_rank = 0;
+  std::string source = "single process";  // which variables gave the layout
+};
+
+// OpenCLIP's order (distributed.py world_info_from_env): LOCAL_RANK, MPI_LOCALRANKID,
+// SLURM_LOCALID, OMPI_COMM_WORLD_LOCAL_RANK; RANK, PMI_RANK, SLURM_PROCID,
+// OMPI_COMM_WORLD_RANK; WORLD_SIZE, PMI_SIZE, SLURM_NTASKS, OMPI_COMM_WORLD_SIZE.
+// `env` looks a name up (getenv by default; tests pass their own).
+World world_from_env(const char* (*env)(const char*) = nullptr);
+
+class Communicator {
+ public:
+  virtual ~Communicator() = default;
+  virtual int rank() const = 0;
+  virtual int size() const = 0;
+  virtual const char* backend() const = 0;
+  // Step shown in timeout messages.
+  void set_step(int64_t s) { step_ = s; }
+
+  virtual void broadcast(void* x, int64_t bytes, int root) = 0;
+  virtual void allreduce_sum(float* x, int64_t n) = 0;
+  virtual void allreduce_sum(double* x, int64_t n) = 0;
+  // out[size*n] = the n values of every rank, in rank order.
+  virtual void allgather(const float* in, float* out, int64_t n) = 0;
+  // out[n] = sum over ranks of in[rank*n .. rank*n+n) (the backward of allgather).
+  virtual void reduce_scatter_sum(const float* in, float* out, int64_t n) = 0;
+  virtual void barrier(const char* what) = 0;
+  // Non-blocking sum in place (gradient buckets while backward continues); wait_all ends
+  // every started one.
+  virtual void start_allreduce_sum(float* x, int64_t n) = 0;
+  virtual void wait_all(const char* what) = 0;
+  // Ends every rank of the job with exit status `code` after printing `why` (from this rank).
+  [[noreturn]] virtual void abort(const std::string& why, int code) = 0;
+
+  // Byte strings of varying length from every rank (checkpointed loader positions).
+  std::vector<std::string> allgather_strings(const std::string& mine);
+
+ protected:
+  int64_t step_ = -1;
+};
+
+std::unique_ptr<Communicator> make_single();
+bool mpi_built();
+// MPI_Init_thread (funneled) and a world communicator; timeout_s bounds every collective.
+// Throws oc::Error when MPI is not built or the launcher's layout disagrees with MPI's.
+std::unique_ptr<Communicator> make_mpi(const World& w, double timeout_s);
+// NCCL on device buffers (builds with OPENCLIP_WITH_CUDA only; OPENCLIP_HAVE_NCCL is then
+// defined). The CPU trainer uses the MPI communicator; a CUDA trainer would use this one.
+std::unique_ptr<Communicator> make_nccl(const World& w, double timeout_s);
+// The communicator for this process: single when the world has one rank, MPI otherwise.
+std::unique_ptr<Communicator> make_communicator(const World& w, double timeout_s);
+
+// --dist-timeout (seconds; OpenCLIP has no such flag: openclip-cpp).
+std::vector<OptionSpec> dist_option_specs();
+
+}  // namespace oc::dist

@@ -1,0 +1,216 @@
+// Data-parallel training: the launcher's environment, the single-process communicator, and
+// end to end under `mpirun -np 2` (skipped when mpirun or an MPI build is missing):
+// 2 ranks x batch B train as 1 rank x batch 2B (losses, weights), a killed or hung rank
+// ends the job in bounded time with a message, and a 2-rank checkpoint resumes on 1 rank.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <map>
+#include <sstream>
+
+#include "core/check.h"
+#include "core/fs.h"
+#include "dist/comm.h"
+#include "test_util.h"
+
+namespace oc {
+namespace {
+
+using test::run;
+
+std::map<std::string, std::string> g_env;
+const char* fake_env(const char* n) {
+  auto it = g_env.find(n);
+  return it == g_env.end() ? nullptr : it->second.c_str();
+}
+
+TEST(DistWorld, SingleWhenNothingSet) {
+  g_env = {};
+  dist::World w = dist::world_from_env(fake_env);
+  EXPECT_EQ(w.size, 1);
+  EXPECT_EQ(w.rank, 0);
+}
+
+TEST(DistWorld, OpenClipPrecedence) {
+  // torchrun's variables win over SLURM's and OpenMPI's, as in OpenCLIP's world_info_from_env.
+  g_env = {{"RANK", "3"}, {"WORLD_SIZE", "8"}, {"LOCAL_RANK", "1"}, {"SLURM_PROCID", "5"}, {"SLURM_NTASKS", "16"},
+           {"OMPI_COMM_WORLD_RANK", "7"}, {"OMPI_COMM_WORLD_SIZE", "9"}};
+  dist::World w = dist::world_from_env(fake_env);
+  EXPECT_EQ(w.rank, 3);
+  EXPECT_EQ(w.size, 8);
+  EXPECT_EQ(w.local_rank, 1);
+  g_env = {{"SLURM_PROCID", "5"}, {"SLURM_NTASKS", "16"}, {"SLURM_LOCALID", "1"}, {"OMPI_COMM_WORLD_RANK", "7"}};
+  w = dist::world_from_env(fake_env);
+  EXPECT_EQ(w.rank, 5);
+  EXPECT_EQ(w.size, 16);
+  EXPECT_EQ(w.local_rank, 1);
+  g_env = {{"OMPI_COMM_WORLD_RANK", "1"}, {"OMPI_COMM_WORLD_SIZE", "2"}, {"OMPI_COMM_WORLD_LOCAL_RANK", "1"}};
+  w = dist::world_from_env(fake_env);
+  EXPECT_EQ(w.rank, 1);
+  EXPECT_EQ(w.size, 2);
+  g_env = {{"PMI_RANK", "2"}, {"PMI_SIZE", "4"}};
+  w = dist::world_from_env(fake_env);
+  EXPECT_EQ(w.rank, 2);
+  EXPECT_EQ(w.size, 4);
+}
+
+TEST(DistWorld, BadLayoutsAreErrors) {
+  g_env = {{"RANK", "2"}, {"WORLD_SIZE", "2"}};
+  EXPECT_THROW(dist::world_from_env(fake_env), Error);
+  g_env = {{"RANK", "x"}, {"WORLD_SIZE", "2"}};
+  EXPECT_THROW(dist::world_from_env(fake_env), Error);
+  g_env = {{"WORLD_SIZE", "2"}};
+  EXPECT_THROW(dist::world_from_env(fake_env), Error);
+}
+
+TEST(DistSingle, CollectivesAreIdentities) {
+  auto c = dist::make_single();
+  EXPECT_EQ(c->size(), 1);
+  std::vector<float> a = {1, 2, 3}, b(3);
+  c->allreduce_sum(a.data(), 3);
+  c->allgather(a.data(), b.data(), 3);
+  EXPECT_EQ(b, a);
+  c->reduce_scatter_sum(a.data(), b.data(), 3);
+  EXPECT_EQ(b, a);
+  EXPECT_EQ(c->allgather_strings("{\"x\":1}"), std::vector<std::string>{"{\"x\":1}"});
+}
+
+// ---- end to end under mpirun ----
+
+bool have_mpi() {
+  return dist::mpi_built() && std::system("mpirun --version >/dev/null 2>&1") == 0;
+}
+std::string mpirun(int np) {
+  return "mpirun --allow-run-as-root --oversubscribe --bind-to none -np " + std::to_string(np) + " ";
+}
+
+// Same data on both layouts: the sample order is one permutation per epoch and rank r takes [r::2], so the 2 ranks' batch k together hold the
+// single process's batch k of 2B. RandomResizedCrop is seeded per rank and slot, so
+// augmentation is pinned to the identity (scale and ratio 1) to make samples equal.
+// --eps 1e-3 (about the gradients' size) makes AdamW's update depend on the gradient's
+// scale: a gradient off by the world size (OpenCLIP's default-mode convention) then fails
+// both checks (measured: 4.6e-3 relative loss, 1.5e-3 weights) instead of hiding in
+// AdamW's scale invariance.
+std::string train_cmd(const std::string& dir, const std::string& name, int batch, const std::string& extra = "") {
+  return "cd '" + dir + "' && " + test::openclip() +
+         " train --dataset-type synthetic-learnable --train-num-samples 64 --model test-tiny --warmup 2 --lr 2e-3"
+         " --wd 0.1 --eps 1e-3 --workers 1 --precision fp32 --seed 3 --epochs 1 --threads 1 --log-every-n-steps 1"
+         " --report-to tensorboard --aug-cfg 'scale=(1,1)' 'ratio=(1,1)' --batch-size " +
+         std::to_string(batch) + " --name " + name + " " + extra;
+}
+
+std::vector<double> losses(const std::string& run_dir) {
+  test::Run r = run(test::openclip() + " logs export '" + run_dir + "' --tag train/loss");
+  EXPECT_EQ(r.status, 0) << r.out;
+  std::vector<double> v;
+  std::istringstream in(r.out);
+  std::string line;
+  std::getline(in, line);  // header
+  while (std::getline(in, line)) v.push_back(std::stod(line.substr(line.rfind(',', line.rfind(',') - 1) + 1)));
+  return v;
+}
+
+// Max |a - b| over the state_dicts of two checkpoints (module. stripped), except the key
+// third of attn.in_proj_bias: its gradient is zero analytically (softmax ignores a shift of
+// every key by one vector), so both runs hold rounding noise there, which AdamW normalizes
+// to steps of about lr: it differs by up to a few lr whatever the summation order.
+double weight_diff(const std::string& a, const std::string& b) {
+  const std::string py =
+      "import torch,sys\n"
+      "A=torch.load(sys.argv[1],map_location='cpu')['state_dict']\n"
+      "B={k[7:] if k.startswith('module.') else k:v for k,v in torch.load(sys.argv[2],map_location='cpu')['state_dict'].items()}\n"
+      "assert A.keys()==B.keys()\n"
+      "m=0.0\n"
+      "for k in A:\n"
+      "  d=(A[k]-B[k]).abs()\n"
+      "  if k.endswith('attn.in_proj_bias'):\n"
+      "    w=d.numel()//3; d=torch.cat([d[:w],d[2*w:]])\n"
+      "  m=max(m,float(d.max()))\n"
+      "print('MAXDIFF',m)\n";
+  const std::string script = ::testing::TempDir() + "/dist_wdiff.py";
+  FILE* f = std::fopen(script.c_str(), "w");
+  std::fputs(py.c_str(), f);
+  std::fclose(f);
+  test::Run r = run("/usr/bin/python3 '" + script + "' '" + a + "' '" + b + "'");
+  EXPECT_EQ(r.status, 0) << r.out;
+  size_t p = r.out.find("MAXDIFF ");
+  return p == std::string::npos ? 1e9 : std::stod(r.out.substr(p + 8));
+}
+
+void check_equivalence(const std::string& mode_flags, const std::string& tag) {
+  if (!have_mpi()) GTEST_SKIP() << "no MPI build or mpirun";
+  const std::string dir = test::fresh_dir("dist_eq_" + tag);
+  test::Run r1 = run(train_cmd(dir, "single", 16));
+  ASSERT_EQ(r1.status, 0) << r1.out;
+  test::Run r2 = run(mpirun(2) + "bash -c \"" + train_cmd(dir, "dist", 8, mode_flags) + "\"");
+  ASSERT_EQ(r2.status, 0) << r2.out;
+  EXPECT_NE(r2.out.find("Data parallel: 2 ranks x batch 8 = global batch 16"), std::string::npos) << r2.out;
+  std::vector<double> a = losses(dir + "/logs/single"), b = losses(dir + "/logs/dist");
+  ASSERT_EQ(a.size(), 4u);
+  ASSERT_EQ(b.size(), a.size());
+  // The issue's bound: 1e-5 relative. The sums differ only in order (rows of the global
+  // batch are interleaved across ranks), so fp32 agrees to a few ulps (~1e-7 measured).
+  double worst = 0;
+  for (size_t i = 0; i < a.size(); ++i) worst = std::max(worst, std::abs(a[i] - b[i]) / std::abs(a[i]));
+  EXPECT_LT(worst, 1e-5) << "max relative loss difference " << worst;
+  std::printf("[ %s ] max relative loss difference over %zu steps: %.3g\n", tag.c_str(), a.size(), worst);
+  if (!test::have_torch()) GTEST_SKIP() << "weights not compared: /usr/bin/python3 with torch missing";
+  // Weights are O(0.02..1); after 4 AdamW steps of lr 2e-3 the runs differ by rounding only
+  // (~5e-7 measured); 1e-5 is far below one step (2e-3), so a wrong gradient scale fails.
+  const double wd = weight_diff(dir + "/logs/single/checkpoints/epoch_1.pt", dir + "/logs/dist/checkpoints/epoch_1.pt");
+  EXPECT_LT(wd, 1e-5);
+  std::printf("[ %s ] max |weight difference| after 4 steps: %.3g\n", tag.c_str(), wd);
+}
+
+TEST(DistMpi, TwoRanksEqualOneRankDoubleBatchDefaultLoss) { check_equivalence("", "default"); }
+TEST(DistMpi, TwoRanksEqualOneRankDoubleBatchLocalLossGatherWithGrad) {
+  check_equivalence("--local-loss --gather-with-grad", "local_gwg");
+}
+
+TEST(DistMpi, KilledRankEndsTheJob) {
+  if (!have_mpi()) GTEST_SKIP() << "no MPI build or mpirun";
+  const std::string dir = test::fresh_dir("dist_kill");
+  auto t0 = std::chrono::steady_clock::now();
+  // `timeout` only guards the test itself against a hang (it would exit 124).
+  test::Run r = run("OPENCLIP_DEBUG_SIGKILL_AT_STEP=2 OPENCLIP_DEBUG_FAULT_RANK=1 timeout 120 " + mpirun(2) +
+                    "bash -c \"" + train_cmd(dir, "kill", 8, "--checkpoint-every-n-steps 1 --dist-timeout 20") +
+                    "\"");
+  const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  EXPECT_NE(r.status, 0) << r.out;
+  EXPECT_NE(r.status, 124) << "the job hung until the test's timeout:\n" << r.out;
+  EXPECT_LT(secs, 60.0);
+  EXPECT_NE(r.out.find("rank 1"), std::string::npos) << r.out;  // mpirun names the dead rank
+  // The checkpoint written before the kill (step 1) is complete: it resumes on one rank.
+  test::Run r2 = run(train_cmd(dir, "kill", 16, "--resume latest --epochs 2"));
+  EXPECT_EQ(r2.status, 0) << r2.out;
+}
+
+TEST(DistMpi, HungRankTimesOutWithAMessage) {
+  if (!have_mpi()) GTEST_SKIP() << "no MPI build or mpirun";
+  const std::string dir = test::fresh_dir("dist_hang");
+  auto t0 = std::chrono::steady_clock::now();
+  test::Run r = run("OPENCLIP_DEBUG_HANG_AT_STEP=2 OPENCLIP_DEBUG_FAULT_RANK=1 timeout 120 " + mpirun(2) +
+                    "bash -c \"" + train_cmd(dir, "hang", 8, "--dist-timeout 3") + "\"");
+  const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  EXPECT_NE(r.status, 0) << r.out;
+  EXPECT_NE(r.status, 124) << "the job hung until the test's timeout:\n" << r.out;
+  EXPECT_LT(secs, 60.0);
+  EXPECT_NE(r.out.find("did not complete within 3 s (--dist-timeout)"), std::string::npos) << r.out;
+}
+
+TEST(DistMpi, TwoRankCheckpointResumesOnOneRank) {
+  if (!have_mpi()) GTEST_SKIP() << "no MPI build or mpirun";
+  const std::string dir = test::fresh_dir("dist_resume");
+  test::Run r = run(mpirun(2) + "bash -c \"" + train_cmd(dir, "run", 8, "--epochs 2 --checkpoint-every-n-steps 3") +
+                    "\"");
+  ASSERT_EQ(r.status, 0) << r.out;
+  EXPECT_FALSE(fs::exists(dir + "/logs/run/out-1.log"));  // rank 0 alone logs without --log-local
+  // Mid-epoch checkpoint (step 3 of 4) saved by 2 ranks: 1 rank restarts that epoch.
+  ASSERT_EQ(run("cp '" + dir + "/logs/run/checkpoints/epoch_0_step_3.pt' '" + dir + "/x.pt'").status, 0);
+  test::Run r1 = run(train_cmd(dir, "one", 16, "--epochs 2 --resume x.pt"));
+  EXPECT_EQ(r1.status, 0) << r1.out;
+  EXPECT_NE(r1.out.find("another number of ranks"), std::string::npos) << r1.out;
+}
+
+}  // namespace
+}  // namespace oc
