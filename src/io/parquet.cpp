@@ -1,6 +1,7 @@
 // Parquet column reading: footer, pages (v1/v2, dictionary), codecs, definition levels.
 #include "io/parquet.h"
 
+#include <algorithm>
 #include <cstring>
 
 #include <fmt/format.h>
@@ -17,7 +18,7 @@ namespace {
 uint32_t le32(const uint8_t* p) { uint32_t v; std::memcpy(&v, p, 4); return v; }
 
 // A page bigger than this is damage, not data (a URL list's pages are a few MB).
-constexpr size_t kMaxPage = size_t(1) << 30;
+constexpr size_t kMaxPage = size_t(1) << 28;
 
 }  // namespace
 
@@ -27,7 +28,7 @@ Result<std::vector<uint8_t>> parquet_decompress(int codec, std::span<const uint8
   switch (codec) {
     case 0:
       if (in.size() != n) return Err{fmt::format("uncompressed page of {} bytes, header says {}", in.size(), n)};
-      std::memcpy(out.data(), in.data(), n);
+      if (n) std::memcpy(out.data(), in.data(), n);
       return out;
     case 1: {
       size_t len = n;
@@ -63,7 +64,7 @@ Result<std::vector<uint8_t>> parquet_decompress(int codec, std::span<const uint8
 
 bool decode_rle_hybrid(std::span<const uint8_t> in, int bit_width, size_t count, std::vector<uint32_t>* out) {
   out->clear();
-  out->reserve(count);
+  out->reserve(std::min<size_t>(count, in.size() * 8 + 64));
   if (bit_width < 0 || bit_width > 32) return false;
   size_t p = 0;
   const size_t vbytes = (bit_width + 7) / 8;
@@ -119,6 +120,20 @@ Result<ParquetFile> ParquetFile::open(const std::string& path) {
   if (!footer) return Err{footer.error()};
   auto m = parse_parquet_footer(*footer);
   if (!m) return Err{fmt::format("{}: {} (footer at byte {})", path, m.error(), size - 8 - flen)};
+  // Row counts must agree, and be plausible for the file's size (RLE can claim billions of
+  // rows in a few bytes; a URL list never does), so damage cannot make us allocate without bound.
+  int64_t rows = 0;
+  for (const auto& g : m->row_groups) {
+    if (g.num_rows < 0) return Err{fmt::format("{}: negative row count in a row group", path)};
+    rows += g.num_rows;
+    for (const auto& c : g.columns)
+      if (c.num_values != g.num_rows)
+        return Err{fmt::format("{}: column '{}' has {} values in a row group of {} rows", path,
+                               c.path.empty() ? "?" : c.path.back(), c.num_values, g.num_rows)};
+  }
+  if (rows != m->num_rows) return Err{fmt::format("{}: row groups hold {} rows, the footer says {}", path, rows, m->num_rows)};
+  if (uint64_t(rows) > std::max<uint64_t>(1 << 20, size * 64))
+    return Err{fmt::format("{}: {} rows is implausible for a {}-byte file", path, rows, size)};
   return ParquetFile(std::move(*f), std::move(*m));
 }
 
@@ -198,6 +213,9 @@ Result<Strings> ParquetFile::read_strings(const std::string& column) const {
         continue;
       }
       if (h->type != 0 && h->type != 3) continue;  // index pages etc.
+      if (h->num_values < 0 || h->num_values > cc.num_values - seen)
+        return Err{fmt::format("{}: page of {} values, {} left in the chunk", where(page_at), h->num_values,
+                               cc.num_values - seen)};
       const size_t n = size_t(h->num_values);
       std::vector<uint8_t> page;
       std::span<const uint8_t> levels, values;
