@@ -135,17 +135,59 @@ TEST(Golden, Fp32MatchesPyTorch) {
   check_against_golden("fp32", {2e-5, 1e-5, 2e-4, 1e-4, 1e-3});
 }
 
-TEST(Golden, AmpBf16MatchesPyTorchAutocast) {
-  // bf16 keeps 8 significand bits: each rounded matmul input carries up to 2^-9 = 0.2%
-  // relative error. torch's autocast also rounds every matmul OUTPUT to bf16 (ours keeps
-  // fp32 outputs, as the issue specifies), so the two differ by a few bf16 ulps per layer:
-  // ~1% in features and loss, up to ~10% of a tensor's scale in the smallest gradients
-  // (positional embeddings sum many rounded terms). Over 10 AdamW steps the early updates
-  // are sign-like (step 1 moves every coordinate by lr*sign(g)), so bf16-level gradient
-  // differences flip small coordinates and the two trajectories separate by up to ~10%
-  // while both fall from 2.06 to ~0.27 (measured: gradients 0.10, trajectory 0.10, final
-  // parameters 0.20 of a tensor's scale); the bounds are ~1.5x those.
-  check_against_golden("amp_bf16", {3e-2, 1e-2, 1.5e-1, 1.5e-1, 3e-1});
+TEST(Golden, AmpBf16IsAsCloseToFp32AsPyTorchAutocast) {
+  // bf16 keeps 8 significand bits, and torch's autocast also rounds every matmul OUTPUT to
+  // bf16 (ours keeps fp32 outputs, as the issue specifies), so our amp_bf16 and torch's do
+  // not agree to a fixed tolerance: both sit at bf16 rounding distance from the exact fp32
+  // result. The meaningful bound: our bf16 results must be no further from the fp32
+  // reference than torch's bf16 results are (x1.5 + a floor of 2^-8 relative, one bf16 ulp),
+  // for features, loss, every gradient and the 10-step loss trajectory.
+  Golden g32, g16;
+  if (!make_golden("fp32", &g32) || !make_golden("amp_bf16", &g16)) GTEST_SKIP() << "needs /usr/bin/python3 with torch";
+  ModelCfg cfg = load_model_config("test-tiny");
+  const int64_t B = g32.at("input.images").shape[0], E = cfg.embed_dim;
+  ASSERT_EQ(g32.at("input.images").bytes, g16.at("input.images").bytes) << "goldens must share inputs";
+  Clip m(cfg);
+  load_state_dict(m, with_prefix(g32, "param."), "golden params");
+  m.set_precision(Precision::AmpBf16);
+  m.plan_training(B);
+  const std::vector<float> images = g32.f("input.images");
+  std::vector<int32_t> tokens(size_t(g32.at("input.tokens").numel()));
+  std::memcpy(tokens.data(), g32.at("input.tokens").bytes.data(), tokens.size() * 4);
+  ContrastiveStep step(m, B);
+  const double loss = step.forward_backward(images.data(), tokens.data(), B);
+  std::vector<float> img(size_t(B * E));
+  m.encode_image(images.data(), B, img.data());
+  const double floor = 1.0 / 256;
+  auto check = [&](const std::string& what, const float* ours, const std::vector<float>& torch_bf16,
+                   const std::vector<float>& exact) {
+    const double e_ours = rel_err(ours, exact, 1e-6), e_torch = rel_err(torch_bf16.data(), exact, 1e-6);
+    EXPECT_LE(e_ours, 1.5 * e_torch + floor) << what << ": ours " << e_ours << " vs torch bf16 " << e_torch;
+  };
+  check("image features", img.data(), g16.f("out.image_features"), g32.f("out.image_features"));
+  const float lf = float(loss);
+  check("loss", &lf, g16.f("out.loss"), g32.f("out.loss"));
+  for (auto& p : m.table().params)
+    check("gradient of " + p.name, m.grads() + p.offset, g16.f("grad." + p.name), g32.f("grad." + p.name));
+  std::printf("[amp_bf16] loss %.6f, torch bf16 %.6f, fp32 %.6f\n", loss, g16.f("out.loss")[0], g32.f("out.loss")[0]);
+
+  load_state_dict(m, with_prefix(g32, "param."), "golden params");
+  AdamWCfg ac = default_adamw("ViT");
+  ac.lr = 1e-3, ac.wd = 0.1;
+  AdamW opt(m.table(), ac);
+  ScheduleCfg sc;
+  sc.base_lr = 1e-3, sc.warmup = 2, sc.total_steps = 10;
+  std::vector<float> traj;
+  float* logit_scale = m.params() + m.table().find("logit_scale")->offset;
+  for (int s = 0; s < 10; ++s) {
+    traj.push_back(float(step.forward_backward(images.data(), tokens.data(), B)));
+    opt.step(m.params(), m.grads(), lr_at(sc, s));
+    clamp_logit_scale(logit_scale);
+  }
+  // The trajectory amplifies differences (early AdamW steps are sign-like), so compare the
+  // whole curve's distance from fp32 the same way, with a 5% floor.
+  const double e_ours = rel_err(traj.data(), g32.f("traj.loss")), e_torch = rel_err(g16.f("traj.loss").data(), g32.f("traj.loss"));
+  EXPECT_LE(e_ours, 1.5 * e_torch + 0.05) << "trajectory: ours " << e_ours << " vs torch bf16 " << e_torch;
 }
 
 }  // namespace
