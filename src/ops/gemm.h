@@ -9,7 +9,8 @@ namespace oc::ops {
 
 // F32: plain fp32. BF16: inputs rounded to bfloat16, products accumulated in fp32 (what
 // autocast to bf16 computes). On CPUs without native bf16 (no AVX512-BF16/AMX) the rounded
-// values run through the fp32 kernel: the same math, at fp32 speed.
+// values run through the fp32 kernel: the same math, at fp32 speed. (gemm<double> with BF16
+// rounds its inputs the same way and accumulates in double: the float path's reference.)
 enum class Prec { F32, BF16 };
 
 // C[M,N] = alpha * op(A) @ op(B) + beta * C, row-major; op(X) = X^T when trans_X.

@@ -1,0 +1,69 @@
+// AdamW step (torch.optim.AdamW, single-tensor path) and the gradient-norm helpers.
+// Scalars are formed the way torch forms them: Python floats (double) from the
+// hyper-parameters, converted to float where they meet a float tensor op.
+#include "ops/adamw.h"
+
+#include <omp.h>
+
+#include <cmath>
+
+#include "core/check.h"
+#include "ops/cpu/scratch.h"
+
+namespace oc::ops {
+
+void adamw_step(float* p, const float* g, float* m, float* v, int64_t n, float lr, float beta1, float beta2,
+                float eps, float wd, int64_t step) {
+  OC_CHECK(step >= 1, "adamw_step: step {} must be >= 1 (1-based, after increment)", step);
+  const double b1 = beta1, b2 = beta2;
+  const float decay = float(1.0 - double(lr) * double(wd));  // param.mul_(1 - lr * wd)
+  const float one_m_b1 = float(1.0 - b1), one_m_b2 = float(1.0 - b2);
+  const double bc1 = 1.0 - std::pow(b1, double(step)), bc2 = 1.0 - std::pow(b2, double(step));
+  const float step_size = float(double(lr) / bc1);
+  const float bc2_sqrt = float(std::sqrt(bc2));
+#pragma omp parallel for simd schedule(static) if (n > (1 << 15))
+  for (int64_t i = 0; i < n; ++i) {
+    const float gi = g[i];
+    const float mi = m[i] * beta1 + one_m_b1 * gi;             // exp_avg.mul_(b1).add_(g, alpha=1-b1)
+    const float vi = v[i] * beta2 + one_m_b2 * gi * gi;        // exp_avg_sq.mul_(b2).addcmul_(g, g, 1-b2)
+    const float denom = std::sqrt(vi) / bc2_sqrt + eps;        // (v.sqrt() / bc2_sqrt).add_(eps)
+    p[i] = p[i] * decay - step_size * (mi / denom);            // addcdiv_(m, denom, value=-step_size)
+    m[i] = mi;
+    v[i] = vi;
+  }
+}
+
+double sum_squares(const float* x, int64_t n) {
+  // One partial per thread over a fixed contiguous range, added in thread order.
+  constexpr int kPad = 8;  // partials a cache line apart
+  double* partial = cpu::thread_scratch<double>(cpu::Scratch::Reduce, size_t(omp_get_max_threads()) * kPad);
+  int used = 1;
+#pragma omp parallel if (n > (1 << 15))
+  {
+    const int nthr = omp_get_num_threads(), tid = omp_get_thread_num();
+#pragma omp single
+    used = nthr;
+    const int64_t b = n * tid / nthr, e = n * (tid + 1) / nthr;
+    double s = 0;
+#pragma omp simd reduction(+ : s)
+    for (int64_t i = b; i < e; ++i) s += double(x[i]) * double(x[i]);
+    partial[tid * kPad] = s;
+  }
+  double total = 0;
+  for (int t = 0; t < used; ++t) total += partial[t * kPad];
+  return total;
+}
+
+void scale_inplace(float* x, int64_t n, float s) {
+#pragma omp parallel for simd schedule(static) if (n > (1 << 15))
+  for (int64_t i = 0; i < n; ++i) x[i] *= s;
+}
+
+bool all_finite(const float* x, int64_t n) {
+  int bad = 0;
+#pragma omp parallel for simd schedule(static) reduction(| : bad) if (n > (1 << 15))
+  for (int64_t i = 0; i < n; ++i) bad |= !std::isfinite(x[i]);
+  return bad == 0;
+}
+
+}  // namespace oc::ops

@@ -1,0 +1,124 @@
+#!/usr/bin/python3
+"""PyTorch goldens for tests/ops/torch_ref_test.cpp.
+
+usage: ops_ref.py DIR
+DIR/meta.json names the cases and their sizes; inputs are raw little-endian arrays
+DIR/<case>.<name>.bin (float64, except the adamw case: float32). For each case this writes
+DIR/<case>.<name>.out.bin with the outputs and gradients PyTorch computes, in the same dtype.
+Modules are the ones OpenCLIP uses: F.layer_norm, nn.GELU, QuickGELU, nn.MultiheadAttention
+(batch_first, in_proj, causal float mask), F.normalize + ClipLoss, torch.optim.AdamW.
+"""
+import json
+import math
+import os
+import sys
+
+import numpy as np
+
+try:
+    import torch
+    import torch.nn.functional as F
+except ImportError:
+    sys.exit(77)  # the C++ test skips
+
+D = sys.argv[1]
+META = json.load(open(os.path.join(D, "meta.json")))
+
+
+def load(case, name, shape, dtype=np.float64):
+    a = np.fromfile(os.path.join(D, f"{case}.{name}.bin"), dtype=dtype)
+    return torch.from_numpy(a.reshape(shape).copy())
+
+
+def save(case, name, t):
+    t.detach().contiguous().numpy().tofile(os.path.join(D, f"{case}.{name}.out.bin"))
+
+
+def layernorm(m):
+    N, C = m["N"], m["C"]
+    x = load("layernorm", "x", [N, C]).requires_grad_()
+    w = load("layernorm", "w", [C]).requires_grad_()
+    b = load("layernorm", "b", [C]).requires_grad_()
+    dy = load("layernorm", "dy", [N, C])
+    y = F.layer_norm(x, (C,), w, b, eps=1e-5)
+    y.backward(dy)
+    for n, t in [("y", y), ("dx", x.grad), ("dw", w.grad), ("db", b.grad)]:
+        save("layernorm", n, t)
+
+
+def act(m):
+    n = m["n"]
+    x = load("act", "x", [n]).requires_grad_()
+    dy = load("act", "dy", [n])
+    y = torch.nn.GELU()(x)  # exact erf form
+    (dx,) = torch.autograd.grad(y, x, dy)
+    save("act", "gelu", y)
+    save("act", "gelu_dx", dx)
+    y = x * torch.sigmoid(1.702 * x)  # open_clip.transformer.QuickGELU
+    (dx,) = torch.autograd.grad(y, x, dy)
+    save("act", "quick", y)
+    save("act", "quick_dx", dx)
+
+
+def mha(m):
+    B, T, C, H = m["B"], m["T"], m["C"], m["H"]
+    for causal in (0, 1):
+        case = f"mha{causal}"
+        attn = torch.nn.MultiheadAttention(C, H, batch_first=True, dtype=torch.float64)
+        with torch.no_grad():
+            attn.in_proj_weight.copy_(load(case, "in_w", [3 * C, C]))
+            attn.in_proj_bias.copy_(load(case, "in_b", [3 * C]))
+            attn.out_proj.weight.copy_(load(case, "out_w", [C, C]))
+            attn.out_proj.bias.copy_(load(case, "out_b", [C]))
+        x = load(case, "x", [B, T, C]).requires_grad_()
+        dy = load(case, "dy", [B, T, C])
+        mask = None
+        if causal:  # open_clip.transformer.TextTransformer.build_causal_mask
+            mask = torch.empty(T, T, dtype=torch.float64).fill_(float("-inf")).triu_(1)
+        y = attn(x, x, x, need_weights=False, attn_mask=mask)[0]
+        y.backward(dy)
+        save(case, "y", y)
+        save(case, "dx", x.grad)
+        save(case, "in_w", attn.in_proj_weight.grad)
+        save(case, "in_b", attn.in_proj_bias.grad)
+        save(case, "out_w", attn.out_proj.weight.grad)
+        save(case, "out_b", attn.out_proj.bias.grad)
+
+
+def clip(m):
+    N, E = m["N"], m["E"]
+    img = load("clip", "img", [N, E]).requires_grad_()
+    txt = load("clip", "txt", [N, E]).requires_grad_()
+    logit_scale = torch.tensor(m["logit_scale"], dtype=torch.float64, requires_grad=True)
+    fi, ft = F.normalize(img, dim=-1), F.normalize(txt, dim=-1)
+    s = logit_scale.exp()
+    lpi = s * fi @ ft.T  # open_clip.loss.ClipLoss, world_size 1
+    lpt = s * ft @ fi.T
+    labels = torch.arange(N)
+    loss = (F.cross_entropy(lpi, labels) + F.cross_entropy(lpt, labels)) / 2
+    loss.backward()
+    save("clip", "loss", loss.reshape(1))
+    save("clip", "dimg", img.grad)
+    save("clip", "dtxt", txt.grad)
+    save("clip", "dscale", logit_scale.grad.reshape(1))
+
+
+def adamw(m):
+    n, steps = m["n"], m["steps"]
+    f32 = np.float32
+    p = torch.nn.Parameter(load("adamw", "p", [n], f32))
+    grads = load("adamw", "g", [steps, n], f32)
+    opt = torch.optim.AdamW([p], lr=m["lr"], betas=(m["beta1"], m["beta2"]), eps=m["eps"],
+                            weight_decay=m["wd"])
+    for k in range(steps):
+        p.grad = grads[k].clone()
+        opt.step()
+    st = opt.state[p]
+    save("adamw", "p", p.data)
+    save("adamw", "m", st["exp_avg"])
+    save("adamw", "v", st["exp_avg_sq"])
+
+
+torch.set_num_threads(1)
+for name in META["cases"]:
+    {"layernorm": layernorm, "act": act, "mha": mha, "clip": clip, "adamw": adamw}[name](META[name])
