@@ -110,6 +110,9 @@ int train_main(const std::vector<std::string>& argv) {
   }
   TrainArgs a = resolve_train_args(o);
   if (a.threads > 0) set_num_threads(a.threads);
+  if (a.grad_checkpointing)
+    log::warn("--grad-checkpointing: per-block recomputation is not built yet; blocks already recompute their "
+              "LayerNorm and GELU outputs in backward, and memory use is otherwise unchanged");
   // Data parallel: the launcher's layout (mpirun, srun, torchrun variables), one
   // communicator; rank 0 alone writes logs, TensorBoard, checkpoints and evaluates.
   const dist::World world = dist::world_from_env();
@@ -407,6 +410,7 @@ int train_main(const std::vector<std::string>& argv) {
         for (auto& p : pending) im.push_back(p.images.data()), tk.push_back(p.tokens.data());
         loss = step.forward_backward_accum(im, tk, a.batch_size);
       }
+      for (auto& p : pending) loader.recycle(std::move(p));  // reuse the batch buffers
       pending.clear();
       mask_frozen_grads(model, trainable);
       const double gnorm = clip_grad_norm(model.grads(), model.table(), a.grad_clip_norm);
