@@ -297,6 +297,12 @@ int train_main(const std::vector<std::string>& argv) {
   const bool fault_here = !fault_rank_env || std::atoi(fault_rank_env) == rank;
   const int64_t kill_at = kill_env && fault_here ? std::atoll(kill_env) : -1;
   const int64_t hang_at = hang_env && fault_here ? std::atoll(hang_env) : -1;
+  // Fault tests: poison logit_scale with NaN before this step (every later step is then
+  // non-finite), or deliver SIGTERM to ourselves after it (the real signal path).
+  const char* nan_env = std::getenv("OPENCLIP_DEBUG_NAN_AT_STEP");
+  const char* term_env = std::getenv("OPENCLIP_DEBUG_SIGTERM_AT_STEP");
+  const int64_t nan_at = nan_env && fault_here ? std::atoll(nan_env) : -1;
+  const int64_t term_at = term_env && fault_here ? std::atoll(term_env) : -1;
   // Mid-epoch loader positions: every rank's, gathered (collective: all ranks call it).
   auto loader_state = [&]() -> std::string {
     std::string mine = loader.position().to_json().dump();
@@ -391,6 +397,7 @@ int train_main(const std::vector<std::string>& argv) {
       const int64_t gstep = steps_per_epoch * epoch + i_accum;
       const double lr = a.skip_scheduler ? a.lr : lr_at(sc, gstep);
 
+      if (gstep == nan_at) *logit_scale = NAN;
       double loss;
       comm->set_step(gstep);
       if (world_size > 1) {
@@ -464,6 +471,7 @@ int train_main(const std::vector<std::string>& argv) {
         data_t.reset(), batch_t.reset();
       }
       if (st.global_step == kill_at) std::raise(SIGKILL);
+      if (st.global_step == term_at) std::raise(SIGTERM);
       if (st.global_step == hang_at)
         for (;;) std::this_thread::sleep_for(std::chrono::seconds(1));
       if (a.checkpoint_every_n_steps > 0 && st.global_step % a.checkpoint_every_n_steps == 0 && !last) {

@@ -161,3 +161,43 @@ TEST(Train, ReadOnlyAndFullDisksGiveClearErrors) {
 
 }  // namespace
 }  // namespace oc
+
+namespace oc {
+namespace {
+
+TEST(TrainFaults, SigtermFinishesTheStepSavesAndResumes) {
+  std::string dir = test::fresh_dir("train_sigterm");
+  // SIGTERM (a real signal, raised after optimizer step 11) must finish that step, write a
+  // resumable checkpoint and exit 0; resuming then completes the run like an uninterrupted one.
+  auto full = run(base_cmd(dir, "full", 2));
+  ASSERT_EQ(full.status, 0) << full.out;
+  auto term = run("export OPENCLIP_DEBUG_SIGTERM_AT_STEP=11; " + base_cmd(dir, "term", 2));
+  ASSERT_EQ(term.status, 0) << term.out;
+  EXPECT_NE(term.out.find("resumable checkpoint"), std::string::npos) << term.out;
+  EXPECT_TRUE(fs::exists(dir + "/logs/term/checkpoints/epoch_1_step_11.pt"));
+  EXPECT_FALSE(fs::exists(dir + "/logs/term/checkpoints/epoch_2.pt"));
+  auto resumed = run(base_cmd(dir, "term", 2) + " --resume latest");
+  ASSERT_EQ(resumed.status, 0) << resumed.out;
+  NamedTensors a = read_state_dict(dir + "/logs/full/checkpoints/epoch_2.pt");
+  NamedTensors b = read_state_dict(dir + "/logs/term/checkpoints/epoch_2.pt");
+  ASSERT_EQ(a.size(), b.size());
+  for (size_t i = 0; i < a.size(); ++i) EXPECT_EQ(a[i].second.bytes, b[i].second.bytes) << a[i].first;
+}
+
+TEST(TrainFaults, NonFiniteStepsAreSkippedThenTheRunStops) {
+  std::string dir = test::fresh_dir("train_nan");
+  // logit_scale becomes NaN before step 10 (epoch 1): every later loss is non-finite, the
+  // updates are skipped and logged, and after --max-bad-steps 3 the run stops with an error;
+  // the epoch-1 checkpoint stays intact and finite.
+  auto r = run("export OPENCLIP_DEBUG_NAN_AT_STEP=10; " + base_cmd(dir, "nan", 3) + " --max-bad-steps 3");
+  EXPECT_EQ(r.status, 1) << r.out;
+  EXPECT_NE(r.out.find("update skipped"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("non-finite steps in a row"), std::string::npos) << r.out;
+  NamedTensors ck = read_state_dict(dir + "/logs/nan/checkpoints/epoch_1.pt");
+  for (auto& [name, t] : ck)
+    for (float v : t.to_f32()) ASSERT_TRUE(std::isfinite(v)) << name;
+  EXPECT_FALSE(fs::exists(dir + "/logs/nan/checkpoints/epoch_2.pt"));
+}
+
+}  // namespace
+}  // namespace oc
