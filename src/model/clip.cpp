@@ -15,15 +15,15 @@ Clip::Clip(ModelCfg cfg) : cfg_(std::move(cfg)), table_(make_param_table(cfg_)) 
 
 void Clip::init(uint64_t seed) { init_params(cfg_, table_, params_.data(), seed); }
 
-void Clip::plan_training(int64_t B_max) {
+void Clip::plan_training(int64_t B_max, bool checkpoint) {
   training_ = true;
   B_max_ = B_max;
   if (grads_.size() != table_.total) {
     grads_.resize(table_.total, /*zero=*/true);
     g_ = bind_params(cfg_, table_, grads_.data());
   }
-  vision_.plan(cfg_, B_max, true);
-  text_.plan(cfg_, B_max, true);
+  vision_.plan(cfg_, B_max, true, checkpoint);
+  text_.plan(cfg_, B_max, true, checkpoint);
 }
 
 void Clip::plan_inference(int64_t B_max) {

@@ -27,7 +27,8 @@ class Clip {
   void init(uint64_t seed);
 
   // Training: allocates gradients and activation memory for batches up to B_max.
-  void plan_training(int64_t B_max);
+  // checkpoint: --grad-checkpointing (keep block inputs only, recompute in backward).
+  void plan_training(int64_t B_max, bool checkpoint = false);
   // Inference: activation memory for chunks of up to B_max (one layer's worth).
   void plan_inference(int64_t B_max);
   bool training() const { return training_; }

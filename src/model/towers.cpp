@@ -36,11 +36,11 @@ StackDims dims(int64_t B, int64_t T, int64_t W, int64_t H, int64_t F, int64_t L,
 }  // namespace
 
 // ---------------------------------------------------------------------------------------
-void VisionTower::plan(const ModelCfg& cfg, int64_t B, bool training) {
+void VisionTower::plan(const ModelCfg& cfg, int64_t B, bool training, bool checkpoint) {
   cfg_ = cfg, B_max_ = B, training_ = training;
   const auto& v = cfg.vision;
   const int64_t W = v.width, T = v.tokens(), Np = T - 1, K = 3 * v.patch_size * v.patch_size, E = cfg.embed_dim;
-  mem_.plan(B, T, W, v.heads(), v.mlp_width(), v.layers, training);
+  mem_.plan(B, T, W, v.heads(), v.mlp_width(), v.layers, training, checkpoint);
   const size_t sizes[] = {size_t(B * Np * K), size_t(B * Np * W), size_t(B * T * W), size_t(B * T), size_t(B * T),
                           size_t(B * W), size_t(B * W), size_t(B), size_t(B), size_t(B * E), size_t(B * E), size_t(B),
                           size_t(B * E), size_t(B * W), size_t(B * W), size_t(B * T * W), size_t(B * T * W),
@@ -101,11 +101,11 @@ void VisionTower::backward(const ClipParams& p, const ClipParams& g, const float
 }
 
 // ---------------------------------------------------------------------------------------
-void TextTower::plan(const ModelCfg& cfg, int64_t B, bool training) {
+void TextTower::plan(const ModelCfg& cfg, int64_t B, bool training, bool checkpoint) {
   cfg_ = cfg, B_max_ = B, training_ = training;
   const auto& t = cfg.text;
   const int64_t W = t.width, T = t.context_length, E = cfg.embed_dim;
-  mem_.plan(B, T, W, t.heads, t.mlp_width(), t.layers, training);
+  mem_.plan(B, T, W, t.heads, t.mlp_width(), t.layers, training, checkpoint);
   const size_t sizes[] = {size_t(B * W), size_t(B * W), size_t(B),     size_t(B),     size_t(B * E), size_t(B * E),
                           size_t(B),     size_t(B * E), size_t(B * W), size_t(B * W), size_t(B * T * W)};
   size_t total = 0;

@@ -16,7 +16,7 @@ namespace oc {
 
 class VisionTower {
  public:
-  void plan(const ModelCfg& cfg, int64_t B_max, bool training);
+  void plan(const ModelCfg& cfg, int64_t B_max, bool training, bool checkpoint = false);
   // images [B,3,S,S] -> features [B,E] (L2-normalized when normalize, the default).
   // Keeps what backward needs when planned for training.
   const float* forward(const ClipParams& p, const float* images, int64_t B, ops::Prec prec, bool normalize = true);
@@ -38,7 +38,7 @@ class VisionTower {
 
 class TextTower {
  public:
-  void plan(const ModelCfg& cfg, int64_t B_max, bool training);
+  void plan(const ModelCfg& cfg, int64_t B_max, bool training, bool checkpoint = false);
   // tokens [B, context_length] -> features [B,E]. Token ids outside the vocabulary are an
   // error naming the row, position and id.
   const float* forward(const ClipParams& p, const int32_t* tokens, int64_t B, ops::Prec prec, bool normalize = true);

@@ -15,20 +15,23 @@ namespace {
 size_t up16(size_t n) { return (n + 15) / 16 * 16; }
 }  // namespace
 
-void StackMemory::plan(int64_t B, int64_t T, int64_t W, int64_t H, int64_t F, int64_t layers, bool training) {
+void StackMemory::plan(int64_t B, int64_t T, int64_t W, int64_t H, int64_t F, int64_t layers, bool training,
+                       bool checkpoint) {
   B_max_ = B, T_max_ = T, W_ = W, H_ = H, F_ = F, layers_ = layers, training_ = training;
+  checkpoint_ = training && checkpoint;
   const size_t bt = size_t(B * T), btw = bt * W;
   // Per layer: x, mean1, rstd1, qkv, att, ao, xm, mean2, rstd2, h.
   layer_stride_ = up16(btw) * 4 + up16(bt) * 4 + up16(3 * btw) + up16(size_t(B * H * T * T)) + up16(bt * F);
   const size_t big = bt * size_t(std::max(3 * W, F));
-  const size_t slots = training ? size_t(layers) : 1;
+  const size_t slots = training && !checkpoint_ ? size_t(layers) : 1;
   // output + forward scratch (LayerNorm output, activated MLP hidden) + backward scratch
-  size_t total = layer_stride_ * slots + up16(btw) * 2 + up16(big);
+  size_t total = layer_stride_ * slots + up16(btw) * 2 + up16(big) + (checkpoint_ ? up16(btw) * size_t(layers) : 0);
   if (training) total += up16(btw) + up16(big) + up16(size_t(B * H * T * T)) + up16(2 * bt);
   buf_.resize(total, /*zero=*/false);
   float* p = buf_.data();
   layers_base_ = p;
   p += layer_stride_ * slots;
+  if (checkpoint_) xs_ = p, p += up16(btw) * size_t(layers);
   out_ = p, p += up16(btw);
   ln_buf_ = p, p += up16(btw);
   d_big2_ = p, p += up16(big);
@@ -44,7 +47,7 @@ BlockActs StackMemory::layer(int64_t l, int64_t B, int64_t T) {
   OC_CHECK(fits(B, T), "activations planned for B<={} T<={}, asked B={} T={}", B_max_, T_max_, B, T);
   // Inference: every layer shares slot 0, but the block input x must not be overwritten
   // while the block runs, so x alternates between slot 0's x and the output buffer.
-  float* base = layers_base_ + (training_ ? size_t(l) * layer_stride_ : 0);
+  float* base = layers_base_ + (training_ && !checkpoint_ ? size_t(l) * layer_stride_ : 0);
   const size_t bt = size_t(B_max_ * T_max_), btw = bt * W_;
   BlockActs a;
   float* p = base;
@@ -59,6 +62,7 @@ BlockActs StackMemory::layer(int64_t l, int64_t B, int64_t T) {
   a.rstd2 = p, p += up16(bt);
   a.h = p, p += up16(bt * F_);
   if (!training_ && (l % 2 == 1)) a.x = out_;
+  if (checkpoint_) a.x = xs_ + size_t(l) * up16(btw);
   return a;
 }
 
@@ -69,24 +73,28 @@ float* StackMemory::out(int64_t B, int64_t T) {
   return out_;
 }
 
-void stack_forward(const std::vector<BlockParams>& p, StackMemory& mem, const StackDims& d) {
+namespace {
+// One block's forward: saves what backward needs in `a`, writes the output to y. ln and g
+// are scratch for the LayerNorm output and the activated MLP hidden state.
+void block_forward(const BlockParams& P, const BlockActs& a, float* y, float* ln, float* g, const StackDims& d) {
   const int64_t N = d.B * d.T, W = d.W, F = d.F;
-  float* ln = mem.ln_buf();  // LayerNorm output of the current block
-  float* g = mem.d_big2();   // act(c_fc(...)) of the current block
+  { OC_PROFILE("layernorm"); ops::layernorm_forward(ln, a.mean1, a.rstd1, a.x, P.ln1_w, P.ln1_b, N, W, d.eps); }
+  { OC_PROFILE("linear"); ops::linear_forward(a.qkv, ln, P.in_w, P.in_b, N, W, 3 * W, d.prec); }
+  { OC_PROFILE("attention"); ops::attention_forward(a.ao, a.att, a.qkv, d.B, d.T, W, d.H, d.causal, d.prec); }
+  { OC_PROFILE("linear"); ops::linear_forward(a.xm, a.ao, P.out_w, P.out_b, N, W, W, d.prec); }
+  { OC_PROFILE("residual_add"); ops::add_inplace(a.xm, a.x, N * W); }  // xm = x + attn
+  { OC_PROFILE("layernorm"); ops::layernorm_forward(ln, a.mean2, a.rstd2, a.xm, P.ln2_w, P.ln2_b, N, W, d.eps); }
+  { OC_PROFILE("linear"); ops::linear_forward(a.h, ln, P.fc_w, P.fc_b, N, W, F, d.prec); }
+  { OC_PROFILE("gelu"); ops::act_forward(g, a.h, N * F, d.act); }
+  { OC_PROFILE("linear"); ops::linear_forward(y, g, P.proj_w, P.proj_b, N, F, W, d.prec); }
+  { OC_PROFILE("residual_add"); ops::add_inplace(y, a.xm, N * W); }  // y = xm + mlp
+}
+}  // namespace
+
+void stack_forward(const std::vector<BlockParams>& p, StackMemory& mem, const StackDims& d) {
   for (int64_t l = 0; l < d.layers; ++l) {
-    const BlockParams& P = p[l];
-    BlockActs a = mem.layer(l, d.B, d.T);
     float* y = (l + 1 < d.layers) ? mem.layer(l + 1, d.B, d.T).x : mem.out(d.B, d.T);
-    { OC_PROFILE("layernorm"); ops::layernorm_forward(ln, a.mean1, a.rstd1, a.x, P.ln1_w, P.ln1_b, N, W, d.eps); }
-    { OC_PROFILE("linear"); ops::linear_forward(a.qkv, ln, P.in_w, P.in_b, N, W, 3 * W, d.prec); }
-    { OC_PROFILE("attention"); ops::attention_forward(a.ao, a.att, a.qkv, d.B, d.T, W, d.H, d.causal, d.prec); }
-    { OC_PROFILE("linear"); ops::linear_forward(a.xm, a.ao, P.out_w, P.out_b, N, W, W, d.prec); }
-    { OC_PROFILE("residual_add"); ops::add_inplace(a.xm, a.x, N * W); }  // xm = x + attn
-    { OC_PROFILE("layernorm"); ops::layernorm_forward(ln, a.mean2, a.rstd2, a.xm, P.ln2_w, P.ln2_b, N, W, d.eps); }
-    { OC_PROFILE("linear"); ops::linear_forward(a.h, ln, P.fc_w, P.fc_b, N, W, F, d.prec); }
-    { OC_PROFILE("gelu"); ops::act_forward(g, a.h, N * F, d.act); }
-    { OC_PROFILE("linear"); ops::linear_forward(y, g, P.proj_w, P.proj_b, N, F, W, d.prec); }
-    { OC_PROFILE("residual_add"); ops::add_inplace(y, a.xm, N * W); }  // y = xm + mlp
+    block_forward(p[l], mem.layer(l, d.B, d.T), y, mem.ln_buf(), mem.d_big2(), d);
   }
 }
 
@@ -103,6 +111,12 @@ void stack_backward(const std::vector<BlockParams>& p, const std::vector<BlockPa
     const BlockParams& P = p[l];
     const BlockParams& G = g[l];
     BlockActs a = mem.layer(l, d.B, d.T);
+    if (mem.checkpointing() && l + 1 < d.layers) {
+      // Recompute this block's activations into the shared slot (the last block's are still
+      // there from forward). The stack output buffer is free by now: use it for y.
+      OC_PROFILE("recompute");
+      block_forward(P, a, mem.out(d.B, d.T), ln, rec, d);
+    }
     // MLP: y = xm + c_proj(act(c_fc(ln_2(xm)))).  dres holds dy = dxm (residual path).
     { OC_PROFILE("gelu"); ops::act_forward(rec, a.h, N * F, d.act); }  // recompute act(h)
     { OC_PROFILE("linear_bwd"); ops::linear_backward(dbig, G.proj_w, G.proj_b, dres, rec, P.proj_w, N, F, W, d.prec); }  // dbig = d act

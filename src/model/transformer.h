@@ -42,7 +42,11 @@ struct BlockActs {
 // Training keeps every layer's activations; inference reuses one layer's.
 class StackMemory {
  public:
-  void plan(int64_t B_max, int64_t T_max, int64_t W, int64_t H, int64_t F, int64_t layers, bool training);
+  // checkpoint (--grad-checkpointing): keep only each block's input; backward recomputes a
+  // block's activations into one shared slot before differentiating it.
+  void plan(int64_t B_max, int64_t T_max, int64_t W, int64_t H, int64_t F, int64_t layers, bool training,
+            bool checkpoint = false);
+  bool checkpointing() const { return checkpoint_; }
   bool fits(int64_t B, int64_t T) const { return B <= B_max_ && T <= T_max_; }
   BlockActs layer(int64_t l, int64_t B, int64_t T);  // carved for the current B, T
   float* out(int64_t B, int64_t T);                  // [B,T,W] output of the last block
@@ -61,8 +65,9 @@ class StackMemory {
  private:
   FloatBuffer buf_;
   int64_t B_max_ = 0, T_max_ = 0, W_ = 0, H_ = 0, F_ = 0, layers_ = 0;
-  bool training_ = false;
+  bool training_ = false, checkpoint_ = false;
   float* layers_base_ = nullptr;
+  float* xs_ = nullptr;  // checkpointing: every block's input
   size_t layer_stride_ = 0;
   float *out_ = nullptr, *d_res_ = nullptr, *d_big_ = nullptr, *d_big2_ = nullptr, *d_att_ = nullptr,
         *ln_buf_ = nullptr, *stat_buf_ = nullptr;

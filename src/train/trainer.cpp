@@ -110,9 +110,6 @@ int train_main(const std::vector<std::string>& argv) {
   }
   TrainArgs a = resolve_train_args(o);
   if (a.threads > 0) set_num_threads(a.threads);
-  if (a.grad_checkpointing)
-    log::warn("--grad-checkpointing: per-block recomputation is not built yet; blocks already recompute their "
-              "LayerNorm and GELU outputs in backward, and memory use is otherwise unchanged");
   // Data parallel: the launcher's layout (mpirun, srun, torchrun variables), one
   // communicator; rank 0 alone writes logs, TensorBoard, checkpoints and evaluates.
   const dist::World world = dist::world_from_env();
@@ -175,7 +172,7 @@ int train_main(const std::vector<std::string>& argv) {
     log::info("Loaded pretrained weights from {}", a.pretrained);
   }
   model.set_precision(precision);
-  model.plan_training(a.batch_size);
+  model.plan_training(a.batch_size, a.grad_checkpointing);
   std::vector<bool> trainable = trainable_mask(model, a);
 
   // Data.
