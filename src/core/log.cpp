@@ -4,6 +4,7 @@
 #include <ctime>
 #include <memory>
 #include <mutex>
+#include <unistd.h>
 
 namespace oc::log {
 namespace {
@@ -14,6 +15,7 @@ std::mutex g_mu;
 Level g_level = Level::Info;
 bool g_enabled = true;
 std::unique_ptr<std::FILE, FileCloser> g_file;
+bool g_progress_shown = false;
 
 const char* name(Level l) {
   switch (l) {
@@ -44,11 +46,26 @@ void write(Level level, std::string_view msg) {
   std::strftime(stamp, sizeof stamp, "%Y-%m-%d,%H:%M:%S", &tm);
   std::string line = fmt::format("{} | {} | {}\n", stamp, name(level), msg);
   std::lock_guard lock(g_mu);
+  if (g_progress_shown) std::fputs("\r\033[K", stderr), g_progress_shown = false;
   std::fwrite(line.data(), 1, line.size(), stderr);
   if (g_file) {
     std::fwrite(line.data(), 1, line.size(), g_file.get());
     std::fflush(g_file.get());
   }
+}
+
+void progress(std::string_view line) {
+  static const bool tty = ::isatty(2);
+  if (!tty || !g_enabled) return;
+  std::lock_guard lock(g_mu);
+  std::fprintf(stderr, "\r\033[K%.*s", int(line.size()), line.data());
+  std::fflush(stderr);
+  g_progress_shown = true;
+}
+
+void end_progress() {
+  std::lock_guard lock(g_mu);
+  if (g_progress_shown) std::fputs("\r\033[K", stderr), g_progress_shown = false;
 }
 
 }  // namespace oc::log

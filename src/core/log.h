@@ -17,6 +17,10 @@ void set_file(const std::string& path);
 // Silence console and file output (non-zero ranks).
 void set_enabled(bool enabled);
 void write(Level level, std::string_view msg);
+// A live status line on the console when stderr is a terminal (training progress): drawn
+// in place, cleared before the next log line. No-op when stderr is not a terminal.
+void progress(std::string_view line);
+void end_progress();
 
 template <class... A>
 void debug(fmt::format_string<A...> f, A&&... a) {

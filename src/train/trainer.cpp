@@ -467,6 +467,12 @@ int train_main(const std::vector<std::string>& argv) {
         }
         data_t.reset(), batch_t.reset();
       }
+      {
+        const int width = 30, done = int(width * batch_i / std::max<int64_t>(1, num_batches));
+        log::progress(fmt::format("epoch {} [{}{}] {}/{} loss {:.4f} {:.1f} samples/s", epoch, std::string(size_t(done), '='),
+                                  std::string(size_t(width - done), ' '), batch_i, num_batches, loss,
+                                  double(a.batch_size) * a.accum_freq / std::max(1e-9, t_batch)));
+      }
       if (st.global_step == kill_at) std::raise(SIGKILL);
       if (st.global_step == term_at) std::raise(SIGTERM);
       if (st.global_step == hang_at)
@@ -509,6 +515,7 @@ int train_main(const std::vector<std::string>& argv) {
     }
   }
   if (tb) tb->flush();
+  log::end_progress();
   log::info("Done.");
   log::set_file("");
   return exit_code;
