@@ -77,11 +77,12 @@ void BM_GemmBatchedHeads(benchmark::State& state) {
   std::vector<float> S(static_cast<size_t>(BH * T * T));
   for (auto _ : state) {
     if (state.range(0)) {
-      // Heads of one image are D columns apart: batch over images per head.
-      for (int64_t h = 0; h < kHeads; ++h)
-        oc::ops::gemm_batched<float>(kBatch, false, true, T, T, D, 1.0f, qkv.data() + h * D, C3, T * C3,
-                                     qkv.data() + kWidth + h * D, C3, T * C3, 0.0f, S.data() + h * T * T, T,
-                                     kHeads * T * T);
+      // The 12 heads of one image are D columns apart: one batched call per image, so the
+      // image's rows stay in cache across its heads (attention's order).
+      for (int64_t b = 0; b < kBatch; ++b)
+        oc::ops::gemm_batched<float>(kHeads, false, true, T, T, D, 1.0f, qkv.data() + b * T * C3, C3, D,
+                                     qkv.data() + b * T * C3 + kWidth, C3, D, 0.0f, S.data() + b * kHeads * T * T,
+                                     T, T * T);
     } else {
       for (int64_t bh = 0; bh < BH; ++bh) {
         const float* q = qkv.data() + (bh / kHeads) * T * C3 + (bh % kHeads) * D;

@@ -76,7 +76,9 @@ void forward_f32(float* out, const float* inp, int64_t n, Act act) {
 void derivative_f32(float* out, const float* inp, int64_t n, Act act) {
   if (act == Act::Gelu) {
     map8(out, inp, n, [](V8 x) {
-      return _mm256_fmadd_ps(x, cpu::normal_pdf8(x), phi8(x));
+      V8 pdf;
+      const V8 cdf = phi8(x, &pdf);
+      return _mm256_fmadd_ps(x, pdf, cdf);
     });
   } else {
     map8(out, inp, n, [](V8 x) {

@@ -57,9 +57,11 @@ void pack_bf16(Out* dst, const float* src, int64_t rows, int64_t cols, int64_t l
     const uint32_t* s = reinterpret_cast<const uint32_t*>(src + r * ld);
     if constexpr (std::is_same_v<Out, float>) {
       uint32_t* d = reinterpret_cast<uint32_t*>(dst + r * cols);
+#pragma omp simd
       for (int64_t c = 0; c < cols; ++c) d[c] = bf16_round_bits(s[c]);
     } else {
       uint16_t* d = reinterpret_cast<uint16_t*>(dst + r * cols);
+#pragma omp simd
       for (int64_t c = 0; c < cols; ++c) d[c] = uint16_t(bf16_round_bits(s[c]) >> 16);
     }
   };
