@@ -12,19 +12,12 @@
 #include "core/fs.h"
 #include "core/options.h"
 #include "data/urls.h"
+#include "image/codec.h"
 #include "io/npy.h"
 #include "io/safetensors.h"
 
 namespace oc::cli {
 namespace {
-
-bool is_image(const std::string& n) {
-  std::string l = n;
-  std::transform(l.begin(), l.end(), l.begin(), [](unsigned char c) { return std::tolower(c); });
-  for (const char* e : {".jpg", ".jpeg", ".png", ".webp"})
-    if (l.size() > std::strlen(e) && l.compare(l.size() - std::strlen(e), std::strlen(e), e) == 0) return true;
-  return false;
-}
 
 // A file, a folder (its images, sorted), or a brace pattern.
 std::vector<std::string> image_list(const std::string& spec) {
@@ -32,7 +25,7 @@ std::vector<std::string> image_list(const std::string& spec) {
   if (fs::is_dir(spec)) {
     std::unique_ptr<DIR, int (*)(DIR*)> d(opendir(spec.c_str()), closedir);
     while (dirent* e = readdir(d.get()))
-      if (is_image(e->d_name)) out.push_back(fs::join(spec, e->d_name));
+      if (has_image_extension(e->d_name)) out.push_back(fs::join(spec, e->d_name));
     std::sort(out.begin(), out.end());
     if (out.empty()) OC_USER_ERROR("{}: the folder holds no images (.jpg .jpeg .png .webp)", spec);
     return out;

@@ -28,11 +28,7 @@ int run(const std::vector<std::string>& args) {
       {"precision", OptType::String, "fp32", "fp32 or amp_bf16"},
       {"threads", OptType::Int, "0", "compute threads (0 = all cores)"},
       {"json", OptType::Flag, "", "print the metrics as one JSON object"}};
-  for (auto& s : data::data_option_specs()) {  // --val-data, --csv-*, ...
-    bool dup = false;
-    for (auto& t : specs) dup |= t.name == s.name;
-    if (!dup) specs.push_back(s);
-  }
+  append_missing_specs(&specs, data::data_option_specs());  // --val-data, --csv-*, ...
   Options o("eval", "Evaluate a model: zero-shot top-1/top-5 and retrieval recall.", specs);
   o.parse(args);
   if (o.help_requested()) return std::printf("%s", o.help().c_str()), 0;

@@ -8,6 +8,14 @@
 
 namespace oc {
 
+void append_missing_specs(std::vector<OptionSpec>* specs, const std::vector<OptionSpec>& extra) {
+  for (auto& s : extra) {
+    bool dup = false;
+    for (auto& t : *specs) dup |= t.name == s.name;
+    if (!dup) specs->push_back(s);
+  }
+}
+
 size_t edit_distance(const std::string& a, const std::string& b) {
   std::vector<size_t> prev(b.size() + 1), cur(b.size() + 1);
   for (size_t j = 0; j <= b.size(); ++j) prev[j] = j;

@@ -62,6 +62,10 @@ class Options {
   bool help_ = false;
 };
 
+// Appends the specs of `extra` whose names `specs` does not have yet (commands that share
+// another module's flag table, e.g. the data flags).
+void append_missing_specs(std::vector<OptionSpec>* specs, const std::vector<OptionSpec>& extra);
+
 // Levenshtein distance (for "did you mean").
 size_t edit_distance(const std::string& a, const std::string& b);
 

@@ -68,14 +68,6 @@ Result<std::vector<ShardInput>> inputs_from_csv(const std::string& csv, char sep
 }
 
 namespace {
-bool is_image_name(const std::string& n) {
-  size_t d = n.rfind('.');
-  if (d == std::string::npos) return false;
-  std::string e = n.substr(d + 1);
-  std::transform(e.begin(), e.end(), e.begin(), [](unsigned char c) { return char(std::tolower(c)); });
-  return e == "jpg" || e == "jpeg" || e == "png" || e == "webp";
-}
-
 void walk(const std::string& dir, std::vector<std::string>* files) {
   DIR* d = ::opendir(dir.c_str());
   if (!d) return;
@@ -89,7 +81,7 @@ void walk(const std::string& dir, std::vector<std::string>* files) {
   for (auto& n : names) {
     std::string p = fs::join(dir, n);
     if (fs::is_dir(p)) walk(p, files);
-    else if (is_image_name(n)) files->push_back(p);
+    else if (has_image_extension(n)) files->push_back(p);
   }
 }
 }  // namespace

@@ -14,6 +14,7 @@
 #include "core/timer.h"
 #include "data/loader.h"
 #include "eval/metrics.h"
+#include "image/codec.h"
 #include "ops/gemm.h"
 #include "ops/loss.h"
 
@@ -32,13 +33,6 @@ std::vector<std::string> list_dir(const std::string& dir) {
   return out;
 }
 
-bool is_image_name(const std::string& n) {
-  std::string l = n;
-  std::transform(l.begin(), l.end(), l.begin(), [](unsigned char c) { return std::tolower(c); });
-  for (const char* ext : {".jpg", ".jpeg", ".png", ".webp"})
-    if (l.size() > strlen(ext) && l.compare(l.size() - strlen(ext), strlen(ext), ext) == 0) return true;
-  return false;
-}
 }  // namespace
 
 std::string folder_as_csv(const std::string& root, std::vector<std::string>* classes) {
@@ -51,7 +45,7 @@ std::string folder_as_csv(const std::string& root, std::vector<std::string>* cla
     const int64_t label = int64_t(classes->size());
     classes->push_back(c);
     for (auto& f : list_dir(dir))
-      if (is_image_name(f)) csv += fs::join(dir, f) + "\t" + c + "\t" + std::to_string(label) + "\n", ++images;
+      if (has_image_extension(f)) csv += fs::join(dir, f) + "\t" + c + "\t" + std::to_string(label) + "\n", ++images;
   }
   if (classes->empty()) OC_USER_ERROR("{}: no class folders (expected one sub-folder of images per class)", root);
   if (images == 0) OC_USER_ERROR("{}: the class folders hold no images (.jpg .jpeg .png .webp)", root);

@@ -1,6 +1,8 @@
 // Format sniffing and dispatch for codec.h; the formats live in codec_{jpeg,png,webp}.cpp.
 #include "image/codec.h"
 
+#include <cctype>
+
 #include <fmt/format.h>
 
 #include <string_view>
@@ -77,6 +79,14 @@ Result<std::vector<uint8_t>> encode_image(const ImageU8& img, ImageFormat fmt, i
     case ImageFormat::Unknown: break;
   }
   return Err{"encode: unknown format"};
+}
+
+bool has_image_extension(std::string_view name) {
+  const size_t d = name.rfind('.');
+  if (d == std::string_view::npos) return false;
+  std::string e(name.substr(d + 1));
+  for (auto& c : e) c = char(std::tolower(static_cast<unsigned char>(c)));
+  return e == "jpg" || e == "jpeg" || e == "png" || e == "webp";
 }
 
 }  // namespace oc

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "core/result.h"
@@ -15,6 +16,8 @@ namespace oc {
 enum class ImageFormat { Unknown, Jpeg, Png, Webp };
 
 ImageFormat sniff_format(std::span<const uint8_t> bytes);
+// A file name OpenCLIP/webdataset treat as an image: .jpg .jpeg .png .webp (any case).
+bool has_image_extension(std::string_view name);
 
 struct DecodeOptions {
   int64_t max_pixels = 25'000'000;  // as recent OpenCLIP (PIL's MAX_IMAGE_PIXELS-style guard)

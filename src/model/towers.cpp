@@ -53,6 +53,7 @@ void VisionTower::plan(const ModelCfg& cfg, int64_t B, bool training, bool check
                      &pooled_,   &post_mean_, &post_rstd_, &feat_raw_,   &feat_,     &norm_,
                      &d_feat_raw_, &d_pooled_, &d_cls_in_, &d_stack_out_, &d_x0_,    &d_patch_out_};
   for (size_t i = 0; i < std::size(sizes); ++i) *slots[i] = c.take(sizes[i]);
+  cls_index_.assign(size_t(B), 0);
 }
 
 const float* VisionTower::forward(const ClipParams& p, const float* images, int64_t B, ops::Prec prec,
@@ -68,8 +69,7 @@ const float* VisionTower::forward(const ClipParams& p, const float* images, int6
   ops::layernorm_forward(a0.x, pre_mean_, pre_rstd_, x0_, p.ln_pre_w, p.ln_pre_b, B * T, W, cfg_.ln_eps);
   StackDims d = dims(B, T, W, v.heads(), v.mlp_width(), v.layers, false, cfg_, prec);
   stack_forward(p.v_blocks, mem_, d);
-  std::vector<int32_t> zeros(size_t(B), 0);  // pool the class token (position 0)
-  ops::gather_rows_forward(cls_in_, mem_.out(B, T), zeros.data(), B, T, W);
+  ops::gather_rows_forward(cls_in_, mem_.out(B, T), cls_index_.data(), B, T, W);  // the class token
   ops::layernorm_forward(pooled_, post_mean_, post_rstd_, cls_in_, p.ln_post_w, p.ln_post_b, B, W, cfg_.ln_eps);
   ops::proj_forward(feat_raw_, pooled_, p.v_proj, B, W, E, prec);
   if (!normalize) return feat_raw_;
@@ -88,8 +88,7 @@ void VisionTower::backward(const ClipParams& p, const ClipParams& g, const float
   ops::layernorm_backward(d_cls_in_, g.ln_post_w, g.ln_post_b, d_pooled_, cls_in_, p.ln_post_w, post_mean_,
                           post_rstd_, B, W);
   std::memset(d_stack_out_, 0, sizeof(float) * size_t(B * T * W));
-  std::vector<int32_t> zeros(size_t(B), 0);
-  ops::gather_rows_backward(d_stack_out_, d_cls_in_, zeros.data(), B, T, W);
+  ops::gather_rows_backward(d_stack_out_, d_cls_in_, cls_index_.data(), B, T, W);
   StackDims d = dims(B, T, W, v.heads(), v.mlp_width(), v.layers, false, cfg_, prec);
   stack_backward(p.v_blocks, g.v_blocks, mem_, d_stack_out_, d);
   std::memset(d_x0_, 0, sizeof(float) * size_t(B * T * W));

@@ -32,6 +32,7 @@ class VisionTower {
   FloatBuffer extra_;
   int64_t B_max_ = 0, B_ = 0;
   bool training_ = false;
+  std::vector<int32_t> cls_index_;  // B_max zeros: the class token's position, for pooling
   float *patches_, *patch_out_, *x0_, *pre_mean_, *pre_rstd_, *cls_in_, *pooled_, *post_mean_, *post_rstd_,
       *feat_raw_, *feat_, *norm_, *d_feat_raw_, *d_pooled_, *d_cls_in_, *d_stack_out_, *d_x0_, *d_patch_out_;
 };

@@ -96,11 +96,7 @@ int train_main(const std::vector<std::string>& argv) {
     for (auto& s : dist::dist_option_specs()) extra.push_back(s);
     // The data flags the data module adds beyond the train table (e.g. --csv-label-key).
     std::vector<OptionSpec> specs = o.specs();
-    for (auto& s : extra) {
-      bool dup = false;
-      for (auto& t : specs) dup |= t.name == s.name;
-      if (!dup) specs.push_back(s);
-    }
+    append_missing_specs(&specs, extra);
     o = Options("train", "Train or fine-tune a CLIP model with OpenCLIP's flags.", specs);
   }
   o.parse(argv);
