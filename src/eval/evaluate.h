@@ -9,6 +9,7 @@
 
 #include "data/dataset.h"
 #include "eval/zeroshot.h"
+#include "image/image.h"
 #include "model/clip.h"
 #include "text/tokenizer.h"
 
@@ -25,17 +26,30 @@ struct EvalData {
   data::DataConfig base;     // csv keys/separator, preprocessing, context length
 };
 
+struct ZeroShotExample {
+  int64_t sample;  // index into ZeroShotResult's per-sample vectors
+  ImageU8 image;   // the model's input, un-normalized back to 8-bit RGB
+};
+
 struct ZeroShotResult {
   double top1 = 0, top5 = 0;
   int64_t samples = 0;
   std::vector<int64_t> labels, predictions;  // per sample (top-1 class)
   std::vector<std::vector<int64_t>> top5_classes;
+  std::vector<std::vector<float>> top5_probs;  // softmax(100 x cosine) of those classes
+  std::vector<ZeroShotExample> examples;       // the first examples_per_class images of each class
   std::vector<std::string> keys;
   double images_per_second = 0, classifier_seconds = 0;
 };
 
 ZeroShotResult run_zeroshot(Clip& model, const Tokenizer& tok, const ZeroShotTask& task,
-                            const data::DataConfig& data_cfg);
+                            const data::DataConfig& data_cfg, int examples_per_class = 0);
+
+// The predictions file the HTML report reads (`RUN_DIR/zeroshot_<task>.json`): metrics,
+// class names, templates, the confusion matrix [true][predicted], per-class top-1, and the
+// examples as PNG (base64) with their top-3 classes, captions and probabilities.
+void write_zeroshot_predictions(const std::string& path, const ZeroShotTask& task, const ZeroShotResult& r,
+                                const std::string& data, const std::string& checkpoint);
 
 // Metrics of every source given (OpenCLIP's keys; values are fractions / ranks / losses).
 std::map<std::string, double> evaluate(Clip& model, const Tokenizer& tok, const EvalData& ev);

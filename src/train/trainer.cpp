@@ -329,6 +329,7 @@ int train_main(const std::vector<std::string>& argv) {
   ev.batch_size = a.batch_size;
   ev.workers = std::max(1, a.workers);
   ev.base = dc;
+  double train_seconds = 0;
   auto run_evaluation = [&](int64_t epoch_done) {
     if (!master) return;
     const bool last = epoch_done == a.epochs;
@@ -343,12 +344,16 @@ int train_main(const std::vector<std::string>& argv) {
     evm.set_precision(precision);
     evm.plan_inference(a.batch_size);
     std::map<std::string, double> m = evaluate(evm, *tok, e);
-    if (m.count("clip_val_loss")) m["epoch"] = double(epoch_done);
+    m["epoch"] = double(epoch_done);
+    // Our addition to OpenCLIP's keys: training wall time so far in this process (steps and
+    // data waits; evaluation and checkpoint writes excluded), for time-to-accuracy figures.
+    m["train_seconds"] = train_seconds;
     std::string line = fmt::format("Eval Epoch: {} ", epoch_done);
     for (auto& [k, v] : m) line += fmt::format("{}: {:.4f}\t", k, v);
     log::info("{}", line);
     if (tb)
-      for (auto& [k, v] : m) tb->add_scalar("val/" + k, float(v), epoch_done);
+      for (auto& [k, v] : m)
+        if (k != "epoch" && k != "train_seconds") tb->add_scalar("val/" + k, float(v), epoch_done);
     if (run.enabled()) {
       nlohmann::json j;
       for (auto& [k, v] : m) j[k] = (k == "epoch" || k == "num_samples") ? nlohmann::json(int64_t(v)) : nlohmann::json(v);
@@ -435,6 +440,7 @@ int train_main(const std::vector<std::string>& argv) {
       st.samples_seen += int64_t(a.batch_size) * a.accum_freq * world_size;
       const double t_batch = now_seconds() - t_end;
       t_end = now_seconds();
+      train_seconds += t_batch;
       loss_m.add(loss), data_t.add(t_data), batch_t.add(t_batch);
 
       const bool last = batch_i == num_batches;

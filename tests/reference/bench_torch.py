@@ -10,6 +10,10 @@ train:       forward + ClipLoss + backward + AdamW step + logit_scale clamp (Ope
              random images [B,3,S,S] and full-context tokens [B,ctx] (EOT in the last slot).
 infer_image: encode_image under torch.no_grad, model.eval().
 infer_text:  encode_text (full context) under torch.no_grad, model.eval().
+zeroshot:    OpenCLIP's build_zero_shot_classifier over the first --classes ImageNet classes x
+             --templates templates (data/imagenet_zeroshot.json, tokenized by tokenizer_ref.py,
+             full context as OpenCLIP), one class per batch; then --images random images
+             classified in batches of --batch-size (encode_image + 100 * img @ W).
 samples/s = B * steps / (wall time of the timed steps); warmup steps are not timed.
 
 BLAS matters more than anything else here: Debian's torch calls the libblas.so.3 alternative for
@@ -30,7 +34,10 @@ DEBIAN_OPENBLAS = "/usr/lib/x86_64-linux-gnu/openblas-pthread"
 def parse():
     ap = argparse.ArgumentParser(description="PyTorch CLIP benchmark (reference side)")
     ap.add_argument("--model", default="ViT-B-32")
-    ap.add_argument("--mode", default="train", choices=["train", "infer_image", "infer_text"])
+    ap.add_argument("--mode", default="train", choices=["train", "infer_image", "infer_text", "zeroshot"])
+    ap.add_argument("--classes", type=int, default=1000, help="zeroshot: first N ImageNet classes")
+    ap.add_argument("--templates", type=int, default=80, help="zeroshot: first N OpenAI templates")
+    ap.add_argument("--images", type=int, default=128, help="zeroshot: random images to classify")
     ap.add_argument("--batch-size", type=int, default=32)
     ap.add_argument("--precision", default="fp32", choices=["fp32", "amp_bf16", "pure_bf16"])
     ap.add_argument("--steps", type=int, default=3)
@@ -68,6 +75,55 @@ def loaded_blas():
     return sorted(libs)
 
 
+def zeroshot(args, model, cfg, torch, clip_ref):
+    import tokenizer_ref
+    here = os.path.dirname(os.path.abspath(__file__))
+    data = os.path.join(here, "..", "..", "data")
+    task = json.load(open(os.path.join(data, "imagenet_zeroshot.json")))
+    classes, templates = task["classnames"][:args.classes], task["templates"][:args.templates]
+    tok = tokenizer_ref.SimpleTokenizer(os.path.join(data, "bpe_simple_vocab_16e6.txt.gz"))
+    ctx = cfg["text_cfg"]["context_length"]
+    model.eval()
+    t0 = time.perf_counter()
+    with torch.no_grad(), clip_ref.autocast_ctx(args.precision):
+        rows = []
+        for c in classes:
+            texts = [t.replace("{c}", c).replace("{}", c) for t in templates]
+            toks = torch.tensor([tok(x, context_length=ctx) for x in texts], dtype=torch.long)
+            e = model.encode_text(toks).float()
+            e = e / e.norm(dim=-1, keepdim=True)
+            e = e.mean(dim=0)
+            rows.append(e / e.norm())
+        W = torch.stack(rows, dim=1)
+    cls_s = time.perf_counter() - t0
+    v = cfg["vision_cfg"]
+    g = torch.Generator().manual_seed(args.seed + 1)
+    images = torch.randn(args.batch_size, 3, v["image_size"], v["image_size"], generator=g).to(
+        clip_ref.input_dtype(args.precision))
+    t0 = time.perf_counter()
+    done = 0
+    with torch.no_grad(), clip_ref.autocast_ctx(args.precision):
+        while done < args.images:
+            n = min(args.batch_size, args.images - done)
+            f = model.encode_image(images[:n]).float()
+            f = f / f.norm(dim=-1, keepdim=True)
+            _ = 100.0 * f @ W
+            done += n
+    img_s = args.images / (time.perf_counter() - t0)
+    n_prompts = len(classes) * len(templates)
+    res = {"impl": "pytorch", "torch": torch.__version__, "model": args.model, "mode": "zeroshot",
+           "precision": args.precision, "classes": len(classes), "templates": len(templates),
+           "classifier_seconds": cls_s, "prompts_per_second": n_prompts / cls_s,
+           "classifier_seconds_1000x80": 80000 / (n_prompts / cls_s), "images_per_second": img_s,
+           "threads": args.threads, "loadavg_1min": float(open("/proc/loadavg").read().split()[0]),
+           "blas": loaded_blas()}
+    print(json.dumps(res) if args.json else
+          f"pytorch zeroshot {args.model} {args.precision}: classifier {len(classes)} x {len(templates)} in "
+          f"{cls_s:.1f} s ({n_prompts / cls_s:.1f} prompts/s; 1000 x 80 would take "
+          f"{res['classifier_seconds_1000x80']:.0f} s); {img_s:.2f} images/s (load {res['loadavg_1min']})")
+    return 0
+
+
 def main():
     args = parse()
     maybe_reexec(args)
@@ -87,6 +143,8 @@ def main():
     tokens[:, 0] = t["vocab_size"] - 2
     tokens[:, -1] = t["vocab_size"] - 1
 
+    if args.mode == "zeroshot":
+        return zeroshot(args, model, cfg, torch, clip_ref)
     if args.mode == "train":
         model.train()
         hp = clip_ref.default_adam_params(args.model)

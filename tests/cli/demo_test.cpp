@@ -1,0 +1,103 @@
+// `openclip demo` end to end on a slice of the real Fashion-MNIST (Debian's
+// dataset-fashion-mnist, installed by scripts/setup.sh): import, training through the train
+// program, per-epoch zero-shot results, the predictions file, the report, the JSON line,
+// a second run reusing the import, and bad input.
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "core/fs.h"
+#include "image/codec.h"
+#include "test_util.h"
+
+namespace oc {
+namespace {
+
+using test::run;
+
+std::string demo_cmd(const std::string& dir, const std::string& name) {
+  return test::openclip() + " demo --out '" + dir + "' --name " + name +
+         " --limit 512 --samples 512 --epochs 2 --batch-size 64 --model test-tiny --warmup 2 --lr 1e-3 --threads 1";
+}
+
+nlohmann::json last_json_line(const std::string& out) {
+  const size_t b = out.rfind("\n{");
+  return nlohmann::json::parse(out.substr(b == std::string::npos ? 0 : b + 1));
+}
+
+TEST(Demo, RunsEndToEndAndWritesEverythingTheReportNeeds) {
+  const std::string dir = test::fresh_dir("demo_e2e");
+  auto r = run(demo_cmd(dir, "first"));
+  ASSERT_EQ(r.status, 0) << r.out;
+  nlohmann::json j = last_json_line(r.out);
+  const std::string run_dir = dir + "/logs/first";
+  EXPECT_EQ(j["run_dir"], run_dir);
+  EXPECT_EQ(j["report"], run_dir + "/report.html");
+  EXPECT_EQ(j["samples"], 512);
+  EXPECT_GT(j["train_seconds"].get<double>(), 0.0);
+  EXPECT_TRUE(j.contains("seconds_to_85"));
+  const double top1 = j["zeroshot_top1"], top5 = j["zeroshot_top5"];
+  EXPECT_GE(top5, top1);
+  EXPECT_LE(top5, 1.0);
+
+  // Per-epoch zero-shot results with the epoch and training time (for time-to-accuracy).
+  std::string results = fs::read_text(run_dir + "/checkpoints/results.jsonl").value();
+  auto first = nlohmann::json::parse(results.substr(0, results.find('\n')));
+  EXPECT_EQ(first["epoch"], 1);
+  EXPECT_GT(first["train_seconds"].get<double>(), 0.0);
+  EXPECT_TRUE(first.contains("fashion-mnist-zeroshot-top1"));
+  EXPECT_TRUE(fs::exists(run_dir + "/checkpoints/epoch_2.pt"));
+
+  // The predictions file: the test slice is the first 512 test images.
+  auto p = nlohmann::json::parse(fs::read_text(run_dir + "/zeroshot_fashion-mnist.json").value());
+  EXPECT_EQ(p["samples"], 512);
+  EXPECT_DOUBLE_EQ(p["top1"].get<double>(), top1);
+  ASSERT_EQ(p["classnames"].size(), 10u);
+  ASSERT_EQ(p["confusion"].size(), 10u);
+  int64_t total = 0, diag = 0;
+  for (size_t t = 0; t < 10; ++t)
+    for (size_t q = 0; q < 10; ++q) total += p["confusion"][t][q].get<int64_t>(), diag += t == q ? p["confusion"][t][q].get<int64_t>() : 0;
+  EXPECT_EQ(total, 512);
+  EXPECT_NEAR(double(diag) / 512.0, top1, 1e-12);
+  ASSERT_EQ(p["examples"].size(), 40u);  // 4 per class
+  const auto& ex = p["examples"][0];
+  ASSERT_EQ(ex["top"].size(), 3u);
+  float prev = 2.0f;
+  for (auto& t : ex["top"]) {  // sorted probabilities with the caption of the first eval template
+    EXPECT_LE(t["prob"].get<float>(), prev);
+    prev = t["prob"].get<float>();
+    EXPECT_NE(t["caption"].get<std::string>().find(t["name"].get<std::string>()), std::string::npos);
+  }
+  // The example image decodes as a 32x32 PNG (test-tiny's input size).
+  const std::string png = dir + "/ex.png";
+  fs::write_atomic(dir + "/ex.b64", ex["png_base64"].get<std::string>());
+  ASSERT_EQ(std::system(("base64 -d '" + dir + "/ex.b64' > '" + png + "'").c_str()), 0);
+  auto img = decode_image_file(png);
+  ASSERT_TRUE(img.ok()) << img.error();
+  EXPECT_EQ(img.value().width, 32);
+  EXPECT_EQ(img.value().height, 32);
+
+  std::string html = fs::read_text(run_dir + "/report.html").value();
+  EXPECT_NE(html.find("<svg"), std::string::npos);
+
+  // A second run reuses the imported shards.
+  auto again = run(demo_cmd(dir, "second"));
+  ASSERT_EQ(again.status, 0) << again.out;
+  EXPECT_NE(again.out.find("(already imported)"), std::string::npos) << again.out;
+}
+
+TEST(Demo, BadInputGivesClearErrors) {
+  const std::string dir = test::fresh_dir("demo_bad");
+  auto r = run(test::openclip() + " demo --out '" + dir + "' --minutes 0");
+  EXPECT_NE(r.status, 0);
+  EXPECT_NE(r.out.find("--minutes must be positive"), std::string::npos) << r.out;
+  r = run(test::openclip() + " demo --out '" + dir + "' --source " + dir + "/nowhere --limit 64 --samples 64");
+  EXPECT_NE(r.status, 0);
+  EXPECT_NE(r.out.find(dir + "/nowhere"), std::string::npos) << r.out;
+  r = run(test::openclip() + " demo --minuts 3");
+  EXPECT_NE(r.status, 0);
+  EXPECT_NE(r.out.find("--minutes"), std::string::npos) << r.out;  // the nearest flag is suggested
+}
+
+}  // namespace
+}  // namespace oc
