@@ -5,6 +5,7 @@
 
 #include "cli/command.h"
 #include "core/check.h"
+#include "core/fs.h"
 #include "core/log.h"
 #include "core/options.h"
 #include "core/parallel.h"
@@ -27,6 +28,8 @@ int run(const std::vector<std::string>& args) {
       {"workers", OptType::Int, "2", "data loader threads"},
       {"precision", OptType::String, "fp32", "fp32 or amp_bf16"},
       {"threads", OptType::Int, "0", "compute threads (0 = all cores)"},
+      {"predictions-dir", OptType::String, "",
+       "also write each zero-shot task's per-sample predictions to DIR/zeroshot_<task>.json (for `openclip report`)"},
       {"json", OptType::Flag, "", "print the metrics as one JSON object"}};
   append_missing_specs(&specs, data::data_option_specs());  // --val-data, --csv-*, ...
   Options o("eval", "Evaluate a model: zero-shot top-1/top-5 and retrieval recall.", specs);
@@ -54,6 +57,9 @@ int run(const std::vector<std::string>& args) {
   ev.val_num_samples = ev.base.num_samples;
   ev.batch_size = int(o.get_int("batch-size"));
   ev.workers = int(o.get_int("workers"));
+  ev.predictions_dir = o.get("predictions-dir");
+  ev.checkpoint = o.get("pretrained");
+  if (!ev.predictions_dir.empty()) fs::make_dirs(ev.predictions_dir);
   if (ev.imagenet_val.empty() && ev.zeroshot_data.empty() && ev.val_data.empty())
     OC_USER_ERROR("nothing to evaluate: give --imagenet-val, --zeroshot-data or --val-data");
   auto m = evaluate(model, tok, ev);

@@ -118,7 +118,9 @@ ZeroShotResult run_zeroshot(Clip& model, const Tokenizer& tok, const ZeroShotTas
       for (int64_t j = 0; j < k; ++j) probs.push_back(float(std::exp(double(row[order[size_t(j)]] - row[order[0]])) / z));
       r.top5_probs.push_back(std::move(probs));
       r.keys.push_back(b->keys[size_t(i)]);
-      if (shown[size_t(y)] < examples_per_class) {
+      // At most 40 examples in all: the report shows a grid, not the dataset (ImageNet's
+      // 1000 classes would otherwise put 1000 224x224 PNGs into the file).
+      if (shown[size_t(y)] < examples_per_class && r.examples.size() < 40) {
         ++shown[size_t(y)];
         r.examples.push_back({int64_t(r.labels.size()) - 1,
                               to_rgb8(b->images.data() + size_t(i) * 3 * S * S, S, dc.preprocess)});
@@ -187,7 +189,11 @@ std::map<std::string, double> evaluate(Clip& model, const Tokenizer& tok, const 
     override_task(&task, ev.classnames_file, ev.templates_file);
     dc.batch_size = ev.batch_size;
     dc.workers = ev.workers;
-    ZeroShotResult r = run_zeroshot(model, tok, task, dc);
+    const int per_class = std::max<int>(1, 40 / std::max<int>(1, int(task.classnames.size())));
+    ZeroShotResult r = run_zeroshot(model, tok, task, dc, ev.predictions_dir.empty() ? 0 : per_class);
+    if (!ev.predictions_dir.empty())
+      write_zeroshot_predictions(fs::join(ev.predictions_dir, "zeroshot_" + task.name + ".json"), task, r, dc.data,
+                                 ev.checkpoint);
     out[key_prefix + "-top1"] = r.top1;
     out[key_prefix + "-top5"] = r.top5;
     log::info("Zero-shot {}: top1 {:.4f} top5 {:.4f} over {} images ({:.1f} images/s; classifier {:.2f}s for {} x {})",

@@ -24,6 +24,9 @@ struct EvalData {
   int64_t val_num_samples = -1;
   int batch_size = 64, workers = 2;
   data::DataConfig base;     // csv keys/separator, preprocessing, context length
+  // Non-empty: each zero-shot task also writes its predictions file
+  // (<predictions_dir>/zeroshot_<task>.json, see write_zeroshot_predictions) naming `checkpoint`.
+  std::string predictions_dir, checkpoint;
 };
 
 struct ZeroShotExample {
@@ -37,7 +40,7 @@ struct ZeroShotResult {
   std::vector<int64_t> labels, predictions;  // per sample (top-1 class)
   std::vector<std::vector<int64_t>> top5_classes;
   std::vector<std::vector<float>> top5_probs;  // softmax(100 x cosine) of those classes
-  std::vector<ZeroShotExample> examples;       // the first examples_per_class images of each class
+  std::vector<ZeroShotExample> examples;       // the first examples_per_class images of each class (<= 40 in all)
   std::vector<std::string> keys;
   double images_per_second = 0, classifier_seconds = 0;
 };

@@ -25,9 +25,9 @@ std::string_view page_script();
 
 // What produces each missing piece, said once so every note agrees.
 inline constexpr std::string_view kHowPredictions =
-    "Zero-shot evaluation writes it: <code>openclip train</code> with <code class=\"flag\">--zeroshot-frequency N</code> "
-    "and <code class=\"flag\">--zeroshot-data</code>/<code class=\"flag\">--zeroshot-classnames</code> (or <code class=\"flag\">--imagenet-val</code>), "
-    "or <code>openclip eval</code> on a checkpoint of this run.";
+    "The final zero-shot evaluation of a run writes it: <code>openclip train</code> with <code class=\"flag\">--zeroshot-data</code>/<code class=\"flag\">--zeroshot-classnames</code> "
+    "(or <code class=\"flag\">--imagenet-val</code>) and <code class=\"flag\">--zeroshot-frequency N</code>, "
+    "or <code>openclip eval</code> on a checkpoint of this run with <code class=\"flag\">--predictions-dir RUN_DIR</code>.";
 inline constexpr std::string_view kHowZeroShotLogs =
     "Train with <code class=\"flag\">--zeroshot-frequency N</code> and <code class=\"flag\">--zeroshot-data</code>/"
     "<code class=\"flag\">--zeroshot-classnames</code> (or <code class=\"flag\">--imagenet-val</code>) to log "

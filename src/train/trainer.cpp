@@ -338,6 +338,10 @@ int train_main(const std::vector<std::string>& argv) {
       e.imagenet_val.clear(), e.zeroshot_data.clear();
     if (!(a.val_frequency > 0 && (epoch_done % a.val_frequency == 0 || last))) e.val_data.clear();
     if (e.imagenet_val.empty() && e.zeroshot_data.empty() && e.val_data.empty()) return;
+    if (last && run.enabled()) {  // the final evaluation leaves per-sample predictions for `openclip report`
+      e.predictions_dir = run.root;
+      e.checkpoint = fs::join(run.checkpoints, fmt::format("epoch_{}.pt", epoch_done));
+    }
     if (!tok) tok = std::make_shared<Tokenizer>(Tokenizer::load_default());
     Clip evm(cfg);  // inference copy: the training arenas stay untouched
     std::memcpy(evm.params(), model.params(), sizeof(float) * model.table().total);

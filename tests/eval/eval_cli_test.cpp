@@ -121,6 +121,32 @@ TEST(EvalCli, MetricsAgreeWithPyTorchReference) {
   EXPECT_TRUE(a.contains("clip_val_loss"));
 }
 
+TEST(EvalCli, PredictionsFileMatchesTheMetrics) {
+  Fixture f = make_fixture("eval_predictions");
+  auto r = run(test::openclip() + " eval --model test-tiny --pretrained " + f.weights + " --imagenet-val " + f.dir +
+               "/folder --zeroshot-templates " + f.dir + "/templates.txt --predictions-dir " + f.dir + "/pred --json");
+  ASSERT_EQ(r.status, 0) << r.out;
+  auto m = nlohmann::json::parse(r.out.substr(r.out.rfind('{')));
+  auto p = nlohmann::json::parse(fs::read_text(f.dir + "/pred/zeroshot_imagenet.json").value());
+  EXPECT_EQ(p["samples"], 9);
+  EXPECT_EQ(p["checkpoint"], f.weights);
+  EXPECT_DOUBLE_EQ(p["top1"].get<double>(), m["imagenet-zeroshot-val-top1"].get<double>());
+  // The folder names become the class names (3 folders, not ImageNet's 1000); rows of the
+  // confusion matrix count each class's 3 images; the diagonal is top-1.
+  ASSERT_EQ(p["classnames"], nlohmann::json({"bluesquare", "greencircle", "redsquare"}));
+  int64_t diag = 0;
+  for (size_t t = 0; t < 3; ++t) {
+    int64_t row = 0;
+    for (size_t q = 0; q < 3; ++q) row += p["confusion"][t][q].get<int64_t>();
+    EXPECT_EQ(row, 3) << t;
+    diag += p["confusion"][t][t].get<int64_t>();
+    EXPECT_NEAR(p["per_class_top1"][t].get<double>(), p["confusion"][t][t].get<double>() / 3.0, 1e-12);
+  }
+  EXPECT_NEAR(double(diag) / 9.0, p["top1"].get<double>(), 1e-12);
+  EXPECT_EQ(p["examples"].size(), 9u);  // min(3 images, 40 / 3 per class) for each class
+  EXPECT_EQ(p["examples"][0]["top"][0]["caption"], "a photo of a " + p["classnames"][p["examples"][0]["top"][0]["class"].get<size_t>()].get<std::string>() + ".");
+}
+
 TEST(EvalCli, ApiExampleRuns) {
   Fixture f = make_fixture("eval_example");
   auto r = run(std::string(OPENCLIP_BUILD_DIR) + "/example_classify test-tiny " + f.weights + " " + f.images[0] +
