@@ -19,3 +19,5 @@ run $PY --model ViT-B-32 --mode infer_text --batch-size 64 --precision fp32 --st
 run $B bench train --model ViT-B-32 --batch-size 128 --precision amp_bf16 --steps 2
 run $B bench train --model ViT-B-32 --batch-size 128 --precision fp32 --steps 2
 run $B bench zeroshot --model ViT-B-32 --precision amp_bf16 --classes 1000 --templates 80 --images 256
+run $PY --model ViT-B-32 --mode zeroshot --precision fp32 --classes 10 --templates 80 --images 128 --batch-size 64 --threads 2
+run $B bench train --model fmnist-S --batch-size 128 --precision fp32 --steps 10 --text-len 12

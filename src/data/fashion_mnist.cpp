@@ -177,6 +177,7 @@ std::vector<FashionMnistSplit> import_fashion_mnist(const FashionMnistOptions& o
     if (!labels) OC_USER_ERROR("{}", labels.error());
     if (int64_t(labels->size()) != images->count)
       OC_USER_ERROR("{} has {} images but {} has {} labels", img_path, images->count, lab_path, labels->size());
+    if (images->count == 0) OC_USER_ERROR("{}: no images to import (--limit {})", img_path, opt.limit);
     fs::make_dirs(r.dir);
     const int64_t n = images->count, S = opt.shard_size;
     r.samples = n;
