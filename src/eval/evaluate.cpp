@@ -11,6 +11,7 @@
 #include "core/check.h"
 #include "core/fs.h"
 #include "core/log.h"
+#include "core/machine.h"
 #include "core/timer.h"
 #include "data/loader.h"
 #include "eval/metrics.h"
@@ -206,7 +207,15 @@ std::map<std::string, double> evaluate(Clip& model, const Tokenizer& tok, const 
     dc.type = data::DatasetType::Csv;
     dc.data = folder_as_csv(ev.imagenet_val, &folders);
     dc.csv_separator = '\t', dc.csv_img_key = "filepath", dc.csv_caption_key = "title", dc.csv_label_key = "label";
-    ZeroShotTask task = imagenet_task();
+    ZeroShotTask task;
+    if (!ev.classnames_file.empty() && !ev.templates_file.empty()) {
+      task.name = "imagenet";  // both overrides given: the installed ImageNet metadata is not needed
+    } else if (ev.classnames_file.empty() && !ev.templates_file.empty() && find_data_file("imagenet_zeroshot.json").empty()) {
+      task.name = "imagenet";  // a custom folder with its own templates: folder names are the classes
+      task.classnames = folders;
+    } else {
+      task = imagenet_task();
+    }
     if (ev.classnames_file.empty() && task.classnames.size() != folders.size()) {
       log::warn("{} has {} class folders, not ImageNet's {}: using the folder names as class names", ev.imagenet_val,
                 folders.size(), task.classnames.size());
