@@ -119,6 +119,8 @@ int run(const std::vector<std::string>& args) {
              {"max-passes", OptType::Float, fmt::format("{}", rc.max_passes),
               "cap on passes over the 60,000 training images (a fast machine stops early)"},
              {"samples", OptType::Int, "0", "train exactly this many samples (0: size the run to --minutes)"},
+             {"precision", OptType::String, rc.precision,
+              "fp32 (here: no bf16 hardware) or amp_bf16 (faster on CPUs with AMX / AVX512-BF16)"},
              {"workers", OptType::Int, "1", "data loader threads"},
              {"threads", OptType::Int, "0", "compute threads (0 = all cores)"},
              {"seed", OptType::Int, "0", "seed"},
@@ -135,6 +137,8 @@ int run(const std::vector<std::string>& args) {
   rc.warmup = o.get_int("warmup");
   rc.epochs = int(o.get_int("epochs"));
   rc.max_passes = o.get_float("max-passes");
+  rc.precision = o.get("precision");
+  (void)parse_precision(rc.precision);  // a bad value fails here, before the import and timing
   const double minutes = o.get_float("minutes");
   if (!(minutes > 0)) OC_USER_ERROR("--minutes must be positive (got {})", minutes);
   if (rc.batch_size <= 0 || rc.epochs <= 0) OC_USER_ERROR("--batch-size and --epochs must be positive");

@@ -94,6 +94,10 @@ TEST(Demo, BadInputGivesClearErrors) {
   r = run(test::openclip() + " demo --out '" + dir + "' --source " + dir + "/nowhere --limit 64 --samples 64");
   EXPECT_NE(r.status, 0);
   EXPECT_NE(r.out.find(dir + "/nowhere"), std::string::npos) << r.out;
+  r = run(test::openclip() + " demo --out '" + dir + "' --precision fp64");
+  EXPECT_NE(r.status, 0);
+  EXPECT_NE(r.out.find("fp64"), std::string::npos) << r.out;
+  EXPECT_FALSE(fs::exists(dir + "/fmnist")) << "a bad flag must fail before the import";
   r = run(test::openclip() + " demo --minuts 3");
   EXPECT_NE(r.status, 0);
   EXPECT_NE(r.out.find("--minutes"), std::string::npos) << r.out;  // the nearest flag is suggested
