@@ -2,35 +2,13 @@
 // draws its per-class accuracy, confusion matrix and example grid from.
 #include <nlohmann/json.hpp>
 
+#include "core/base64.h"
 #include "core/check.h"
 #include "core/fs.h"
 #include "eval/evaluate.h"
 #include "image/codec.h"
 
 namespace oc {
-
-namespace {
-// RFC 4648 base64 for the data: URIs of the example images (a dozen lines; no Debian
-// library we already link offers it).
-std::string base64(std::span<const uint8_t> in) {
-  static const char* k = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-  std::string out;
-  out.reserve((in.size() + 2) / 3 * 4);
-  size_t i = 0;
-  for (; i + 2 < in.size(); i += 3) {
-    const uint32_t v = uint32_t(in[i]) << 16 | uint32_t(in[i + 1]) << 8 | in[i + 2];
-    for (int s = 18; s >= 0; s -= 6) out += k[(v >> s) & 63];
-  }
-  if (i < in.size()) {
-    const uint32_t v = uint32_t(in[i]) << 16 | (i + 1 < in.size() ? uint32_t(in[i + 1]) << 8 : 0);
-    out += k[(v >> 18) & 63];
-    out += k[(v >> 12) & 63];
-    out += i + 1 < in.size() ? k[(v >> 6) & 63] : '=';
-    out += '=';
-  }
-  return out;
-}
-}  // namespace
 
 void write_zeroshot_predictions(const std::string& path, const ZeroShotTask& task, const ZeroShotResult& r,
                                 const std::string& data, const std::string& checkpoint) {
@@ -62,7 +40,7 @@ void write_zeroshot_predictions(const std::string& path, const ZeroShotTask& tas
     }
     examples.push_back({{"key", r.keys[size_t(ex.sample)]},
                         {"label", r.labels[size_t(ex.sample)]},
-                        {"png_base64", base64(png.value())},
+                        {"png_base64", base64_encode(png.value())},
                         {"top", top}});
   }
   nlohmann::json j = {{"task", task.name},

@@ -4,6 +4,7 @@
 #include <cstdlib>
 #include <string>
 
+#include "core/base64.h"
 #include "core/bf16.h"
 #include "core/check.h"
 #include "core/fs.h"
@@ -22,6 +23,22 @@ TEST(Check, MessageCarriesFileAndLine) {
     EXPECT_NE(m.find("core_test.cpp:"), std::string::npos) << m;
     EXPECT_NE(m.find("math is broken"), std::string::npos) << m;
   }
+}
+
+TEST(Base64, Rfc4648TestVectors) {
+  auto enc = [](std::string s) {
+    return base64_encode(std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(s.data()), s.size()));
+  };
+  // RFC 4648 section 10, plus bytes >= 0x80 and all three padding cases.
+  EXPECT_EQ(enc(""), "");
+  EXPECT_EQ(enc("f"), "Zg==");
+  EXPECT_EQ(enc("fo"), "Zm8=");
+  EXPECT_EQ(enc("foo"), "Zm9v");
+  EXPECT_EQ(enc("foob"), "Zm9vYg==");
+  EXPECT_EQ(enc("fooba"), "Zm9vYmE=");
+  EXPECT_EQ(enc("foobar"), "Zm9vYmFy");
+  EXPECT_EQ(enc("\xff\xfe\xfd"), "//79");
+  EXPECT_EQ(enc("\x89PNG\r\n\x1a\n"), "iVBORw0KGgo=");
 }
 
 TEST(Bf16, RoundsToNearestEven) {

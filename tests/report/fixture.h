@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "core/base64.h"
 #include "core/fs.h"
 #include "image/codec.h"
 #include "io/tfevents.h"
@@ -19,25 +20,6 @@ inline std::string fresh_dir(const std::string& name) {
   const std::string d = ::testing::TempDir() + "/" + name;
   std::system(("rm -rf '" + d + "' && mkdir -p '" + d + "'").c_str());
   return d;
-}
-
-// Same RFC 4648 alphabet the predictions writer uses.
-inline std::string base64(const std::vector<uint8_t>& in) {
-  static const char* k = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-  std::string out;
-  size_t i = 0;
-  for (; i + 2 < in.size(); i += 3) {
-    const uint32_t v = uint32_t(in[i]) << 16 | uint32_t(in[i + 1]) << 8 | in[i + 2];
-    for (int s = 18; s >= 0; s -= 6) out += k[(v >> s) & 63];
-  }
-  if (i < in.size()) {
-    const uint32_t v = uint32_t(in[i]) << 16 | (i + 1 < in.size() ? uint32_t(in[i + 1]) << 8 : 0);
-    out += k[(v >> 18) & 63];
-    out += k[(v >> 12) & 63];
-    out += i + 1 < in.size() ? k[(v >> 6) & 63] : '=';
-    out += '=';
-  }
-  return out;
 }
 
 // A 28x28 picture per class (a bright shape on black, like Fashion-MNIST), as PNG base64.
@@ -59,7 +41,7 @@ inline std::string example_png(int cls) {
     }
   auto png = encode_image(img, ImageFormat::Png);
   EXPECT_TRUE(png.ok()) << png.error();
-  return base64(png.value());
+  return base64_encode(png.value());
 }
 
 inline const std::vector<std::string>& classnames() {
