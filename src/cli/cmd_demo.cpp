@@ -45,7 +45,7 @@ struct Recipe {
 
 // Training samples/s of the recipe on this machine: three timed steps after one warm-up,
 // on random images and caption-length token rows (the speed does not depend on content).
-double measure_samples_per_second(const Recipe& r, int64_t* tokens_used) {
+double measure_samples_per_second(const Recipe& r) {
   ModelCfg cfg = load_model_config(r.model);
   Clip model(cfg);
   model.init(0);
@@ -74,7 +74,6 @@ double measure_samples_per_second(const Recipe& r, int64_t* tokens_used) {
   Timer t;
   const int steps = 3;
   for (int i = 0; i < steps; ++i) one();
-  *tokens_used = model.text_tower().tokens_used();
   return double(B * steps) / t.seconds();
 }
 
@@ -161,8 +160,7 @@ int run(const std::vector<std::string>& args) {
   // 2. Size the run: samples = budget x measured speed, in whole batches per epoch.
   int64_t samples = o.get_int("samples");
   if (samples <= 0) {
-    int64_t tok_used = 0;
-    const double sps = measure_samples_per_second(rc, &tok_used);
+    const double sps = measure_samples_per_second(rc);
     const double cap = rc.max_passes * double(fo.limit > 0 ? std::min<int64_t>(fo.limit, 60000) : 60000);
     // 0.93: the loader, logging and checkpoint writes cost a few percent over the bare step.
     samples = int64_t(std::min(cap, 0.93 * sps * minutes * 60.0));

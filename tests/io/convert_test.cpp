@@ -15,15 +15,8 @@ struct CliRun {
 };
 
 CliRun openclip(const std::string& args) {
-  FILE* p = ::popen((std::string(OPENCLIP_BINARY) + " " + args + " 2>&1").c_str(), "r");
-  CliRun r{-1, ""};
-  if (!p) return r;
-  char buf[4096];
-  size_t n;
-  while ((n = std::fread(buf, 1, sizeof buf, p)) > 0) r.out.append(buf, n);
-  int st = ::pclose(p);
-  r.rc = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-  return r;
+  oc::test::Run r = oc::test::run(oc::test::openclip() + " " + args);
+  return {r.status, r.out};
 }
 
 TEST(Convert, CheckpointToSafetensorsAndBack) {

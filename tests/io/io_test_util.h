@@ -18,6 +18,7 @@
 #include "core/fs.h"
 #include "core/tensor.h"
 #include "io/pickle.h"
+#include "test_util.h"
 
 namespace oc::io::test {
 
@@ -80,14 +81,10 @@ inline PyResult run_ref(const std::string& args) {
   PyResult r;
   if (!fs::exists("/usr/bin/python3")) return r.skip = true, r;
   const std::string cmd =
-      "/usr/bin/python3 " + std::string(OPENCLIP_TEST_DIR) + "/reference/io_ref.py " + args + " 2>&1";
-  FILE* p = ::popen(cmd.c_str(), "r");
-  if (!p) return r;
-  char buf[4096];
-  size_t n;
-  while ((n = std::fread(buf, 1, sizeof buf, p)) > 0) r.out.append(buf, n);
-  int st = ::pclose(p);
-  r.rc = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+      "/usr/bin/python3 " + std::string(OPENCLIP_TEST_DIR) + "/reference/io_ref.py " + args;
+  const oc::test::Run run = oc::test::run(cmd);
+  r.rc = run.status;
+  r.out = run.out;
   r.skip = r.rc != 0 && (r.out.find("No module named 'torch'") != std::string::npos ||
                          r.out.find("No module named 'numpy'") != std::string::npos);
   return r;
