@@ -136,9 +136,10 @@ int train_main(const std::vector<std::string>& argv) {
     run = prepare_run_dir(b, long(start_time));
     run.tensorboard.clear();
   }
-  // OpenCLIP: out.log from rank 0, or out-<rank>.log from every rank with --log-local.
-  if (a.log_local) log::set_file(fs::join(run.root, fmt::format("out-{}.log", rank)));
-  else if (master) log::set_file(run.log_path);
+  // OpenCLIP: out.log from rank 0; with --log-local, each node's local rank 0 writes
+  // out-<rank> (its name has no extension) and the other ranks log no file.
+  if (a.log_local && world.local_rank == 0) log::set_file(fs::join(run.root, fmt::format("out-{}", rank)));
+  else if (!a.log_local && master) log::set_file(run.log_path);
   else log::set_level(log::Level::Warning);  // others: warnings and errors only
   if (world_size > 1)
     log::info("Running in distributed mode with multiple processes. Device cpu. Process (global: {}, local {}), total "
@@ -328,6 +329,7 @@ int train_main(const std::vector<std::string>& argv) {
     ev.zeroshot_task = a.zeroshot_classnames, ev.classnames_file.clear();
   ev.val_data = a.val_data;
   ev.val_num_samples = a.val_num_samples > 0 ? a.val_num_samples : -1;
+  ev.dedup_images = a.val_dedup_images;
   ev.batch_size = a.batch_size;
   ev.workers = std::max(1, a.workers);
   ev.base = dc;

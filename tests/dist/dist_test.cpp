@@ -216,6 +216,20 @@ TEST(DistMpi, HungRankTimesOutWithAMessage) {
   EXPECT_NE(r.out.find("did not complete within 3 s (--dist-timeout)"), std::string::npos) << r.out;
 }
 
+TEST(DistMpi, LogLocalWritesOneFilePerNode) {
+  if (!have_mpi()) GTEST_SKIP() << "no MPI build or mpirun";
+  const std::string dir = test::fresh_dir("dist_log_local");
+  test::Run r = run(mpirun(2) + "bash -c \"" + train_cmd(dir, "run", 8, "--log-local") + "\"");
+  ASSERT_EQ(r.status, 0) << r.out;
+  // One node: local rank 0 (global rank 0) writes out-0, as OpenCLIP's is_master(local=True).
+  EXPECT_TRUE(fs::exists(dir + "/logs/run/out-0"));
+  auto log0 = fs::read_text(dir + "/logs/run/out-0");
+  ASSERT_TRUE(log0.ok());
+  EXPECT_NE(log0->find("Train Epoch: 0"), std::string::npos);
+  EXPECT_FALSE(fs::exists(dir + "/logs/run/out-1"));
+  EXPECT_FALSE(fs::exists(dir + "/logs/run/out.log"));
+}
+
 TEST(DistMpi, TwoRankCheckpointResumesOnOneRank) {
   if (!have_mpi()) GTEST_SKIP() << "no MPI build or mpirun";
   const std::string dir = test::fresh_dir("dist_resume");
