@@ -169,6 +169,7 @@ int train_main(const std::vector<std::string>& argv) {
     log::info("Loaded pretrained weights from {}", a.pretrained);
   }
   model.set_precision(precision);
+  round_lp_params(model.table(), model.params(), precision);  // OpenCLIP casts at creation
   model.plan_training(a.batch_size, a.grad_checkpointing);
   std::vector<bool> trainable = trainable_mask(model, a);
 
@@ -445,7 +446,7 @@ int train_main(const std::vector<std::string>& argv) {
         scale_fwd = std::exp(*logit_scale);  // the forward's scale, as OpenCLIP logs it
         opt.step(model.params(), model.grads(), lr, trainable);
         clamp_logit_scale(logit_scale);
-        if (precision == Precision::PureBf16) round_to_bf16(model.params(), model.params(), model.table().total);
+        round_lp_params(model.table(), model.params(), precision);  // bf16 / pure_bf16
       }
       st.global_step = gstep + 1;
       st.step_in_epoch = batch_i;
