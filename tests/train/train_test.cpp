@@ -245,7 +245,9 @@ TEST(TrainFeatures, Bf16KeepsOpenClipsParameterSetInBf16) {
         fp32_kept += !all_bf16;
       }
     }
-    if (prec == "bf16") EXPECT_GE(fp32_kept, sd.size() - lp_set.size() - 2) << "LayerNorm/embeddings/logit_scale stay fp32";
+    if (prec == "bf16") {
+      EXPECT_GE(fp32_kept, sd.size() - lp_set.size() - 2) << "LayerNorm/embeddings/logit_scale stay fp32";
+    }
   }
 }
 
