@@ -129,7 +129,11 @@ double ContrastiveStep::forward_backward_dist(const float* images, const int32_t
       comm.reduce_scatter_sum(d_img_.data(), gi, B * E);
       comm.reduce_scatter_sum(d_txt_.data(), gt, B * E);
     } else {
-      const float w = float(W);  // exact: a power of two for the usual world sizes
+      // OpenCLIP re-inserts the own features into the gathered ones: gradient through the
+      // own slice only, which DDP's average turns into 1/world of the global-batch
+      // gradient for the towers (logit_scale gets the full one). --global-batch-gradient
+      // (ours) scales the slice by world so that the towers get the global batch's.
+      const float w = mode.global_batch_gradient ? float(W) : 1.0f;  // exact: a power of two usually
       const float* si = d_img_.data() + size_t(r) * BE;
       const float* st = d_txt_.data() + size_t(r) * BE;
       for (size_t i = 0; i < BE; ++i) gi[i] = w * si[i], gt[i] = w * st[i];
@@ -141,12 +145,14 @@ double ContrastiveStep::forward_backward_dist(const float* images, const int32_t
     if (mode.gather_with_grad) {
       comm.reduce_scatter_sum(d_img_all_.data(), gi, B * E);
       comm.reduce_scatter_sum(d_txt_all_.data(), gt, B * E);
+      ops::add_inplace(gi, d_img_.data(), B * E);
+      ops::add_inplace(gt, d_txt_.data(), B * E);
     } else {
-      std::memcpy(gi, d_img_all_.data() + size_t(r) * BE, sizeof(float) * BE);
-      std::memcpy(gt, d_txt_all_.data() + size_t(r) * BE, sizeof(float) * BE);
+      // OpenCLIP: the gathered features carry no gradient and the own slice is not
+      // re-inserted, so only the row terms (this rank's samples as queries) reach the towers.
+      std::memcpy(gi, d_img_.data(), sizeof(float) * BE);
+      std::memcpy(gt, d_txt_.data(), sizeof(float) * BE);
     }
-    ops::add_inplace(gi, d_img_.data(), B * E);
-    ops::add_inplace(gt, d_txt_.data(), B * E);
   }
   model_.g().logit_scale[0] += d_scale;
   model_.backward(gi, gt);

@@ -25,18 +25,19 @@ class ContrastiveStep {
 
   // Data parallel (one rank's step of OpenCLIP's ClipLoss with world_size > 1): features of
   // the local B samples, all-gathered into the global batch N = world*B, then
-  //  - default: the full [N,N] loss on every rank; gradient through the own slice only,
-  //    times world, so that the average over ranks (DDP) equals the single-process
-  //    gradient of the N batch (OpenCLIP omits that factor: see docs/DISTRIBUTED.md);
+  //  - default: the full [N,N] loss on every rank; gradient through the own slice only, as
+  //    OpenCLIP: after DDP's average the towers get 1/world of the single-process gradient
+  //    of the N batch and logit_scale the full one. global_batch_gradient (ours) scales
+  //    the slice by world, so that the towers get the full gradient too;
   //  - gather_with_grad: the full loss, gradients to every gathered row reduce-scattered
-  //    (the backward of an all-gather with autograd); the same gradient as above;
+  //    (the backward of an all-gather with autograd): the single-process gradient;
   //  - local_loss: local rows against all columns (labels offset by rank*B); with
   //    gather_with_grad the column gradients are reduce-scattered too (equal to single
-  //    process after averaging), without it only the own columns get gradient.
+  //    process after averaging); without it only the row terms reach the towers (OpenCLIP).
   // Returns this rank's loss (the global one except with local_loss). Parameter gradients
   // are left unreduced in model.grads(): the caller averages them over ranks (buckets).
   struct DistMode {
-    bool local_loss = false, gather_with_grad = false;
+    bool local_loss = false, gather_with_grad = false, global_batch_gradient = false;
   };
   double forward_backward_dist(const float* images, const int32_t* tokens, int64_t B, dist::Communicator& comm,
                                DistMode mode);

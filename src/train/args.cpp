@@ -61,6 +61,9 @@ Options train_options() {
           {"grad-checkpointing", T::Flag, "", "recompute each block in backward (less memory)"},
           {"local-loss", T::Flag, "", "distributed: logits of local features against all"},
           {"gather-with-grad", T::Flag, "", "distributed: all-gather with gradient"},
+          {"global-batch-gradient", T::Flag, "",
+           "ours: in the default distributed loss (no --gather-with-grad, no --local-loss) give the towers the "
+           "single-process gradient of the global batch; OpenCLIP's default gives them 1/world of it"},
           {"lock-image", T::Flag, "", "freeze the image tower (LiT)"},
           {"lock-image-unlocked-groups", T::Int, "0", "leave the last N image groups trainable"},
           {"lock-image-freeze-bn-stats", T::Flag, "", "freeze BatchNorm stats (no effect on ViTs)"},
@@ -198,6 +201,7 @@ TrainArgs resolve_train_args(const Options& o) {
   a.grad_checkpointing = o.flag("grad-checkpointing");
   a.local_loss = o.flag("local-loss");
   a.gather_with_grad = o.flag("gather-with-grad");
+  a.global_batch_gradient = o.flag("global-batch-gradient");
   a.lock_image = o.flag("lock-image");
   a.lock_image_unlocked_groups = int(o.get_int("lock-image-unlocked-groups"));
   a.lock_text = o.flag("lock-text");
@@ -240,6 +244,9 @@ TrainArgs resolve_train_args(const Options& o) {
   if (a.warmup < 0) OC_USER_ERROR("--warmup must be >= 0, got {}", a.warmup);
   if (!(a.lr >= 0)) OC_USER_ERROR("--lr must be >= 0, got {}", a.lr);
   if (a.log_every_n_steps < 1) OC_USER_ERROR("--log-every-n-steps must be >= 1");
+  if (a.global_batch_gradient && (a.local_loss || a.gather_with_grad))
+    OC_USER_ERROR("--global-batch-gradient changes the default distributed loss only, not --local-loss or "
+                  "--gather-with-grad (--gather-with-grad already gives the global batch's gradient)");
   if (!a.upsampling_factors.empty() && !a.dataset_resampled)
     OC_USER_ERROR("--train-data-upsampling-factors is only supported with --dataset-resampled");
   if (a.lr_scheduler == "const-cooldown" && a.epochs_cooldown <= 0)

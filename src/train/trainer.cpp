@@ -275,10 +275,11 @@ int train_main(const std::vector<std::string>& argv) {
     log::info("Data parallel: {} ranks x batch {} = global batch {}; loss: {}{}; gradient all-reduce in buckets of "
               "one block (largest {:.1f} MiB) overlapped with backward, dist timeout {:g} s",
               world_size, a.batch_size, int64_t(world_size) * a.batch_size,
-              a.local_loss ? "local" : "global", a.gather_with_grad ? ", gather with grad" : "",
+              a.local_loss ? "local" : "global",
+              a.gather_with_grad ? ", gather with grad" : (a.global_batch_gradient ? ", global-batch gradient" : ""),
               reducer->bucket_mib_max(), dist_timeout);
   }
-  const ContrastiveStep::DistMode dist_mode{a.local_loss, a.gather_with_grad};
+  const ContrastiveStep::DistMode dist_mode{a.local_loss, a.gather_with_grad, a.global_batch_gradient};
   float* logit_scale = model.params() + model.table().find("logit_scale")->offset;
   const int64_t samples_per_epoch = loader.num_samples();
 

@@ -180,7 +180,10 @@ void check_equivalence(const std::string& mode_flags, const std::string& tag) {
   std::printf("[ %s ] max |weight difference| after 4 steps: %.3g\n", tag.c_str(), wd);
 }
 
-TEST(DistMpi, TwoRanksEqualOneRankDoubleBatchDefaultLoss) { check_equivalence("", "default"); }
+// OpenCLIP's default mode gives the towers 1/world of the global batch's gradient
+// (tests/dist/step_modes_test.cpp checks each mode's formula); --global-batch-gradient is
+// the default mode that equals one process on the global batch.
+TEST(DistMpi, TwoRanksEqualOneRankDoubleBatchGlobalBatchGradient) { check_equivalence("--global-batch-gradient", "default"); }
 TEST(DistMpi, TwoRanksEqualOneRankDoubleBatchLocalLossGatherWithGrad) {
   check_equivalence("--local-loss --gather-with-grad", "local_gwg");
 }

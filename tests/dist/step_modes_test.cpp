@@ -1,0 +1,195 @@
+// The gradient each distributed loss mode leaves after DDP's average, against OpenCLIP's
+// formulas computed by one process on the global batch. Two ranks run as two threads of
+// this process over an in-process communicator (ThreadComm), so the test needs no mpirun
+// and sees every rank's gradients; GradAllReduce does the averaging as in training.
+//
+// OpenCLIP 2.24 (loss.py gather_features + DDP), for the global batch N = world * B and
+// the single-process gradient G of its loss (towers T, logit_scale s):
+//   default:                     T / world, s          (own slice re-inserted, DDP averages)
+//   --gather-with-grad:          T, s
+//   --local-loss --gather-with-grad: T, s
+//   --local-loss:                T_rows, s             (gathered features carry no gradient
+//                                                        and the own slice is not re-inserted:
+//                                                        only this rank's rows as queries)
+//   ours, --global-batch-gradient: T, s
+#include <gtest/gtest.h>
+
+#include <barrier>
+#include <cmath>
+#include <memory>
+#include <thread>
+
+#include "core/check.h"
+#include "core/rng.h"
+#include "dist/comm.h"
+#include "model/clip.h"
+#include "model/config.h"
+#include "ops/loss.h"
+#include "optim/step.h"
+
+namespace oc {
+namespace {
+
+// Every collective is a rendezvous of all ranks on one barrier; buffers are exchanged by
+// pointer, and nobody writes its output before everyone has read the inputs.
+class ThreadComm : public dist::Communicator {
+ public:
+  struct Shared {
+    explicit Shared(int w) : world(w), bar(w), ptr(size_t(w)) {}
+    int world;
+    std::barrier<> bar;
+    std::vector<const void*> ptr;
+  };
+  ThreadComm(std::shared_ptr<Shared> s, int rank) : s_(std::move(s)), rank_(rank) {}
+  int rank() const override { return rank_; }
+  int size() const override { return s_->world; }
+  const char* backend() const override { return "threads"; }
+  void broadcast(void*, int64_t, int) override { OC_FAIL("ThreadComm: broadcast is not used by the step"); }
+  void allreduce_sum(float* x, int64_t n) override { allreduce(x, n); }
+  void allreduce_sum(double* x, int64_t n) override { allreduce(x, n); }
+  void allgather(const float* in, float* out, int64_t n) override {
+    post(in);
+    for (int r = 0; r < s_->world; ++r) std::copy_n(at<float>(r), n, out + r * n);
+    s_->bar.arrive_and_wait();
+  }
+  void reduce_scatter_sum(const float* in, float* out, int64_t n) override {
+    post(in);
+    for (int64_t i = 0; i < n; ++i) {
+      float sum = 0;
+      for (int r = 0; r < s_->world; ++r) sum += at<float>(r)[rank_ * n + i];
+      out[i] = sum;
+    }
+    s_->bar.arrive_and_wait();
+  }
+  void barrier(const char*) override { s_->bar.arrive_and_wait(); }
+  // Synchronous: every rank starts the buckets in the same order.
+  void start_allreduce_sum(float* x, int64_t n) override { allreduce(x, n); }
+  void wait_all(const char*) override {}
+  [[noreturn]] void abort(const std::string& why, int) override { OC_FAIL("ThreadComm abort: {}", why); }
+
+ private:
+  void post(const void* p) {
+    s_->ptr[size_t(rank_)] = p;
+    s_->bar.arrive_and_wait();
+  }
+  template <class T>
+  const T* at(int r) const {
+    return static_cast<const T*>(s_->ptr[size_t(r)]);
+  }
+  template <class T>
+  void allreduce(T* x, int64_t n) {
+    post(x);
+    std::vector<T> sum(size_t(n), T(0));
+    for (int r = 0; r < s_->world; ++r)
+      for (int64_t i = 0; i < n; ++i) sum[size_t(i)] += at<T>(r)[i];
+    s_->bar.arrive_and_wait();  // everyone has read every x
+    std::copy(sum.begin(), sum.end(), x);
+    s_->bar.arrive_and_wait();
+  }
+  std::shared_ptr<Shared> s_;
+  int rank_;
+};
+
+constexpr int kWorld = 2, kB = 4, kN = kWorld * kB;
+
+struct Batch {
+  std::vector<float> images;
+  std::vector<int32_t> tokens;
+};
+
+Batch make_batch(const ModelCfg& cfg) {
+  Batch b;
+  const int64_t S = cfg.vision.image_size, ctx = cfg.text.context_length, V = cfg.text.vocab_size;
+  Rng rng(7);
+  b.images.resize(size_t(kN * 3 * S * S));
+  for (float& x : b.images) x = float(rng.normal());
+  b.tokens.assign(size_t(kN * ctx), 0);
+  for (int64_t i = 0; i < kN; ++i) {  // sot, 1..ctx-2 ids, eot (the largest id)
+    const int64_t len = 1 + int64_t(rng.below(uint64_t(ctx - 2)));
+    int32_t* t = b.tokens.data() + i * ctx;
+    t[0] = int32_t(V - 2);
+    for (int64_t j = 1; j <= len; ++j) t[j] = int32_t(rng.below(uint64_t(V - 2)));
+    t[len + 1] = int32_t(V - 1);
+  }
+  return b;
+}
+
+// Rank 0's averaged gradient after one distributed step in `mode`.
+std::vector<float> dist_gradient(const ModelCfg& cfg, const Batch& batch, ContrastiveStep::DistMode mode) {
+  auto shared = std::make_shared<ThreadComm::Shared>(kWorld);
+  std::vector<std::vector<float>> grads(kWorld);
+  auto rank_main = [&](int r) {
+    ThreadComm comm(shared, r);
+    Clip model(cfg);
+    model.init(11);
+    model.plan_training(kB);
+    ContrastiveStep step(model, kB);
+    GradAllReduce reducer(model, comm);
+    const int64_t img = 3 * int64_t(cfg.vision.image_size) * cfg.vision.image_size, ctx = cfg.text.context_length;
+    step.forward_backward_dist(batch.images.data() + r * kB * img, batch.tokens.data() + r * kB * ctx, kB, comm, mode);
+    reducer.finish();
+    grads[size_t(r)].assign(model.grads(), model.grads() + model.table().total);
+  };
+  std::thread t1(rank_main, 1);
+  rank_main(0);
+  t1.join();
+  EXPECT_EQ(grads[0], grads[1]) << "every rank must hold the same averaged gradient";
+  return grads[0];
+}
+
+// One process on the global batch: the full gradient, or only the row terms (each sample
+// as a query against detached columns) when rows_only.
+std::vector<float> single_gradient(const ModelCfg& cfg, const Batch& batch, bool rows_only) {
+  Clip model(cfg);
+  model.init(11);
+  model.plan_training(kN);
+  if (!rows_only) {
+    ContrastiveStep step(model, kN);
+    step.forward_backward(batch.images.data(), batch.tokens.data(), kN);
+    return std::vector<float>(model.grads(), model.grads() + model.table().total);
+  }
+  const int64_t E = cfg.embed_dim;
+  model.zero_grads();
+  Clip::Features f = model.forward(batch.images.data(), batch.tokens.data(), kN);
+  std::vector<float> di(size_t(kN * E)), dt(di.size()), dia(di.size()), dta(di.size()), scratch(size_t(2 * kN * kN));
+  float d_scale = 0;
+  ops::clip_loss_forward_backward(di.data(), dt.data(), dia.data(), dta.data(), &d_scale, scratch.data(), f.image,
+                                  f.text, f.image, f.text, std::exp(model.logit_scale()), kN, kN, E, 0);
+  model.g().logit_scale[0] += d_scale;
+  model.backward(di.data(), dt.data());  // rows only: dia/dta (the column terms) dropped
+  return std::vector<float>(model.grads(), model.grads() + model.table().total);
+}
+
+// max |got - tower_factor * want| / max |want| over the towers, and the same for logit_scale.
+// Both sides differ only in summation order (batch 4 vs 8 GEMMs, rows split over ranks):
+// ~1e-6 relative measured; 1e-4 is far below any convention error (a factor of 2, or the
+// own-column terms, which are O(1/world) of the column gradient).
+void expect_gradient(const ModelCfg& cfg, const std::vector<float>& got, const std::vector<float>& want,
+                     double tower_factor, const char* what) {
+  Clip shape(cfg);
+  const size_t ls = shape.table().find("logit_scale")->offset;
+  double d = 0, m = 1e-12;
+  for (size_t i = 0; i < got.size(); ++i) {
+    if (i == ls) continue;
+    d = std::max(d, std::fabs(double(got[i]) - tower_factor * want[i]));
+    m = std::max(m, std::fabs(tower_factor * want[i]));
+  }
+  EXPECT_LE(d / m, 1e-4) << what << ": tower gradient";
+  EXPECT_NEAR(got[ls], want[ls], 1e-4 * std::fabs(want[ls]) + 1e-7) << what << ": logit_scale gradient";
+  std::printf("[%s] tower gradient error %.2e\n", what, d / m);
+}
+
+TEST(DistStepModes, GradientsEqualOpenClipsPerMode) {
+  const ModelCfg cfg = load_model_config("test-tiny");
+  const Batch batch = make_batch(cfg);
+  const std::vector<float> full = single_gradient(cfg, batch, false), rows = single_gradient(cfg, batch, true);
+  using M = ContrastiveStep::DistMode;
+  expect_gradient(cfg, dist_gradient(cfg, batch, M{false, false, false}), full, 1.0 / kWorld, "default (OpenCLIP)");
+  expect_gradient(cfg, dist_gradient(cfg, batch, M{false, false, true}), full, 1.0, "--global-batch-gradient");
+  expect_gradient(cfg, dist_gradient(cfg, batch, M{false, true, false}), full, 1.0, "--gather-with-grad");
+  expect_gradient(cfg, dist_gradient(cfg, batch, M{true, true, false}), full, 1.0, "--local-loss --gather-with-grad");
+  expect_gradient(cfg, dist_gradient(cfg, batch, M{true, false, false}), rows, 1.0, "--local-loss");
+}
+
+}  // namespace
+}  // namespace oc
