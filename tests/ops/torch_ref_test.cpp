@@ -24,6 +24,7 @@
 #include "ops/layernorm.h"
 #include "ops/linear.h"
 #include "ops/loss.h"
+#include "ops/siglip_loss.h"
 #include "ops_test_util.h"
 
 namespace oc::ops::test {
@@ -34,6 +35,8 @@ constexpr int64_t kActN = 301;
 constexpr int64_t kB = 2, kT = 7, kC = 16, kH = 4;
 constexpr int64_t kClipN = 8, kClipE = 12;
 constexpr double kLogitScale = 2.659260036932778;  // ln(1/0.07)
+constexpr int64_t kSigM = 6;  // the neighbour's text block (another batch size)
+constexpr double kSigScale = 2.302585092994046, kSigBias = -10.0;  // SigLIP init: ln(10), -10
 constexpr int64_t kAdamN = 1000, kAdamSteps = 4;
 constexpr float kLr = 1e-3f, kBeta1 = 0.9f, kBeta2 = 0.98f, kEps = 1e-6f, kWd = 0.2f;
 
@@ -83,15 +86,17 @@ class TorchRef : public ::testing::Test {
       put(p + ".out_w", kC * kC, 0.3), put(p + ".out_b", kC, 0.1), put(p + ".dy", kB * kT * kC);
     }
     put("clip.img", kClipN * kClipE), put("clip.txt", kClipN * kClipE);
+    put("siglip.img", kClipN * kClipE), put("siglip.txt", kClipN * kClipE), put("siglip.txt2", kSigM * kClipE);
     put_raw("adamw.p.bin", to<float>(input("adamw.p", kAdamN)));
     put_raw("adamw.g.bin", to<float>(input("adamw.g", kAdamSteps * kAdamN, 0.01)));
     // Hyper-parameters as the exact doubles of the floats our adamw_step receives.
     files.emplace_back("meta.json", fmt::format(
-        R"({{"cases": ["layernorm", "act", "mha", "clip", "adamw"], "layernorm": {{"N": {}, "C": {}}},
+        R"({{"cases": ["layernorm", "act", "mha", "clip", "siglip", "adamw"], "layernorm": {{"N": {}, "C": {}}},
 "act": {{"n": {}}}, "mha": {{"B": {}, "T": {}, "C": {}, "H": {}}},
 "clip": {{"N": {}, "E": {}, "logit_scale": {:.17g}}},
+"siglip": {{"N": {}, "M": {}, "E": {}, "logit_scale": {:.17g}, "logit_bias": {:.17g}}},
 "adamw": {{"n": {}, "steps": {}, "lr": {:.17g}, "beta1": {:.17g}, "beta2": {:.17g}, "eps": {:.17g}, "wd": {:.17g}}}}})",
-        kLnN, kLnC, kActN, kB, kT, kC, kH, kClipN, kClipE, kLogitScale, kAdamN, kAdamSteps, double(kLr),
+        kLnN, kLnC, kActN, kB, kT, kC, kH, kClipN, kClipE, kLogitScale, kClipN, kSigM, kClipE, kSigScale, kSigBias, kAdamN, kAdamSteps, double(kLr),
         double(kBeta1), double(kBeta2), double(kEps), double(kWd)));
 
     const std::string script = std::string(OPENCLIP_TEST_DIR) + "/reference/ops_ref.py";
@@ -210,6 +215,32 @@ TEST_F(TorchRef, NormalizeAndClipLoss) {
   EXPECT_NEAR(ds[0], golden("clip.dscale", 1)[0], kTol);
   EXPECT_LE(max_scaled_err(dimg, golden("clip.dimg", N * E), kTol, kTol), 1.0);
   EXPECT_LE(max_scaled_err(dtxt, golden("clip.dtxt", N * E), kTol, kTol), 1.0);
+}
+
+// OpenCLIP's SigLipLoss as rank 0 of two computes it: its own texts with positives plus the
+// neighbour's texts negative-only (the term neighbour_exchange adds), over normalized
+// features; gradients for the images, both text blocks, logit_scale and logit_bias.
+TEST_F(TorchRef, NormalizeAndSigLipLoss) {
+  const int64_t N = kClipN, M = kSigM, E = kClipE;
+  auto img = input("siglip.img", N * E), txt = input("siglip.txt", N * E), txt2 = input("siglip.txt2", M * E);
+  std::vector<double> fi(N * E), ft(N * E), ft2(M * E), ni(N), nt(N), nt2(M), dfi(N * E, 0.0), dft(N * E), dft2(M * E),
+      dimg(N * E), dtxt(N * E), dtxt2(M * E), ds = {0.0}, db = {0.0};
+  l2norm_forward<double>(fi.data(), ni.data(), img.data(), N, E);
+  l2norm_forward<double>(ft.data(), nt.data(), txt.data(), N, E);
+  l2norm_forward<double>(ft2.data(), nt2.data(), txt2.data(), M, E);
+  double loss = siglip_loss_forward_backward<double>(dfi.data(), dft.data(), ds.data(), db.data(), fi.data(), ft.data(),
+                                                     std::exp(kSigScale), kSigBias, N, N, E, true);
+  loss += siglip_loss_forward_backward<double>(dfi.data(), dft2.data(), ds.data(), db.data(), fi.data(), ft2.data(),
+                                               std::exp(kSigScale), kSigBias, N, M, E, false);
+  l2norm_backward<double>(dimg.data(), dfi.data(), fi.data(), ni.data(), N, E);
+  l2norm_backward<double>(dtxt.data(), dft.data(), ft.data(), nt.data(), N, E);
+  l2norm_backward<double>(dtxt2.data(), dft2.data(), ft2.data(), nt2.data(), M, E);
+  EXPECT_NEAR(loss, golden("siglip.loss", 1)[0], kTol * std::abs(loss));
+  EXPECT_NEAR(ds[0], golden("siglip.dscale", 1)[0], kTol * (1 + std::abs(ds[0])));
+  EXPECT_NEAR(db[0], golden("siglip.dbias", 1)[0], kTol * (1 + std::abs(db[0])));
+  EXPECT_LE(max_scaled_err(dimg, golden("siglip.dimg", N * E), kTol, kTol), 1.0);
+  EXPECT_LE(max_scaled_err(dtxt, golden("siglip.dtxt", N * E), kTol, kTol), 1.0);
+  EXPECT_LE(max_scaled_err(dtxt2, golden("siglip.dtxt2", M * E), kTol, kTol), 1.0);
 }
 
 TEST_F(TorchRef, AdamW) {

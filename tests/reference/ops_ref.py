@@ -103,6 +103,34 @@ def clip(m):
     save("clip", "dscale", logit_scale.grad.reshape(1))
 
 
+def siglip(m):
+    """open_clip.loss.SigLipLoss._loss on rank 0 of 2: own texts (labels 2*eye - 1) plus the
+    neighbour's block negative-only (labels -1), each -logsigmoid(labels * logits).sum() / B."""
+    N, M, E = m["N"], m["M"], m["E"]
+    img = load("siglip", "img", [N, E]).requires_grad_()
+    txt = load("siglip", "txt", [N, E]).requires_grad_()
+    txt2 = load("siglip", "txt2", [M, E]).requires_grad_()
+    logit_scale = torch.tensor(m["logit_scale"], dtype=torch.float64, requires_grad=True)
+    logit_bias = torch.tensor(m["logit_bias"], dtype=torch.float64, requires_grad=True)
+    fi, ft, ft2 = F.normalize(img, dim=-1), F.normalize(txt, dim=-1), F.normalize(txt2, dim=-1)
+
+    def _loss(a, b, negative_only):
+        logits = logit_scale.exp() * a @ b.T + logit_bias
+        labels = -torch.ones((a.shape[0], b.shape[0]), dtype=torch.float64)
+        if not negative_only:
+            labels = 2 * torch.eye(a.shape[0], b.shape[0], dtype=torch.float64) + labels
+        return -F.logsigmoid(labels * logits).sum() / a.shape[0]
+
+    loss = _loss(fi, ft, False) + _loss(fi, ft2, True)
+    loss.backward()
+    save("siglip", "loss", loss.reshape(1))
+    save("siglip", "dimg", img.grad)
+    save("siglip", "dtxt", txt.grad)
+    save("siglip", "dtxt2", txt2.grad)
+    save("siglip", "dscale", logit_scale.grad.reshape(1))
+    save("siglip", "dbias", logit_bias.grad.reshape(1))
+
+
 def adamw(m):
     n, steps = m["n"], m["steps"]
     f32 = np.float32
@@ -121,4 +149,4 @@ def adamw(m):
 
 torch.set_num_threads(1)
 for name in META["cases"]:
-    {"layernorm": layernorm, "act": act, "mha": mha, "clip": clip, "adamw": adamw}[name](META[name])
+    {"layernorm": layernorm, "act": act, "mha": mha, "clip": clip, "siglip": siglip, "adamw": adamw}[name](META[name])
