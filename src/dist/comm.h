@@ -47,6 +47,9 @@ class Communicator {
   // every started one.
   virtual void start_allreduce_sum(float* x, int64_t n) = 0;
   virtual void wait_all(const char* what) = 0;
+  // Point to point, every rank at once (a ring shift when dest/src are neighbours): sends
+  // n floats to `dest` and receives n floats from `src`. SigLIP's neighbour exchange.
+  virtual void sendrecv(const float* send, int dest, float* recv, int src, int64_t n);
   // Ends every rank of the job with exit status `code` after printing `why` (from this rank).
   [[noreturn]] virtual void abort(const std::string& why, int code) = 0;
 

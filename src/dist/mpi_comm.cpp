@@ -26,6 +26,7 @@ namespace {
 
 // Counts are int in MPI: split long buffers.
 constexpr int64_t kMaxCount = int64_t(1) << 30;
+constexpr int kExchangeTag = 17;  // point-to-point messages (SigLIP neighbour exchange)
 
 class MpiComm final : public Communicator {
  public:
@@ -84,6 +85,14 @@ class MpiComm final : public Communicator {
     pending_.emplace_back();
     MPI_Ireduce_scatter_block(in, out, int(n), MPI_FLOAT, MPI_SUM, comm_, &pending_.back());
     wait_all("reduce-scatter");
+  }
+  void sendrecv(const float* send, int dest, float* recv, int src, int64_t n) override {
+    OC_CHECK(n < kMaxCount, "exchange of {} floats", n);
+    pending_.emplace_back();
+    MPI_Irecv(recv, int(n), MPI_FLOAT, src, kExchangeTag, comm_, &pending_.back());
+    pending_.emplace_back();
+    MPI_Isend(send, int(n), MPI_FLOAT, dest, kExchangeTag, comm_, &pending_.back());
+    wait_all("neighbour exchange");
   }
   void barrier(const char* what) override {
     pending_.emplace_back();

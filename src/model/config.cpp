@@ -55,6 +55,12 @@ ModelCfg parse_model_config(const std::string& text, const std::string& name, co
   c.name = name;
   read_field(j, "embed_dim", &c.embed_dim, where);
   read_field(j, "quick_gelu", &c.quick_gelu, where);
+  read_field(j, "init_logit_scale", &c.init_logit_scale, where);
+  if (j.contains("init_logit_bias") && !j["init_logit_bias"].is_null()) {
+    double b = 0;
+    read_field(j, "init_logit_bias", &b, where);
+    c.init_logit_bias = b;
+  }
   if (!j.contains("vision_cfg") || !j["vision_cfg"].is_object())
     OC_USER_ERROR("model config {}: missing object \"vision_cfg\"", name);
   if (!j.contains("text_cfg") || !j["text_cfg"].is_object())
@@ -122,6 +128,8 @@ std::string model_config_json(const ModelCfg& c) {
   json j;
   j["embed_dim"] = c.embed_dim;
   if (c.quick_gelu) j["quick_gelu"] = true;
+  if (c.init_logit_scale != std::log(1.0 / 0.07)) j["init_logit_scale"] = c.init_logit_scale;
+  if (c.init_logit_bias) j["init_logit_bias"] = *c.init_logit_bias;
   j["vision_cfg"] = {{"image_size", c.vision.image_size}, {"layers", c.vision.layers}, {"width", c.vision.width},
                      {"head_width", c.vision.head_width}, {"patch_size", c.vision.patch_size},
                      {"mlp_ratio", c.vision.mlp_ratio}};

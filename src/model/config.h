@@ -2,6 +2,8 @@
 // "quick_gelu"}). Built-in names come from configs/models/*.json embedded at build time;
 // --model may also be a path to a JSON file.
 #pragma once
+#include <cmath>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -35,6 +37,10 @@ struct ModelCfg {
   int embed_dim = 512;
   bool quick_gelu = false;
   double ln_eps = 1e-5;
+  // CLIP(init_logit_scale=ln(1/0.07), init_logit_bias=None); SigLIP (--siglip) uses ln(10)
+  // and -10, and a logit_bias parameter exists only when init_logit_bias is set.
+  double init_logit_scale = std::log(1.0 / 0.07);
+  std::optional<double> init_logit_bias;
   VisionCfg vision;
   TextCfg text;
 };

@@ -64,6 +64,7 @@ ParamTable make_param_table(const ModelCfg& c) {
   add(t, "positional_embedding", {x.context_length, x.width});
   add(t, "text_projection", {x.width, c.embed_dim});
   add(t, "logit_scale", {});
+  if (c.init_logit_bias) add(t, "logit_bias", {});  // OpenCLIP registers it right after logit_scale
   add(t, "visual.class_embedding", {v.width});
   add(t, "visual.positional_embedding", {v.tokens(), v.width});
   add(t, "visual.proj", {v.width, c.embed_dim});
@@ -102,6 +103,7 @@ ClipParams bind_params(const ModelCfg& c, const ParamTable& t, float* base) {
   p.t_pos = at(t, base, "positional_embedding");
   p.t_proj = at(t, base, "text_projection");
   p.logit_scale = at(t, base, "logit_scale");
+  if (c.init_logit_bias) p.logit_bias = at(t, base, "logit_bias");
   p.tok_emb = at(t, base, "token_embedding.weight");
   p.ln_final_w = at(t, base, "ln_final.weight");
   p.ln_final_b = at(t, base, "ln_final.bias");
@@ -145,7 +147,9 @@ void init_params(const ModelCfg& c, const ParamTable& t, float* base, uint64_t s
       return n.size() >= sv.size() && n.compare(n.size() - sv.size(), sv.size(), sv) == 0;
     };
     if (n == "logit_scale") {
-      d[0] = float(std::log(1.0 / 0.07));
+      d[0] = float(c.init_logit_scale);
+    } else if (n == "logit_bias") {
+      d[0] = float(*c.init_logit_bias);
     } else if (n == "token_embedding.weight") {
       fill_normal(d, p.numel, 0.02, rng);
     } else if (n == "positional_embedding") {

@@ -49,6 +49,7 @@ struct ClipParams {
   float* t_pos;        // [ctx, Wt]   positional_embedding
   float* t_proj;       // [Wt, E]     text_projection
   float* logit_scale;  // []          logit_scale
+  float* logit_bias = nullptr;  // [] logit_bias (SigLIP models only: init_logit_bias)
   float* tok_emb;      // [V, Wt]     token_embedding.weight
   float* ln_final_w;   // [Wt]
   float* ln_final_b;   // [Wt]

@@ -55,7 +55,7 @@ void load_state_dict(Clip& model, const NamedTensors& sd, const std::string& whe
       OC_USER_ERROR("{}: missing key '{}' (shape {}) for model {}", where, p.name, shape_str(p.shape), model.cfg().name);
     const HostTensor& tensor = *it->second;
     bool ok = tensor.shape == p.shape;
-    if (!ok && p.name == "logit_scale") ok = tensor.shape == Shape{1} || tensor.shape.empty();
+    if (!ok && (p.name == "logit_scale" || p.name == "logit_bias")) ok = tensor.shape == Shape{1} || tensor.shape.empty();
     if (!ok)
       OC_USER_ERROR("{}: '{}' has shape {} in the file but {} in model {} (is this checkpoint for another model "
                     "config?)",

@@ -42,11 +42,20 @@ class ContrastiveStep {
   double forward_backward_dist(const float* images, const int32_t* tokens, int64_t B, dist::Communicator& comm,
                                DistMode mode);
 
+  // SigLIP (--siglip, OpenCLIP's SigLipLoss): the sigmoid loss of the local images against
+  // the own texts (positives on the diagonal) and, with several ranks, against every other
+  // rank's texts (negative only), received by OpenCLIP's bidirectional neighbour exchange;
+  // the gradients of received texts travel back to their owners the same way. Divided by
+  // the local batch. Returns this rank's loss; gradients unreduced as above. Needs the
+  // model's logit_bias (init_logit_bias).
+  double forward_backward_siglip(const float* images, const int32_t* tokens, int64_t B, dist::Communicator& comm);
+
  private:
   Clip& model_;
   int64_t B_max_;
   FloatBuffer d_img_, d_txt_, d_img_all_, d_txt_all_, scratch_, cache_img_, cache_txt_, all_img_, all_txt_, own_img_,
       own_txt_;
+  std::vector<FloatBuffer> sig_blocks_;  // SigLIP: texts in flight and their gradients
 };
 
 // DDP's gradient averaging, in buckets of one transformer block each: a block's all-reduce

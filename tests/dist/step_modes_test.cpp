@@ -35,10 +35,11 @@ namespace {
 class ThreadComm : public dist::Communicator {
  public:
   struct Shared {
-    explicit Shared(int w) : world(w), bar(w), ptr(size_t(w)) {}
+    explicit Shared(int w) : world(w), bar(w), ptr(size_t(w)), dest(size_t(w)) {}
     int world;
     std::barrier<> bar;
     std::vector<const void*> ptr;
+    std::vector<int> dest;
   };
   ThreadComm(std::shared_ptr<Shared> s, int rank) : s_(std::move(s)), rank_(rank) {}
   int rank() const override { return rank_; }
@@ -62,6 +63,14 @@ class ThreadComm : public dist::Communicator {
     s_->bar.arrive_and_wait();
   }
   void barrier(const char*) override { s_->bar.arrive_and_wait(); }
+  void sendrecv(const float* send, int dest, float* recv, int src, int64_t n) override {
+    s_->dest[size_t(rank_)] = dest;
+    post(send);
+    OC_CHECK(s_->dest[size_t(src)] == rank_, "rank {} receives from {}, which sends to {}", rank_, src,
+             s_->dest[size_t(src)]);
+    std::copy_n(at<float>(src), n, recv);
+    s_->bar.arrive_and_wait();
+  }
   // Synchronous: every rank starts the buckets in the same order.
   void start_allreduce_sum(float* x, int64_t n) override { allreduce(x, n); }
   void wait_all(const char*) override {}
@@ -91,6 +100,7 @@ class ThreadComm : public dist::Communicator {
 };
 
 constexpr int kWorld = 2, kB = 4, kN = kWorld * kB;
+constexpr int kMaxWorld = 4;  // SigLIP runs 2, 3 and 4 ranks (remainder hop, bidir hop, both)
 
 struct Batch {
   std::vector<float> images;
@@ -101,10 +111,11 @@ Batch make_batch(const ModelCfg& cfg) {
   Batch b;
   const int64_t S = cfg.vision.image_size, ctx = cfg.text.context_length, V = cfg.text.vocab_size;
   Rng rng(7);
-  b.images.resize(size_t(kN * 3 * S * S));
+  const int64_t n = kMaxWorld * kB;
+  b.images.resize(size_t(n * 3 * S * S));
   for (float& x : b.images) x = float(rng.normal());
-  b.tokens.assign(size_t(kN * ctx), 0);
-  for (int64_t i = 0; i < kN; ++i) {  // sot, 1..ctx-2 ids, eot (the largest id)
+  b.tokens.assign(size_t(n * ctx), 0);
+  for (int64_t i = 0; i < n; ++i) {  // sot, 1..ctx-2 ids, eot (the largest id)
     const int64_t len = 1 + int64_t(rng.below(uint64_t(ctx - 2)));
     int32_t* t = b.tokens.data() + i * ctx;
     t[0] = int32_t(V - 2);
@@ -189,6 +200,59 @@ TEST(DistStepModes, GradientsEqualOpenClipsPerMode) {
   expect_gradient(cfg, dist_gradient(cfg, batch, M{false, true, false}), full, 1.0, "--gather-with-grad");
   expect_gradient(cfg, dist_gradient(cfg, batch, M{true, true, false}), full, 1.0, "--local-loss --gather-with-grad");
   expect_gradient(cfg, dist_gradient(cfg, batch, M{true, false, false}), rows, 1.0, "--local-loss");
+}
+
+
+// SigLIP: W ranks of B samples after DDP's average equal one process on the global batch
+// (OpenCLIP's per-rank loss divides by the local batch; the average over W ranks makes it
+// the global batch's 1/N), for the towers, logit_scale and logit_bias. W = 2 uses only the
+// one-way hop, W = 3 one bidirectional hop, W = 4 both.
+std::vector<float> siglip_gradient(const ModelCfg& cfg, const Batch& batch, int world) {
+  auto shared = std::make_shared<ThreadComm::Shared>(world);
+  std::vector<std::vector<float>> grads(static_cast<size_t>(world));
+  const int64_t img = 3 * int64_t(cfg.vision.image_size) * cfg.vision.image_size, ctx = cfg.text.context_length;
+  const int64_t n = world == 1 ? kB * kMaxWorld : kB;  // world 1: one process on every sample
+  auto rank_main = [&](int r) {
+    ThreadComm comm(shared, r);
+    Clip model(cfg);
+    model.init(11);
+    model.plan_training(n);
+    ContrastiveStep step(model, n);
+    GradAllReduce reducer(model, comm);
+    step.forward_backward_siglip(batch.images.data() + r * n * img, batch.tokens.data() + r * n * ctx, n, comm);
+    reducer.finish();
+    grads[size_t(r)].assign(model.grads(), model.grads() + model.table().total);
+  };
+  std::vector<std::thread> others;
+  for (int r = 1; r < world; ++r) others.emplace_back(rank_main, r);
+  rank_main(0);
+  for (auto& t : others) t.join();
+  for (int r = 1; r < world; ++r) EXPECT_EQ(grads[0], grads[size_t(r)]) << "rank " << r;
+  return grads[0];
+}
+
+TEST(DistStepModes, SigLipNeighbourExchangeEqualsOneProcess) {
+  ModelCfg cfg = load_model_config("test-tiny");
+  cfg.init_logit_scale = std::log(10.0), cfg.init_logit_bias = -10.0;
+  for (int world : {2, 3, 4}) {
+    Batch batch = make_batch(cfg);  // kMaxWorld * kB samples; the first world * kB are used
+    const int64_t img = 3 * int64_t(cfg.vision.image_size) * cfg.vision.image_size, ctx = cfg.text.context_length;
+    batch.images.resize(size_t(world * kB * img)), batch.tokens.resize(size_t(world * kB * ctx));
+    const std::vector<float> dist = siglip_gradient(cfg, batch, world);
+    // One process on the same world * kB samples (ThreadComm of one rank: no exchange).
+    auto shared = std::make_shared<ThreadComm::Shared>(1);
+    ThreadComm comm(shared, 0);
+    Clip model(cfg);
+    model.init(11);
+    model.plan_training(world * kB);
+    ContrastiveStep step(model, world * kB);
+    step.forward_backward_siglip(batch.images.data(), batch.tokens.data(), world * kB, comm);
+    const std::vector<float> one(model.grads(), model.grads() + model.table().total);
+    const size_t bias = model.table().find("logit_bias")->offset;
+    EXPECT_NEAR(dist[bias], one[bias], 1e-4 * std::fabs(one[bias]) + 1e-7) << world << " ranks: logit_bias gradient";
+    const std::string what = "siglip, " + std::to_string(world) + " ranks";
+    expect_gradient(cfg, dist, one, 1.0, what.c_str());
+  }
 }
 
 }  // namespace
