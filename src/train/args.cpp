@@ -71,8 +71,8 @@ Options train_options() {
           {"lock-text-unlocked-layers", T::Int, "0", "leave the last N text groups trainable"},
           {"lock-text-freeze-layer-norm", T::Flag, "", "also freeze LayerNorms of unlocked text groups"},
           {"seed", T::Int, "0", "random seed"},
-          {"siglip", T::Flag, "", "SigLIP loss", "the sigmoid loss is not built yet"},
-          {"loss-dist-impl", T::String, "", "SigLIP distributed implementation", "the sigmoid loss is not built yet"},
+          {"siglip", T::Flag, "", "SigLIP's sigmoid loss (init logit_scale ln 10, logit_bias -10; neighbour exchange across ranks)"},
+          {"loss-dist-impl", T::String, "", "SigLIP's distributed implementation: bidir (OpenCLIP 2.24's, the only one built)"},
           {"coca-caption-loss-weight", T::Float, "2.0", "CoCa caption loss weight"},
           {"coca-contrastive-loss-weight", T::Float, "1.0", "CoCa contrastive loss weight"},
           {"distill-model", T::String, "", "teacher model", "distillation is not built yet"},
@@ -202,6 +202,7 @@ TrainArgs resolve_train_args(const Options& o) {
   a.local_loss = o.flag("local-loss");
   a.gather_with_grad = o.flag("gather-with-grad");
   a.global_batch_gradient = o.flag("global-batch-gradient");
+  a.siglip = o.flag("siglip");
   a.lock_image = o.flag("lock-image");
   a.lock_image_unlocked_groups = int(o.get_int("lock-image-unlocked-groups"));
   a.lock_text = o.flag("lock-text");
@@ -244,6 +245,16 @@ TrainArgs resolve_train_args(const Options& o) {
   if (a.warmup < 0) OC_USER_ERROR("--warmup must be >= 0, got {}", a.warmup);
   if (!(a.lr >= 0)) OC_USER_ERROR("--lr must be >= 0, got {}", a.lr);
   if (a.log_every_n_steps < 1) OC_USER_ERROR("--log-every-n-steps must be >= 1");
+  if (a.siglip && (a.local_loss || a.gather_with_grad || a.global_batch_gradient))
+    OC_USER_ERROR("--siglip exchanges text features between neighbouring ranks; --local-loss, --gather-with-grad and "
+                  "--global-batch-gradient belong to the contrastive loss (OpenCLIP ignores them with --siglip): "
+                  "remove them");
+  if (o.has("loss-dist-impl") && o.get("loss-dist-impl") != "bidir")
+    OC_USER_ERROR("--loss-dist-impl {}: only bidir (OpenCLIP 2.24's neighbour exchange) is built; shift, reduce and "
+                  "gather give the same loss and gradients", o.get("loss-dist-impl"));
+  if (a.siglip && a.accum_freq > 1)
+    OC_USER_ERROR("--siglip with --accum-freq {}: gradient accumulation is built for the contrastive loss only",
+                  a.accum_freq);
   if (a.global_batch_gradient && (a.local_loss || a.gather_with_grad))
     OC_USER_ERROR("--global-batch-gradient changes the default distributed loss only, not --local-loss or "
                   "--gather-with-grad (--gather-with-grad already gives the global batch's gradient)");

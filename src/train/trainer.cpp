@@ -52,6 +52,10 @@ struct Meter {
 ModelCfg model_config(const TrainArgs& a) {
   ModelCfg cfg = load_model_config(a.model);
   if (a.force_quick_gelu) cfg.quick_gelu = true;
+  if (a.siglip) {  // OpenCLIP main.py: model_kwargs for --siglip override the config's
+    cfg.init_logit_scale = std::log(10.0);
+    cfg.init_logit_bias = -10.0;
+  }
   if (a.force_context_length > 0) cfg.text.context_length = a.force_context_length;
   if (a.force_image_size > 0) {
     if (a.force_image_size % cfg.vision.patch_size)
@@ -275,7 +279,7 @@ int train_main(const std::vector<std::string>& argv) {
     log::info("Data parallel: {} ranks x batch {} = global batch {}; loss: {}{}; gradient all-reduce in buckets of "
               "one block (largest {:.1f} MiB) overlapped with backward, dist timeout {:g} s",
               world_size, a.batch_size, int64_t(world_size) * a.batch_size,
-              a.local_loss ? "local" : "global",
+              a.siglip ? "sigmoid (SigLIP, neighbour exchange)" : a.local_loss ? "local" : "global",
               a.gather_with_grad ? ", gather with grad" : (a.global_batch_gradient ? ", global-batch gradient" : ""),
               reducer->bucket_mib_max(), dist_timeout);
   }
@@ -408,9 +412,20 @@ int train_main(const std::vector<std::string>& argv) {
       if (gstep == nan_at) *logit_scale = NAN;
       double loss, scale_fwd = NAN;
       comm->set_step(gstep);
-      if (world_size > 1) {
+      if (a.siglip) {
+        loss = step.forward_backward_siglip(pending[0].images.data(), pending[0].tokens.data(), pending[0].size, *comm);
+      } else if (world_size > 1) {
         loss = step.forward_backward_dist(pending[0].images.data(), pending[0].tokens.data(), pending[0].size, *comm,
                                           dist_mode);
+      } else if (a.accum_freq == 1) {
+        loss = step.forward_backward(pending[0].images.data(), pending[0].tokens.data(), pending[0].size);
+      } else {
+        std::vector<const float*> im;
+        std::vector<const int32_t*> tk;
+        for (auto& p : pending) im.push_back(p.images.data()), tk.push_back(p.tokens.data());
+        loss = step.forward_backward_accum(im, tk, a.batch_size);
+      }
+      if (world_size > 1) {
         reducer->finish();
         // Every rank must take the same decision on a non-finite step and on a stop signal,
         // so the sum of the losses is agreed; the LOGGED loss stays this rank's own, as
@@ -420,13 +435,6 @@ int train_main(const std::vector<std::string>& argv) {
         if (!std::isfinite(ls[0])) loss = ls[0];
         if (ls[1] != 0) agreed_stop = g_stop_signal ? int(g_stop_signal) : SIGTERM;
         if (debug_rank_loss) std::fprintf(stderr, "debug: rank %d step %lld loss %.9g\n", rank, (long long)gstep, loss);
-      } else if (a.accum_freq == 1) {
-        loss = step.forward_backward(pending[0].images.data(), pending[0].tokens.data(), pending[0].size);
-      } else {
-        std::vector<const float*> im;
-        std::vector<const int32_t*> tk;
-        for (auto& p : pending) im.push_back(p.images.data()), tk.push_back(p.tokens.data());
-        loss = step.forward_backward_accum(im, tk, a.batch_size);
       }
       for (auto& p : pending) loader.recycle(std::move(p));  // reuse the batch buffers
       pending.clear();

@@ -137,10 +137,11 @@ double weight_diff(const std::string& a, const std::string& b) {
   return p == std::string::npos ? 1e9 : std::stod(r.out.substr(p + 8));
 }
 
-void check_equivalence(const std::string& mode_flags, const std::string& tag) {
+// `both`: flags for the single-process run too (--siglip).
+void check_equivalence(const std::string& mode_flags, const std::string& tag, const std::string& both = "") {
   if (!have_mpi()) GTEST_SKIP() << "no MPI build or mpirun";
   const std::string dir = test::fresh_dir("dist_eq_" + tag);
-  test::Run r1 = run(train_cmd(dir, "single", 16));
+  test::Run r1 = run(train_cmd(dir, "single", 16, both));
   ASSERT_EQ(r1.status, 0) << r1.out;
   test::Run r2 = run(mpirun(2) + "env OPENCLIP_DEBUG_RANK_LOSS=1 bash -c \"" + train_cmd(dir, "dist", 8, mode_flags) + "\"");
   ASSERT_EQ(r2.status, 0) << r2.out;
@@ -184,6 +185,9 @@ void check_equivalence(const std::string& mode_flags, const std::string& tag) {
 // (tests/dist/step_modes_test.cpp checks each mode's formula); --global-batch-gradient is
 // the default mode that equals one process on the global batch.
 TEST(DistMpi, TwoRanksEqualOneRankDoubleBatchGlobalBatchGradient) { check_equivalence("--global-batch-gradient", "default"); }
+// SigLIP over MPI: the neighbour exchange (MPI_Isend/Irecv) and the per-rank loss over the
+// local batch; the mean of the ranks' losses is the global batch's loss.
+TEST(DistMpi, TwoRanksEqualOneRankDoubleBatchSigLip) { check_equivalence("--siglip", "siglip", "--siglip"); }
 TEST(DistMpi, TwoRanksEqualOneRankDoubleBatchLocalLossGatherWithGrad) {
   check_equivalence("--local-loss --gather-with-grad", "local_gwg");
 }

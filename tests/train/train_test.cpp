@@ -251,6 +251,39 @@ TEST(TrainFeatures, Bf16KeepsOpenClipsParameterSetInBf16) {
   }
 }
 
+// --siglip: OpenCLIP's SigLIP init (logit_scale ln 10, logit_bias -10), the sigmoid loss,
+// logit_bias in the state_dict right after logit_scale, and the flags OpenCLIP's SigLIP
+// path does not use refused.
+TEST(TrainFeatures, SigLipTrainsAndSavesLogitBias) {
+  std::string dir = test::fresh_dir("train_siglip");
+  const std::string cmd = "cd '" + dir + "' && " + test::openclip() +
+                          " train --dataset-type synthetic-learnable --train-num-samples 128 --batch-size 32"
+                          " --epochs 2 --model test-tiny --warmup 2 --lr 2e-3 --workers 1 --precision fp32 --seed 3"
+                          " --report-to tensorboard --log-every-n-steps 1 --siglip";
+  auto r = run(cmd + " --name sig");
+  ASSERT_EQ(r.status, 0) << r.out;
+  EXPECT_NE(r.out.find("Logit Scale: 10.000"), std::string::npos) << r.out;
+  auto loss = loss_curve(dir + "/logs/sig");
+  ASSERT_EQ(loss.size(), 8u);
+  // At init every logit is 10 * cosine - 10: the 31 negatives per row cost ~log(1 + e^-10)
+  // each and the positive 10 - 10 * cosine, so the loss starts at 10 minus ten times the
+  // mean positive cosine, which an untrained tiny model keeps within +-0.25 (11.1 measured).
+  EXPECT_NEAR(loss.front(), 10.0f, 2.5f);
+  EXPECT_LT(loss.back(), 0.8f * loss.front());
+  NamedTensors sd = read_state_dict(dir + "/logs/sig/checkpoints/epoch_2.pt");
+  ASSERT_GE(sd.size(), 4u);
+  EXPECT_EQ(sd[2].first, "logit_scale");
+  EXPECT_EQ(sd[3].first, "logit_bias");
+  const float bias = sd[3].second.to_f32()[0];
+  EXPECT_NE(bias, -10.0f) << "logit_bias is trained";
+  EXPECT_NEAR(bias, -10.0f, 1.0f);
+  for (const char* bad : {" --local-loss", " --gather-with-grad", " --accum-freq 2"}) {
+    auto b = run(cmd + " --name bad" + bad);
+    EXPECT_NE(b.status, 0) << bad;
+    EXPECT_NE(b.out.find("--siglip"), std::string::npos) << b.out;
+  }
+}
+
 TEST(TrainFeatures, AccumFreqMatchesTheLargerBatch) {
   // OpenCLIP's --accum-freq K with batch B optimizes the same loss as batch K*B: the same
   // samples (one worker, identity crops), the same loss values, and weights equal up to the
