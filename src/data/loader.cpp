@@ -12,6 +12,7 @@
 
 #include "core/check.h"
 #include "core/fs.h"
+#include "core/limits.h"
 #include "core/log.h"
 #include "data/epoch.h"
 #include "data/csv.h"
@@ -42,9 +43,13 @@ Result<LoaderPosition> LoaderPosition::from_json(const nlohmann::json& j) {
     p.num_workers = j.at("num_workers").get<int>();
     p.batch_size = j.at("batch_size").get<int>();
     p.dataset = j.at("dataset").get<std::string>();
+    bool negative = p.epoch < 0 || p.batches < 0 || p.rank < 0 || p.world_size < 1 || p.num_workers < 0 ||
+                    p.batch_size < 1;
+    for (const auto& w : p.workers) negative |= w.pass < 0 || w.pulled < 0 || w.batches < 0;
+    if (negative) return Err{"data loader position: a count is negative (or a size is zero)"};
     return p;
-  } catch (const std::exception& e) {
-    return Err{fmt::format("data loader position: {}", e.what())};
+  } catch (const nlohmann::json::exception& e) {
+    return Err{fmt::format("data loader position: {}", json_error_text(e.what()))};
   }
 }
 

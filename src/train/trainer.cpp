@@ -133,7 +133,7 @@ int train_main(const std::vector<std::string>& argv) {
   if (!master) {
     TrainArgs b = a;
     b.resume = "latest";  // the folder exists now: rank 0 made it
-    run = prepare_run_dir(b, long(start_time));
+    run = prepare_run_dir(b, long(start_time), /*writer=*/false);
     run.tensorboard.clear();
   }
   // OpenCLIP: out.log from rank 0, or out-<rank>.log from every rank with --log-local.
@@ -227,7 +227,13 @@ int train_main(const std::vector<std::string>& argv) {
       if (ck.has_extras && st.step_in_epoch > 0 && !st.loader_state.empty()) {
         // Distributed runs save every rank's position ({"ranks": [...]}). Another world
         // size cannot continue mid-epoch exactly: the epoch restarts (as OpenCLIP resumes).
-        nlohmann::json j = nlohmann::json::parse(st.loader_state);
+        if (st.step_in_epoch >= num_batches)
+          OC_USER_ERROR("{}: openclip_cpp.step_in_epoch is {} but an epoch of this run has {} batches; the checkpoint "
+                        "does not belong to this data or is damaged",
+                        resume_from, st.step_in_epoch, num_batches);
+        nlohmann::json j = nlohmann::json::parse(st.loader_state, nullptr, /*allow_exceptions=*/false);
+        if (j.is_discarded() || !j.is_object())
+          OC_USER_ERROR("{}: openclip_cpp.loader_state is not a JSON object; the checkpoint is damaged", resume_from);
         if (j.contains("ranks")) j = int(j["ranks"].size()) == world_size ? j["ranks"][size_t(rank)] : nlohmann::json();
         else if (world_size != 1) j = nlohmann::json();
         if (j.is_null()) {
