@@ -124,6 +124,12 @@ DataLoader::DataLoader(DataConfig cfg, std::shared_ptr<const Tokenizer> tok)
       if (!cfg_.csv_label_key.empty()) opt.push_back(cfg_.csv_label_key);
       auto cols = read_csv_columns(cfg_.data, cfg_.csv_separator, {cfg_.csv_img_key, cfg_.csv_caption_key}, opt);
       if (!cols) OC_USER_ERROR("{}", cols.error());
+      for (const auto& m : cols->malformed)
+        stats_->skip(Skip::MalformedRow, fmt::format("{}: line {} has {} fields, the header {}; row skipped", cfg_.data,
+                                                     m.line, m.fields, cols->header.size()));
+      if (!cols->malformed.empty())
+        log::warn("{}: skipped {} malformed row(s) with a field count other than the header's {} (first at line {})",
+                  cfg_.data, cols->malformed.size(), cols->header.size(), cols->malformed[0].line);
       if (!cfg_.csv_label_key.empty() && cols->cols[2].size() == size_t(cols->rows)) {
         bool found = false;
         for (auto& h : cols->header) found |= h == cfg_.csv_label_key;
@@ -321,6 +327,9 @@ std::optional<Batch> DataLoader::next() {
     pos_.workers[size_t(w)] = b->pos;
     return b;
   }
+  if (cfg_.train && pos_.batches == 0)
+    OC_USER_ERROR("data: no worker filled one batch of {} in epoch {} (see the warnings above; {}); nothing to train on",
+                  cfg_.batch_size, pos_.epoch, stats_->summary());
   if (cfg_.train && pos_.batches < num_batches_)
     log::warn("data: the epoch ended after {} of {} batches", pos_.batches, num_batches_);
   return std::nullopt;

@@ -3,6 +3,7 @@
 #include <dirent.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <cstring>
 
 #include "core/check.h"
@@ -231,6 +232,27 @@ std::string find_latest_checkpoint(const std::string& dir, bool save_most_recent
   if (all.empty()) return "";
   std::sort(all.begin(), all.end(), natural_less);
   return all.back();
+}
+
+std::vector<std::string> prune_step_checkpoints(const std::string& dir, int keep) {
+  std::vector<std::string> deleted;
+  if (keep <= 0) return deleted;
+  std::vector<std::pair<long long, std::string>> steps;  // global step, file
+  std::unique_ptr<DIR, int (*)(DIR*)> d(opendir(dir.c_str()), closedir);
+  if (!d) return deleted;
+  while (dirent* e = readdir(d.get())) {
+    long long epoch = 0, step = 0;
+    int used = 0;
+    const std::string n = e->d_name;
+    if (std::sscanf(n.c_str(), "epoch_%lld_step_%lld.pt%n", &epoch, &step, &used) == 2 && size_t(used) == n.size())
+      steps.emplace_back(step, n);
+  }
+  std::sort(steps.begin(), steps.end());
+  for (size_t i = 0; i + size_t(keep) < steps.size(); ++i) {
+    const std::string p = fs::join(dir, steps[i].second);
+    if (std::remove(p.c_str()) == 0) deleted.push_back(p);
+  }
+  return deleted;
 }
 
 }  // namespace oc

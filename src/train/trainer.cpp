@@ -495,6 +495,9 @@ int train_main(const std::vector<std::string>& argv) {
         s.loader_state = loader_state();
         save(fmt::format("epoch_{}_step_{}.pt", epoch, st.global_step), s);
         if (a.save_most_recent) save("epoch_latest.pt", s);
+        if (master && run.enabled())
+          for (const auto& p : prune_step_checkpoints(run.checkpoints, a.keep_step_checkpoints))
+            log::info("Deleted the older step checkpoint {} (--keep-step-checkpoints {})", p, a.keep_step_checkpoints);
       }
     }
     if (exit_code) break;
