@@ -69,7 +69,13 @@ Result<std::vector<uint8_t>> read_file(const std::string& path, const ReadOption
                            : S_ISFIFO(st.st_mode) ? "FIFO"
                            : S_ISSOCK(st.st_mode) ? "socket"
                                                   : "special file")};
-  ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+  if (S_ISFIFO(st.st_mode)) {  // asked for: open it again, waiting for its writer as a plain open() does
+    ::close(fd);
+    closer.fd = fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return Err{fmt::format("cannot open {}: {}", path, std::strerror(errno))};
+  } else {
+    ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+  }
   if (regular) {
     if (Status s = within_cap(path, "reading the whole file", uint64_t(st.st_size), opt.cap); !s)
       return Err{s.error()};

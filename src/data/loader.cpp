@@ -328,7 +328,8 @@ std::optional<Batch> DataLoader::next() {
     return b;
   }
   if (cfg_.train && pos_.batches == 0)
-    OC_USER_ERROR("data: no worker filled one batch of {} in epoch {} (see the warnings above; {}); nothing to train on",
+    OC_USER_ERROR("data: every worker went through its shards without filling one batch of {} in epoch {} (see the "
+                  "warnings above; {}); nothing to train on",
                   cfg_.batch_size, pos_.epoch, stats_->summary());
   if (cfg_.train && pos_.batches < num_batches_)
     log::warn("data: the epoch ended after {} of {} batches", pos_.batches, num_batches_);
