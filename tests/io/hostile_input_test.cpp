@@ -7,6 +7,7 @@
 
 #include "core/fs.h"
 #include "core/limits.h"
+#include "io/parquet.h"
 #include "io/parquet_thrift.h"
 #include "io/safetensors.h"
 #include "io/torch_pt.h"
