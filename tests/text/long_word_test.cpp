@@ -47,7 +47,7 @@ TEST(LongWord, KeptIdsEqualTheFullEncodings) {
   texts.push_back(utf8);
   for (size_t k = 0; k < texts.size(); ++k) {
     for (int ctx : {77, 5}) {
-      std::vector<int32_t> got(size_t(ctx));
+      std::vector<int32_t> got(static_cast<size_t>(ctx), 0);
       ASSERT_TRUE(t.tokenize(texts[k], got).ok());
       EXPECT_EQ(got, full_then_cut(t, texts[k], ctx)) << "text " << k << " ctx " << ctx;
     }
