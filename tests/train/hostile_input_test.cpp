@@ -64,7 +64,9 @@ TEST(HostileTrain, SecondWriterOfARunFolderIsRefused) {
   EXPECT_EQ(second.status, 1) << second.out;
   EXPECT_NE(second.out.find("in use by another training run"), std::string::npos) << second.out;
   EXPECT_NE(second.out.find("pid " + std::to_string(first) + " on host "), std::string::npos) << second.out;
-  ASSERT_EQ(wait_status(first), 0) << fs::read_text(dir + "/first.txt").value_or("");
+  const int first_status = wait_status(first);
+  auto first_out = fs::read_text(dir + "/first.txt");
+  ASSERT_EQ(first_status, 0) << (first_out ? *first_out : "");
   Checkpoint ck = load_checkpoint(dir + "/logs/same/checkpoints/epoch_2.pt");
   EXPECT_EQ(ck.state.completed_epochs, 2);
   const std::string log = fs::read_text(dir + "/logs/same/out.log").value();
