@@ -4,6 +4,7 @@
 #include "cli/cmd_data.h"
 #include "core/check.h"
 #include "core/options.h"
+#include "data/csv.h"
 #include "data/inspect.h"
 #include "data/urls.h"
 
@@ -14,12 +15,25 @@ int data_inspect(const std::vector<std::string>& args) {
             "Samples, samples OpenCLIP would skip (by reason), extensions, image sizes, caption lengths and "
             "damaged shards of a webdataset pattern.",
             {{"json", OptType::Flag, "", "print one JSON object", ""},
-             {"decode", OptType::Flag, "", "decode every image (finds corrupt images behind good headers)", ""}},
+             {"decode", OptType::Flag, "", "decode every image (finds corrupt images behind good headers)", ""},
+             {"csv-separator", OptType::String, "\\t", "for a .csv/.tsv PATTERN: the separator (OpenCLIP's default TAB)", ""},
+             {"csv-img-key", OptType::String, "filepath", "for a .csv/.tsv PATTERN: the image path column", ""},
+             {"csv-caption-key", OptType::String, "title", "for a .csv/.tsv PATTERN: the caption column", ""}},
             "PATTERN");
   o.parse(args);
   if (o.help_requested()) return std::printf("%s", o.help().c_str()), 0;
   if (o.positional().size() != 1) OC_USER_ERROR("data inspect: give one shard pattern, e.g. 'shards/{{00000..00009}}.tar'");
-  auto list = data::expand_shards(o.positional()[0]);
+  const std::string& pat = o.positional()[0];
+  const bool csv = pat.size() > 4 && (pat.ends_with(".csv") || pat.ends_with(".tsv"));
+  if (csv) {
+    auto sep = data::parse_separator(o.get("csv-separator"));
+    if (!sep) OC_USER_ERROR("{}", sep.error());
+    auto rep = data::inspect_csv(pat, *sep, o.get("csv-img-key"), o.get("csv-caption-key"), o.flag("decode"));
+    if (o.flag("json")) std::printf("%s\n", rep.json().dump().c_str());
+    else std::printf("%s", rep.text().c_str());
+    return 0;
+  }
+  auto list = data::expand_shards(pat);
   if (!list) OC_USER_ERROR("{}", list.error());
   auto rep = data::inspect_shards(list->urls, o.flag("decode"));
   if (o.flag("json")) std::printf("%s\n", rep.json().dump().c_str());

@@ -51,34 +51,55 @@ std::string join(const std::string& a, const std::string& b) {
   return a.back() == '/' ? a + b : a + "/" + b;
 }
 
-Result<std::vector<uint8_t>> read_file(const std::string& path) {
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+Result<std::vector<uint8_t>> read_file(const std::string& path, const ReadOptions& opt) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);  // O_NONBLOCK: a FIFO must not hang open()
   if (fd < 0) return Err{fmt::format("cannot open {}: {}", path, std::strerror(errno))};
-  std::vector<uint8_t> out;
+  struct FdCloser {
+    int fd;
+    ~FdCloser() { ::close(fd); }
+  } closer{fd};
   struct stat st;
-  if (::fstat(fd, &st) == 0 && S_ISDIR(st.st_mode)) {
+  if (::fstat(fd, &st) != 0) return Err{fmt::format("cannot stat {}: {}", path, std::strerror(errno))};
+  if (S_ISDIR(st.st_mode)) return Err{fmt::format("{} is a folder, not a file", path)};
+  const bool regular = S_ISREG(st.st_mode);
+  if (!regular && !(opt.allow_pipe && (S_ISFIFO(st.st_mode) || S_ISCHR(st.st_mode))))
+    return Err{fmt::format("{} is not a regular file (a {}); refusing to read it", path,
+                           S_ISCHR(st.st_mode)    ? "character device"
+                           : S_ISBLK(st.st_mode)  ? "block device"
+                           : S_ISFIFO(st.st_mode) ? "FIFO"
+                           : S_ISSOCK(st.st_mode) ? "socket"
+                                                  : "special file")};
+  if (S_ISFIFO(st.st_mode)) {  // asked for: open it again, waiting for its writer as a plain open() does
     ::close(fd);
-    return Err{fmt::format("{} is a folder, not a file", path)};
+    closer.fd = fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return Err{fmt::format("cannot open {}: {}", path, std::strerror(errno))};
+  } else {
+    ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) & ~O_NONBLOCK);
   }
-  if (st.st_size > 0) out.reserve(size_t(st.st_size));
+  if (regular) {
+    if (Status s = within_cap(path, "reading the whole file", uint64_t(st.st_size), opt.cap); !s)
+      return Err{s.error()};
+  }
+  std::vector<uint8_t> out;
+  if (regular && st.st_size > 0) out.reserve(size_t(st.st_size));
   uint8_t buf[1 << 16];
   for (;;) {
     ssize_t n = ::read(fd, buf, sizeof buf);
     if (n < 0) {
       if (errno == EINTR) continue;
-      std::string e = std::strerror(errno);
-      ::close(fd);
-      return Err{fmt::format("cannot read {} at byte {}: {}", path, out.size(), e)};
+      return Err{fmt::format("cannot read {} at byte {}: {}", path, out.size(), std::strerror(errno))};
     }
     if (n == 0) break;
+    if (Status s = within_cap(path, "reading the whole stream", out.size() + size_t(n), opt.cap);
+        !s)
+      return Err{s.error()};
     out.insert(out.end(), buf, buf + n);
   }
-  ::close(fd);
   return out;
 }
 
-Result<std::string> read_text(const std::string& path) {
-  auto r = read_file(path);
+Result<std::string> read_text(const std::string& path, const ReadOptions& opt) {
+  auto r = read_file(path, opt);
   if (!r) return Err{r.error()};
   return std::string(r->begin(), r->end());
 }

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "core/limits.h"
 #include "core/result.h"
 
 namespace oc::fs {
@@ -21,8 +22,16 @@ std::string dirname(const std::string& path);
 std::string basename(const std::string& path);
 std::string join(const std::string& a, const std::string& b);
 
-Result<std::vector<uint8_t>> read_file(const std::string& path);
-Result<std::string> read_text(const std::string& path);
+// Whole-file reads. Only regular files unless `allow_pipe` (FIFOs, character devices such
+// as /dev/stdin, for commands that legitimately read a pipe); at most `cap` (default
+// kReadFileCap, core/limits.h) are read, a longer file or stream is an error naming the
+// path and the cap. /dev/zero as an image path is refused at once instead of filling memory.
+struct ReadOptions {
+  bool allow_pipe = false;
+  Cap cap = kReadFileCap;
+};
+Result<std::vector<uint8_t>> read_file(const std::string& path, const ReadOptions& opt = {});
+Result<std::string> read_text(const std::string& path, const ReadOptions& opt = {});
 
 // Writes `path` atomically: `path.tmp-<pid>` is written through `writer`, flushed,
 // fsynced and renamed over `path`. On any failure (writer throws, ENOSPC, EIO) the

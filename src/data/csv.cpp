@@ -142,8 +142,12 @@ Result<CsvColumns> read_csv_columns(const std::string& path, char sep, const std
     auto r = rd.next(&row);
     if (!r) return Err{r.error()};
     if (!*r) break;
+    if (row.size() != out.header.size()) {
+      out.malformed.push_back({rd.line(), row.size()});
+      continue;
+    }
     for (size_t i = 0; i < names.size(); ++i)
-      out.cols[i].push_back(idx[i] >= 0 && size_t(idx[i]) < row.size() ? row[size_t(idx[i])] : std::string());
+      out.cols[i].push_back(idx[i] >= 0 ? row[size_t(idx[i])] : std::string());
     ++out.rows;
   }
   return out;

@@ -38,10 +38,17 @@ class CsvReader {
 
 // The columns a dataset needs, read from a CSV with a header. `required` missing: an error
 // that lists the columns found and the separator used (the comma-CSV-with-TAB mistake).
+// A data row with fewer or more fields than the header is skipped (a missing caption must
+// not become "") and recorded in `malformed`, for the caller to count and report.
 struct CsvColumns {
   std::vector<std::string> header;
   std::vector<std::vector<std::string>> cols;  // cols[i] = values of the i-th requested name
-  int64_t rows = 0;
+  int64_t rows = 0;                            // rows kept
+  struct Malformed {
+    int64_t line;   // 1-based line where the row starts
+    size_t fields;  // fields it has (the header has header.size())
+  };
+  std::vector<Malformed> malformed;
 };
 Result<CsvColumns> read_csv_columns(const std::string& path, char sep, const std::vector<std::string>& required,
                                     const std::vector<std::string>& optional = {});

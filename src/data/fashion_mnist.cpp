@@ -11,6 +11,7 @@
 
 #include "core/check.h"
 #include "core/fs.h"
+#include "core/limits.h"
 #include "core/log.h"
 #include "core/rng.h"
 #include "data/epoch.h"
@@ -64,6 +65,24 @@ Result<std::vector<uint32_t>> read_header(gzFile f, const std::string& path, uin
   return d;
 }
 
+// The most bytes the rest of an IDX file can hold after its header: the file's size for a
+// plain file; for gzip, 1032 times it (deflate's largest expansion ratio, zlib's
+// "technical details"), so a 116-byte header claiming 5 GB of pixels is refused before
+// anything is allocated.
+uint64_t idx_bytes_present(gzFile f, const std::string& path, int dims) {
+  const int64_t size = fs::file_size(path);
+  const uint64_t header = 4 + 4 * uint64_t(dims);
+  if (size < 0) return 0;
+  if (gzdirect(f)) return uint64_t(size) > header ? uint64_t(size) - header : 0;
+  return uint64_t(size) * 1032;
+}
+
+Status check_idx_claim(gzFile f, const std::string& path, int dims, uint64_t count, uint64_t item_bytes) {
+  auto b = claimed_bytes(path, "the IDX header", count, item_bytes, idx_bytes_present(f, path, dims));
+  if (!b) return Err{b.error()};
+  return within_cap(path, "the IDX array", *b, kIdxCap);
+}
+
 std::string find_idx(const std::string& dir, const std::string& stem) {
   for (const char* ext : {".gz", ""}) {
     std::string p = fs::join(dir, stem + ext);
@@ -86,6 +105,8 @@ Result<IdxImages> read_idx_images(const std::string& path, int64_t limit) {
   if (im.rows <= 0 || im.cols <= 0 || im.rows > 4096 || im.cols > 4096)
     return Err{fmt::format("{}: implausible image size {}x{}", path, im.rows, im.cols)};
   if (limit >= 0) im.count = std::min<int64_t>(im.count, limit);
+  if (Status s = check_idx_claim(f->get(), path, 3, uint64_t(im.count), uint64_t(im.rows) * uint64_t(im.cols)); !s)
+    return Err{s.error()};
   im.pixels.resize(size_t(im.count) * size_t(im.rows) * size_t(im.cols));
   if (auto st = read_exact(f->get(), path, im.pixels.data(), im.pixels.size(), "the pixels"); !st) return Err{st.error()};
   return im;
@@ -98,6 +119,7 @@ Result<std::vector<uint8_t>> read_idx_labels(const std::string& path, int64_t li
   if (!d) return Err{d.error()};
   int64_t n = (*d)[0];
   if (limit >= 0) n = std::min<int64_t>(n, limit);
+  if (Status s = check_idx_claim(f->get(), path, 1, uint64_t(n), 1); !s) return Err{s.error()};
   std::vector<uint8_t> labels(static_cast<size_t>(n));
   if (auto st = read_exact(f->get(), path, labels.data(), labels.size(), "the labels"); !st) return Err{st.error()};
   for (size_t i = 0; i < labels.size(); ++i)

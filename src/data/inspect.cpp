@@ -5,6 +5,8 @@
 
 #include <fmt/format.h>
 
+#include "core/fs.h"
+#include "data/csv.h"
 #include "data/stats.h"
 #include "data/urls.h"
 #include "data/webdataset.h"
@@ -188,6 +190,57 @@ InspectReport inspect_shards(const std::vector<std::string>& urls, bool decode) 
     }
     rep.shards_opened += s.shards_opened();
     rep.per_shard[url_basename(url)] = in_shard;
+  }
+  return rep;
+}
+
+InspectReport inspect_csv(const std::string& path, char sep, const std::string& img_key,
+                          const std::string& caption_key, bool decode) {
+  InspectReport rep;
+  rep.shards = 1;
+  auto cols = read_csv_columns(path, sep, {img_key, caption_key});
+  if (!cols) {
+    rep.problems.emplace_back(path, cols.error());
+    return rep;
+  }
+  rep.shards_opened = 1;
+  rep.samples = cols->rows + int64_t(cols->malformed.size());
+  rep.per_shard[url_basename(path)] = rep.samples;
+  for (const auto& m : cols->malformed) {
+    rep.skipped[skip_name(Skip::MalformedRow)]++;
+    rep.problems.emplace_back(path, fmt::format("{}: line {} has {} fields, the header {}", path, m.line, m.fields,
+                                                cols->header.size()));
+  }
+  const std::string base = fs::dirname(path);
+  for (int64_t i = 0; i < cols->rows; ++i) {
+    const std::string& p = cols->cols[0][size_t(i)];
+    const std::string& cap = cols->cols[1][size_t(i)];
+    const std::string file = p.empty() || p[0] == '/' || fs::exists(p) ? p : fs::join(base, p);
+    auto bytes = fs::read_file(file);
+    if (!bytes) {
+      rep.skipped[skip_name(Skip::FileError)]++;
+      rep.problems.emplace_back(path, fmt::format("row {}: {}", i + 1, bytes.error()));
+      continue;
+    }
+    int w = 0, h = 0;
+    std::string fmt_name;
+    bool ok = image_header_size(*bytes, &w, &h, &fmt_name);
+    rep.formats[fmt_name]++;
+    if (decode) {
+      auto img = decode_image(*bytes);
+      ok = img.ok();
+      if (ok) w = img->width, h = img->height;
+    }
+    if (!ok) {
+      rep.skipped[skip_name(Skip::DecodeError)]++;
+    } else if (!valid_utf8(cap)) {
+      rep.skipped[skip_name(Skip::BadCaption)]++;
+    } else {
+      ++rep.usable;
+      rep.width.add(w);
+      rep.height.add(h);
+      rep.caption_chars.add(double(cap.size()));
+    }
   }
   return rep;
 }

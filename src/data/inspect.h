@@ -39,5 +39,9 @@ struct InspectReport {
 // Reads every shard of the pattern (brace expansion, `::`). decode = true decodes every
 // image fully (slower; finds corrupt images whose header looks fine).
 InspectReport inspect_shards(const std::vector<std::string>& urls, bool decode);
+// The same report for a CSV dataset (one "shard"): rows with a field count other than the
+// header's (skipped as malformed_row, as training skips them), unreadable image paths.
+InspectReport inspect_csv(const std::string& path, char sep, const std::string& img_key,
+                          const std::string& caption_key, bool decode);
 
 }  // namespace oc::data

@@ -12,6 +12,7 @@
 
 #include "core/check.h"
 #include "core/fs.h"
+#include "core/limits.h"
 #include "core/log.h"
 #include "data/epoch.h"
 #include "data/csv.h"
@@ -42,9 +43,13 @@ Result<LoaderPosition> LoaderPosition::from_json(const nlohmann::json& j) {
     p.num_workers = j.at("num_workers").get<int>();
     p.batch_size = j.at("batch_size").get<int>();
     p.dataset = j.at("dataset").get<std::string>();
+    bool negative = p.epoch < 0 || p.batches < 0 || p.rank < 0 || p.world_size < 1 || p.num_workers < 0 ||
+                    p.batch_size < 1;
+    for (const auto& w : p.workers) negative |= w.pass < 0 || w.pulled < 0 || w.batches < 0;
+    if (negative) return Err{"data loader position: a count is negative (or a size is zero)"};
     return p;
-  } catch (const std::exception& e) {
-    return Err{fmt::format("data loader position: {}", e.what())};
+  } catch (const nlohmann::json::exception& e) {
+    return Err{fmt::format("data loader position: {}", json_error_text(e.what()))};
   }
 }
 
@@ -119,6 +124,12 @@ DataLoader::DataLoader(DataConfig cfg, std::shared_ptr<const Tokenizer> tok)
       if (!cfg_.csv_label_key.empty()) opt.push_back(cfg_.csv_label_key);
       auto cols = read_csv_columns(cfg_.data, cfg_.csv_separator, {cfg_.csv_img_key, cfg_.csv_caption_key}, opt);
       if (!cols) OC_USER_ERROR("{}", cols.error());
+      for (const auto& m : cols->malformed)
+        stats_->skip(Skip::MalformedRow, fmt::format("{}: line {} has {} fields, the header {}; row skipped", cfg_.data,
+                                                     m.line, m.fields, cols->header.size()));
+      if (!cols->malformed.empty())
+        log::warn("{}: skipped {} malformed row(s) with a field count other than the header's {} (first at line {})",
+                  cfg_.data, cols->malformed.size(), cols->header.size(), cols->malformed[0].line);
       if (!cfg_.csv_label_key.empty() && cols->cols[2].size() == size_t(cols->rows)) {
         bool found = false;
         for (auto& h : cols->header) found |= h == cfg_.csv_label_key;
@@ -316,6 +327,10 @@ std::optional<Batch> DataLoader::next() {
     pos_.workers[size_t(w)] = b->pos;
     return b;
   }
+  if (cfg_.train && pos_.batches == 0)
+    OC_USER_ERROR("data: every worker went through its shards without filling one batch of {} in epoch {} (see the "
+                  "warnings above; {}); nothing to train on",
+                  cfg_.batch_size, pos_.epoch, stats_->summary());
   if (cfg_.train && pos_.batches < num_batches_)
     log::warn("data: the epoch ended after {} of {} batches", pos_.batches, num_batches_);
   return std::nullopt;

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "core/check.h"
+#include "core/log.h"
 #include "core/fs.h"
 #include "data/epoch.h"
 #include "data/shuffle.h"
@@ -128,11 +129,15 @@ class StreamProducer final : public Producer {
           return finish(std::move(b));
         }
         // batched(partial=False) drops the tail of a pass; with_epoch restarts the pipeline.
-        if (batches_in_pass_ == 0)
-          OC_USER_ERROR("data: worker {} of rank {} went through its {} shard(s) without filling one batch of {} "
-                        "(see the warnings above; {}); nothing to train on",
-                        ctx_.worker, c.rank, resampler_ ? shards_.size() : my_shards_.size(), c.batch_size,
-                        ctx_.stats->summary());
+        // A worker whose shards cannot fill one batch ends its share of the epoch (the other
+        // workers go on); the loader stops the run only when no worker has data.
+        if (batches_in_pass_ == 0) {
+          log::warn("data: worker {} of rank {} went through its {} shard(s) without filling one batch of {} (see the "
+                    "warnings above; {}); it ends its share of epoch {} here",
+                    ctx_.worker, c.rank, resampler_ ? shards_.size() : my_shards_.size(), c.batch_size,
+                    ctx_.stats->summary(), ctx_.epoch);
+          return std::nullopt;
+        }
         ++pos_.pass;
         pos_.pulled = 0;
         batches_in_pass_ = 0;

@@ -12,6 +12,7 @@
 
 #include "core/check.h"
 #include "core/fs.h"
+#include "core/log.h"
 #include "core/timer.h"
 #include "data/csv.h"
 #include "data/shard_writer.h"
@@ -57,6 +58,9 @@ Result<std::vector<ShardInput>> inputs_from_csv(const std::string& csv, char sep
                                                 const std::string& caption_key) {
   auto cols = read_csv_columns(csv, sep, {img_key, caption_key});
   if (!cols) return Err{cols.error()};
+  if (!cols->malformed.empty())
+    log::warn("{}: skipped {} malformed row(s) with a field count other than the header's {} (first at line {})", csv,
+              cols->malformed.size(), cols->header.size(), cols->malformed[0].line);
   std::vector<ShardInput> out;
   const std::string base = fs::dirname(csv);
   for (int64_t i = 0; i < cols->rows; ++i) {

@@ -16,6 +16,7 @@ const char* skip_name(Skip s) {
     case Skip::ShardMissing: return "shard_missing";
     case Skip::ShardEmpty: return "shard_empty";
     case Skip::FileError: return "file_error";
+    case Skip::MalformedRow: return "malformed_row";
     case Skip::kCount: break;
   }
   return "?";

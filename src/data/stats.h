@@ -22,6 +22,7 @@ enum class Skip : int {
   ShardMissing,   // shard that cannot be opened (missing, a directory, unreachable URL)
   ShardEmpty,     // zero-byte shard
   FileError,      // CSV image path that cannot be read
+  MalformedRow,   // CSV row with fewer or more fields than the header
   kCount
 };
 const char* skip_name(Skip s);

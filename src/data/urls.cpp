@@ -3,6 +3,7 @@
 #include "data/urls.h"
 
 #include <algorithm>
+#include <charconv>
 #include <cctype>
 #include <map>
 
@@ -56,12 +57,17 @@ bool parse_int(const std::string& s, long long* v) {
   if (i == s.size()) return false;
   for (size_t k = i; k < s.size(); ++k)
     if (!std::isdigit(static_cast<unsigned char>(s[k]))) return false;
-  *v = std::stoll(s);
-  return true;
+  auto [end, ec] = std::from_chars(s.data() + (s[0] == '+' ? 1 : 0), s.data() + s.size(), *v);
+  return ec == std::errc() && end == s.data() + s.size();  // out of range: not a number here
 }
 
-// "{a..b}" / "{a..b..c}": returns false when the body is not a range.
-bool expand_range(const std::string& body, std::vector<std::string>* out) {
+Status over_cap(uint64_t n) {
+  return Err{fmt::format("the pattern expands to {} names or more, over the cap of {} (kMaxBraceExpansion)", n,
+                         kMaxBraceExpansion)};
+}
+
+// "{a..b}" / "{a..b..c}": false when the body is not a range; an error over the cap.
+Result<bool> expand_range(const std::string& body, std::vector<std::string>* out) {
   std::vector<std::string> parts;
   size_t pos = 0;
   for (;;) {
@@ -83,6 +89,11 @@ bool expand_range(const std::string& body, std::vector<std::string>* out) {
       return s != "0" && s != "-0" && (s.rfind("0", 0) == 0 || s.rfind("-0", 0) == 0);
     };
     size_t width = (leading_zero(parts[0]) || leading_zero(parts[1])) ? std::max(parts[0].size(), parts[1].size()) : 0;
+    // Count first: {0..99999999999} must be refused, not generated.
+    const unsigned long long span = a <= b ? (unsigned long long)b - (unsigned long long)a
+                                           : (unsigned long long)a - (unsigned long long)b;
+    const unsigned long long count = span / (unsigned long long)incr + 1;
+    if (count > kMaxBraceExpansion) return Err{over_cap(count).error()};
     long long step = a <= b ? incr : -incr;
     for (long long v = a; a <= b ? v <= b : v >= b; v += step)
       out->push_back(v < 0 ? "-" + fmt::format("{:0{}d}", -v, width ? width - 1 : 0) : fmt::format("{:0{}d}", v, width));
@@ -127,7 +138,9 @@ Status expand_into(const std::string& s, std::vector<std::string>* out) {
     if (close == std::string::npos) return Err{fmt::format("unbalanced braces in '{}'", s)};
     std::string body = s.substr(open + 1, close - open - 1);
     std::vector<std::string> alts;
-    if (!expand_range(body, &alts)) {
+    auto range = expand_range(body, &alts);
+    if (!range) return Err{range.error()};
+    if (!*range) {
       auto parts = split_top(body);
       if (parts.size() < 2) {  // "{x}" is literal text: keep looking after it
         search = close + 1;
@@ -141,6 +154,8 @@ Status expand_into(const std::string& s, std::vector<std::string>* out) {
     for (auto& alt : alts) {
       std::vector<std::string> heads;
       if (auto st = expand_into(prefix + alt, &heads); !st) return st;
+      if (uint64_t(out->size()) + uint64_t(heads.size()) * tails.size() > kMaxBraceExpansion)
+        return over_cap(uint64_t(out->size()) + uint64_t(heads.size()) * tails.size());
       for (auto& h : heads)
         for (auto& t : tails) out->push_back(h + t);
     }

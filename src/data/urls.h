@@ -12,6 +12,9 @@ namespace oc::data {
 
 // Expands one pattern (no `::` handling). Unbalanced braces are an error, as in braceexpand;
 // a brace group that is neither a list nor a range ("{x}", "{}") stays literal.
+// A pattern expands to at most kMaxBraceExpansion names ({0..99999999999} is an error
+// at once, before anything is generated).
+inline constexpr uint64_t kMaxBraceExpansion = 1'000'000;
 Result<std::vector<std::string>> expand_braces(const std::string& pattern);
 
 struct ShardList {

@@ -51,7 +51,7 @@ Result<std::vector<UrlRow>> read_one(const std::string& path, const std::string&
     }
     return rows;
   }
-  auto text = fs::read_text(path);
+  auto text = fs::read_text(path, {.allow_pipe = true});  // --url-list <(zcat urls.gz) is fine
   if (!text) return Err{text.error()};
   std::istringstream in(*text);
   std::string line;

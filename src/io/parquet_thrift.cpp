@@ -4,6 +4,8 @@
 
 #include <fmt/format.h>
 
+#include "core/limits.h"
+
 #include "io/parquet.h"
 
 namespace oc::io {
@@ -62,16 +64,40 @@ std::string ThriftReader::binary() {
   return s;
 }
 
+// Container lengths are bounded by the bytes present: every element takes at least one
+// byte (bools inside lists and maps are a byte each, unlike bool fields), a map entry two.
+void ThriftReader::check_count(const char* what, uint64_t n, uint64_t min_bytes) {
+  if (!ok_) return;
+  auto b = claimed_bytes("thrift", what, n, min_bytes, b_.size() - pos_);
+  if (!b) fail(b.error());
+}
+
 void ThriftReader::list_header(TType* elem, int64_t* n) {
   uint8_t h = byte();
   *elem = TType(h & 0x0f);
-  *n = h >> 4;
-  if (*n == 15) *n = int64_t(varint());
-  if (*n > int64_t(b_.size() - pos_) + 1) fail("thrift: list longer than the data");
+  uint64_t count = h >> 4;
+  if (count == 15) count = varint();
+  check_count("a list header", count, 1);
+  *n = ok_ ? int64_t(count) : 0;
+}
+
+void ThriftReader::skip_element(TType t) {
+  if (t == TType::True || t == TType::False) byte();  // a bool element is a whole byte
+  else skip(t);
+}
+
+void ThriftReader::begin_struct() {
+  if (depth_ >= kMaxDepth) return fail("thrift: nesting too deep");
+  last_id_stack_[depth_++] = last_id_, last_id_ = 0;
+}
+
+void ThriftReader::end_struct() {
+  if (depth_ > 0) last_id_ = last_id_stack_[--depth_];
 }
 
 void ThriftReader::skip(TType t) {
-  if (++depth_ > 60) return fail("thrift: nesting too deep");
+  if (depth_ >= kMaxDepth) return fail("thrift: nesting too deep");
+  ++depth_;
   switch (t) {
     case TType::True: case TType::False: break;  // value is in the field header
     case TType::Byte: byte(); break;
@@ -81,27 +107,23 @@ void ThriftReader::skip(TType t) {
     case TType::List: case TType::Set: {
       TType e; int64_t n;
       list_header(&e, &n);
-      for (int64_t i = 0; i < n && ok_; ++i) {
-        if (e == TType::True || e == TType::False) byte();  // list bools take a byte each
-        else skip(e);
-      }
+      for (int64_t i = 0; i < n && ok_; ++i) skip_element(e);
       break;
     }
     case TType::Map: {
-      int64_t n = int64_t(varint());
-      if (n > 0) {
+      const uint64_t n = varint();
+      check_count("a map header", n, 2);
+      if (n > 0 && ok_) {
         uint8_t kv = byte();
-        for (int64_t i = 0; i < n && ok_; ++i) skip(TType(kv >> 4)), skip(TType(kv & 0x0f));
+        for (uint64_t i = 0; i < n && ok_; ++i) skip_element(TType(kv >> 4)), skip_element(TType(kv & 0x0f));
       }
       break;
     }
     case TType::Struct: {
-      --depth_;
       begin_struct();
       int16_t id; TType ft;
       while (next_field(&id, &ft)) skip(ft);
       end_struct();
-      ++depth_;
       break;
     }
     default: fail(fmt::format("thrift: unknown type {}", int(t)));

@@ -22,19 +22,24 @@ class ThriftReader {
 
   // Next field header of the current struct; false at STOP (or on error).
   bool next_field(int16_t* id, TType* type);
-  void begin_struct() { last_id_stack_[depth_++ & 63] = last_id_, last_id_ = 0; }
-  void end_struct() { last_id_ = last_id_stack_[--depth_ & 63]; }
+  // Structs and skipped containers nest at most kMaxDepth deep (a hostile footer cannot
+  // recurse the stack away).
+  static constexpr int kMaxDepth = 60;
+  void begin_struct();
+  void end_struct();
   uint64_t varint();
   int64_t zigzag() { uint64_t v = varint(); return int64_t(v >> 1) ^ -int64_t(v & 1); }
   int64_t read_int(TType t);  // I16/I32/I64/Byte
   std::string binary();
   void list_header(TType* elem, int64_t* n);
   void skip(TType t);
+  void skip_element(TType t);  // a list/set/map element (bools take a byte here)
   bool bool_value(TType t) { return t == TType::True; }
   void fail(const std::string& what);
 
  private:
   uint8_t byte();
+  void check_count(const char* what, uint64_t n, uint64_t min_bytes);
   std::span<const uint8_t> b_;
   size_t pos_ = 0;
   bool ok_ = true;

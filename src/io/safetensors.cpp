@@ -9,6 +9,7 @@
 
 #include "core/check.h"
 #include "core/fs.h"
+#include "core/limits.h"
 #include "io/file.h"
 #include "io/le.h"
 
@@ -111,7 +112,10 @@ Result<SafetensorsHeader> parse_safetensors_header(std::span<const uint8_t> byte
   } catch (const HeaderError& e) {
     return Err{fmt::format("{}: {}", where, e.msg)};
   } catch (const nlohmann::json::parse_error& e) {
-    return Err{fmt::format("{}: safetensors header is not valid JSON (byte {}): {}", where, 8 + e.byte, e.what())};
+    return Err{fmt::format("{}: safetensors header is not valid JSON (byte {}): {}", where, 8 + e.byte,
+                           json_error_text(e.what()))};
+  } catch (const nlohmann::json::exception& e) {  // e.g. a number that overflows a double: 1e999
+    return Err{fmt::format("{}: safetensors header is not valid JSON: {}", where, json_error_text(e.what()))};
   }
   if (!root.is_object()) return Err{fmt::format("{}: safetensors header is not a JSON object", where)};
   for (auto it = root.begin(); it != root.end(); ++it) {
@@ -186,9 +190,8 @@ Result<SafetensorsHeader> read_safetensors_header(const std::string& path) {
   if (Status s = f->read(0, len); !s) return Err{s.error()};
   const uint64_t n = load_le<uint64_t>(len);
   if (n > kMaxHeader) return Err{fmt::format("{}: safetensors header length {} (byte 0) exceeds the limit of {}", path, n, kMaxHeader)};
-  if (n > f->size() - 8)
-    return Err{fmt::format("{}: safetensors header length {} (byte 0) runs past the end of the {}-byte file", path, n,
-                           f->size())};
+  if (auto b = claimed_bytes(path, "the header length (byte 0)", n, 1, f->size() - 8); !b)
+    return Err{b.error() + " (the header runs past the end of the file)"};
   auto json = f->read(8, n);
   if (!json) return Err{json.error()};
   return parse_safetensors_header(*json, f->size(), path);

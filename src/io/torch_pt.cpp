@@ -1,6 +1,8 @@
 #include "io/torch_pt.h"
 
+#include <algorithm>
 #include <cstring>
+#include <new>
 #include <map>
 #include <unordered_map>
 #include <unordered_set>
@@ -9,19 +11,55 @@
 
 #include "core/check.h"
 #include "core/fs.h"
+#include "core/limits.h"
 #include "io/zip.h"
 
 namespace oc::io {
 namespace {
 
-void collect_tensors(const PyValue& v, std::vector<std::shared_ptr<TensorRecord>>& out,
+// Every distinct tensor of the tree, with where it sits ("['state_dict']['visual.proj']").
+struct FoundTensor {
+  std::shared_ptr<TensorRecord> rec;
+  std::string where;
+};
+
+void collect_tensors(const PyValue& v, const std::string& where, std::vector<FoundTensor>& out,
                      std::unordered_set<const TensorRecord*>& seen) {
-  if (v.kind == PyKind::Tensor && v.tensor && seen.insert(v.tensor.get()).second) out.push_back(v.tensor);
-  for (const auto& x : v.items) collect_tensors(x, out, seen);
+  if (v.kind == PyKind::Tensor && v.tensor && seen.insert(v.tensor.get()).second) out.push_back({v.tensor, where});
+  for (size_t i = 0; i < v.items.size(); ++i) collect_tensors(v.items[i], fmt::format("{}[{}]", where, i), out, seen);
   for (const auto& [k, x] : v.dict) {
-    collect_tensors(k, out, seen);
-    collect_tensors(x, out, seen);
+    collect_tensors(k, where + "[key]", out, seen);
+    collect_tensors(x, where + (k.kind == PyKind::Str ? "['" + k.s + "']" : "[" + k.repr() + "]"), out, seen);
   }
+}
+
+// Bytes claimed vs bytes present, before anything is allocated: each storage's bytes are
+// in the file and can back one dense copy; what views materialise beyond that (a stride-0
+// `expand`, the same storage viewed twice) counts against kPtExpansionCap. An 841-byte file
+// with torch.zeros(1).expand(2**20, 2**20) claims 4 TiB and is refused here.
+Status check_materialized_size(const std::string& path, const std::vector<FoundTensor>& found) {
+  std::unordered_map<std::string, uint64_t> credit;  // storage key -> stored bytes not yet used
+  for (const auto& f : found) {
+    auto b = claimed_bytes(path, fmt::format("storage '{}'", f.rec->storage_key), uint64_t(f.rec->storage_numel),
+                           dtype_size(f.rec->dtype), UINT64_MAX);
+    if (!b) return Err{b.error()};
+    credit.emplace(f.rec->storage_key, *b);
+  }
+  uint64_t extra = 0;
+  for (const auto& f : found) {
+    const TensorRecord& r = *f.rec;
+    const std::string name = f.where.empty() ? "(the root object)" : f.where;
+    auto need = claimed_bytes(path, "tensor " + name, uint64_t(numel(r.size)), dtype_size(r.dtype), UINT64_MAX);
+    if (!need) return Err{need.error()};
+    uint64_t& c = credit[r.storage_key];
+    const uint64_t used = std::min(*need, c);
+    c -= used;
+    if (__builtin_add_overflow(extra, *need - used, &extra)) extra = UINT64_MAX;
+    const std::string what = fmt::format("tensor {} (size {}, stride {} over storage '{}' of {} elements)", name,
+                                         shape_str(r.size), shape_str(r.stride), r.storage_key, r.storage_numel);
+    if (Status s = within_cap(path, what + " with the views before it", extra, kPtExpansionCap); !s) return s;
+  }
+  return {};
 }
 
 bool is_contiguous(const TensorRecord& r) {
@@ -78,9 +116,11 @@ Status load_storage(const ZipReader& zip, const std::string& prefix, const std::
   return {};
 }
 
-Status materialize(const ZipReader& zip, const std::string& prefix, std::vector<std::shared_ptr<TensorRecord>>& recs) {
+Status materialize(const ZipReader& zip, const std::string& prefix, const std::vector<FoundTensor>& found) {
+  if (Status s = check_materialized_size(zip.path(), found); !s) return s;
   std::map<std::string, std::vector<TensorRecord*>> by_key;
-  for (auto& r : recs) {
+  for (const auto& f : found) {
+    const auto& r = f.rec;
     auto& users = by_key[r->storage_key];
     if (!users.empty() && (users[0]->dtype != r->dtype || users[0]->storage_numel != r->storage_numel))
       return Err{fmt::format("{}: storage '{}' is used as {} x {} and as {} x {}", zip.path(), r->storage_key,
@@ -93,7 +133,13 @@ Status materialize(const ZipReader& zip, const std::string& prefix, std::vector<
   for (auto& [key, users] : by_key) jobs.emplace_back(&key, &users);
   std::vector<Status> status(jobs.size());
 #pragma omp parallel for schedule(dynamic, 1)
-  for (size_t i = 0; i < jobs.size(); ++i) status[i] = load_storage(zip, prefix, *jobs[i].first, *jobs[i].second);
+  for (size_t i = 0; i < jobs.size(); ++i) {
+    try {  // nothing may escape an OpenMP region (std::terminate): out of memory becomes an error
+      status[i] = load_storage(zip, prefix, *jobs[i].first, *jobs[i].second);
+    } catch (const std::bad_alloc&) {
+      status[i] = Err{fmt::format("{}: out of memory materialising storage '{}'", zip.path(), *jobs[i].first)};
+    }
+  }
   for (Status& s : status)
     if (!s) return s;
   return {};
@@ -152,10 +198,10 @@ Result<PyValue> load_pt(const std::string& path) {
       return Err{root.error() + " (this looks like a TorchScript archive, which is not supported)"};
     return root;
   }
-  std::vector<std::shared_ptr<TensorRecord>> recs;
+  std::vector<FoundTensor> found;
   std::unordered_set<const TensorRecord*> seen;
-  collect_tensors(*root, recs, seen);
-  if (Status s = materialize(zip, prefix, recs); !s) return Err{s.error()};
+  collect_tensors(*root, "", found, seen);
+  if (Status s = materialize(zip, prefix, found); !s) return Err{s.error()};
   return root;
 }
 

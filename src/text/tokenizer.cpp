@@ -355,6 +355,22 @@ void Tokenizer::Impl::bpe_long(std::string_view word, std::vector<int32_t>& out,
   for (int32_t i = 0; i >= 0; i = next[size_t(i)]) out.push_back(sym[size_t(i)]);
 }
 
+// Only `need` more ids can be kept. A word's first ids depend on its first bytes only
+// (merges are local; the end-of-word marker and merges near the cut change the last few
+// ids), so a word far longer than those ids can cover is cut first: a 20 MB caption without
+// spaces then costs a 16 KiB BPE instead of 20 MB of heap and symbol arrays. Each id covers
+// at most kMaxIdBytes bytes (the longest vocabulary entry is shorter); the extra kMargin
+// bytes keep the merges that decide the kept ids. The tokenizer test checks the kept ids
+// against the full word's for long words of several kinds.
+static std::string_view cut_long_word(std::string_view word, size_t need) {
+  constexpr size_t kMaxIdBytes = 64, kMargin = 4096;
+  if (need == 0 || need > (SIZE_MAX - kMargin) / kMaxIdBytes) return word;
+  size_t cut = need * kMaxIdBytes + kMargin;
+  if (word.size() <= cut) return word;
+  while (cut > 0 && (uint8_t(word[cut]) & 0xC0) == 0x80) --cut;  // not inside a UTF-8 character
+  return word.substr(0, cut);
+}
+
 void Tokenizer::Impl::encode_clean(std::string_view s, size_t limit, std::vector<int32_t>& out, Scratch& t) const {
   if (out.size() >= limit) return;
   WordCache& cache = t.cache;
@@ -367,7 +383,7 @@ void Tokenizer::Impl::encode_clean(std::string_view s, size_t limit, std::vector
     } else if (tok == "<end_of_text>") {
       out.push_back(kEotToken);
     } else if (tok.size() > WordCache::kMaxKey) {
-      bpe(tok, out, t);
+      bpe(cut_long_word(tok, limit - out.size()), out, t);
     } else {
       const uint64_t key8 = load_upto8(tok.data(), tok.size());
       const uint64_t h = word_hash(tok.data(), tok.size(), key8);

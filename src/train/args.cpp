@@ -119,6 +119,8 @@ Options train_options() {
           {"save-most-recent", T::Flag, "", "also keep checkpoints/epoch_latest.pt"},
           {"delete-previous-checkpoint", T::Flag, "", "delete epoch_{N-1}.pt after saving epoch_N.pt"},
           {"checkpoint-every-n-steps", T::Int, "0", "openclip-cpp: also save a resumable checkpoint every N steps"},
+          {"keep-step-checkpoints", T::Int, "2",
+           "openclip-cpp: keep the newest K step checkpoints (epoch_E_step_S.pt), delete older ones (0: keep all)"},
           {"resume", T::String, "", "checkpoint path or 'latest'"},
           {"remote-sync", T::String, "", "remote sync target", "no network access"},
           {"remote-sync-frequency", T::Int, "300", "remote sync interval"},
@@ -229,6 +231,9 @@ TrainArgs resolve_train_args(const Options& o) {
   a.save_most_recent = o.flag("save-most-recent");
   a.delete_previous_checkpoint = o.flag("delete-previous-checkpoint");
   a.checkpoint_every_n_steps = o.get_int("checkpoint-every-n-steps");
+  a.keep_step_checkpoints = int(o.get_int("keep-step-checkpoints"));
+  if (a.keep_step_checkpoints < 0)
+    OC_USER_ERROR("--keep-step-checkpoints {}: give 0 (keep all) or a positive count", a.keep_step_checkpoints);
   a.resume = o.get("resume");
   a.zeroshot_frequency = int(o.get_int("zeroshot-frequency"));
   a.val_frequency = int(o.get_int("val-frequency"));

@@ -40,6 +40,7 @@ struct TrainArgs {
   bool log_local = false, debug = false, save_most_recent = false, delete_previous_checkpoint = false;
   int log_every_n_steps = 100, save_frequency = 1, zeroshot_frequency = 2, val_frequency = 1, max_bad_steps = 10;
   int64_t checkpoint_every_n_steps = 0;
+  int keep_step_checkpoints = 2;  // newest step checkpoints kept (0: all)
   int threads = 0;
 };
 

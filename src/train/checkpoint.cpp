@@ -3,6 +3,7 @@
 #include <dirent.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <cstring>
 
 #include "core/check.h"
@@ -37,9 +38,18 @@ PyValue param_group(const std::vector<int64_t>& ids, const AdamWCfg& c, double w
   return g;
 }
 
-int64_t get_int(const PyValue& d, const char* key, int64_t dflt) {
+// A resume counter: absent = 0; anything but a non-negative int is refused, naming the file
+// (a checkpoint with epoch = -5 would otherwise train with a negative learning rate).
+int64_t get_count(const PyValue& d, const char* key, const std::string& path, const char* where) {
   const PyValue* v = d.get(key);
-  return v && v->is(io::PyKind::Int) ? v->i : dflt;
+  if (!v) return 0;
+  if (!v->is(io::PyKind::Int))
+    OC_USER_ERROR("{}: {}'{}' is a {}, not an integer; the checkpoint is damaged and cannot be resumed", path, where,
+                  key, io::py_kind_name(v->kind));
+  if (v->i < 0)
+    OC_USER_ERROR("{}: {}'{}' is {}, it must be >= 0; the checkpoint is damaged and cannot be resumed", path, where,
+                  key, v->i);
+  return v->i;
 }
 }  // namespace
 
@@ -103,15 +113,20 @@ Checkpoint load_checkpoint(const std::string& path) {
   for (auto& [k, rec] : sd.value()) ck.state_dict.emplace_back(k, rec->data);
   if (!root.is(io::PyKind::Dict) || !root.get("epoch")) return ck;
   ck.has_epoch = true;
-  ck.state.completed_epochs = get_int(root, "epoch", 0);
+  ck.state.completed_epochs = get_count(root, "epoch", path, "");
   if (const PyValue* n = root.get("name"); n && n->is(io::PyKind::Str)) ck.name = n->s;
   if (const PyValue* e = root.get("openclip_cpp"); e && e->is(io::PyKind::Dict)) {
     ck.has_extras = true;
-    ck.state.step_in_epoch = get_int(*e, "step_in_epoch", 0);
-    ck.state.global_step = get_int(*e, "global_step", 0);
-    ck.state.samples_seen = get_int(*e, "samples_seen", 0);
-    ck.state.bad_steps = get_int(*e, "bad_steps", 0);
+    const char* in = "openclip_cpp.";
+    ck.state.step_in_epoch = get_count(*e, "step_in_epoch", path, in);
+    ck.state.global_step = get_count(*e, "global_step", path, in);
+    ck.state.samples_seen = get_count(*e, "samples_seen", path, in);
+    ck.state.bad_steps = get_count(*e, "bad_steps", path, in);
     if (const PyValue* l = e->get("loader_state"); l && l->is(io::PyKind::Str)) ck.state.loader_state = l->s;
+    else if (l) OC_USER_ERROR("{}: openclip_cpp.loader_state is a {}, not a str", path, io::py_kind_name(l->kind));
+    if (ck.state.step_in_epoch > 0 && ck.state.global_step == 0)
+      OC_USER_ERROR("{}: openclip_cpp.step_in_epoch is {} but global_step is 0; the checkpoint is damaged", path,
+                    ck.state.step_in_epoch);
   }
   const PyValue* opt = root.get("optimizer");
   if (!opt || !opt->is(io::PyKind::Dict)) return ck;
@@ -217,6 +232,27 @@ std::string find_latest_checkpoint(const std::string& dir, bool save_most_recent
   if (all.empty()) return "";
   std::sort(all.begin(), all.end(), natural_less);
   return all.back();
+}
+
+std::vector<std::string> prune_step_checkpoints(const std::string& dir, int keep) {
+  std::vector<std::string> deleted;
+  if (keep <= 0) return deleted;
+  std::vector<std::pair<long long, std::string>> steps;  // global step, file
+  std::unique_ptr<DIR, int (*)(DIR*)> d(opendir(dir.c_str()), closedir);
+  if (!d) return deleted;
+  while (dirent* e = readdir(d.get())) {
+    long long epoch = 0, step = 0;
+    int used = 0;
+    const std::string n = e->d_name;
+    if (std::sscanf(n.c_str(), "epoch_%lld_step_%lld.pt%n", &epoch, &step, &used) == 2 && size_t(used) == n.size())
+      steps.emplace_back(step, n);
+  }
+  std::sort(steps.begin(), steps.end());
+  for (size_t i = 0; i + size_t(keep) < steps.size(); ++i) {
+    const std::string p = fs::join(dir, steps[i].second);
+    if (std::remove(p.c_str()) == 0) deleted.push_back(p);
+  }
+  return deleted;
 }
 
 }  // namespace oc

@@ -47,4 +47,8 @@ void restore_checkpoint(const Checkpoint& ck, Clip& model, AdamW* opt, const std
 // natural-sort last *.pt under the folder; "" when there is none.
 std::string find_latest_checkpoint(const std::string& checkpoint_dir, bool save_most_recent);
 
+// --keep-step-checkpoints: deletes all but the `keep` newest (by global step) step
+// checkpoints `epoch_E_step_S.pt` in `dir`; keep = 0 deletes nothing. Returns the deleted paths.
+std::vector<std::string> prune_step_checkpoints(const std::string& dir, int keep);
+
 }  // namespace oc

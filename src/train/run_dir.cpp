@@ -1,12 +1,10 @@
 #include "train/run_dir.h"
 
-#include <dirent.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cctype>
 #include <map>
-#include <memory>
 
 #include "core/check.h"
 #include "core/fs.h"
@@ -20,17 +18,9 @@ bool logs_disabled(const std::string& logs) {
   return l == "none";
 }
 
-void remove_stale_tmp(const std::string& dir) {
-  std::unique_ptr<DIR, int (*)(DIR*)> d(opendir(dir.c_str()), closedir);
-  if (!d) return;
-  while (dirent* e = readdir(d.get())) {
-    std::string n = e->d_name;
-    if (n.find(".tmp-") != std::string::npos) ::unlink(fs::join(dir, n).c_str());
-  }
-}
 }  // namespace
 
-RunDir prepare_run_dir(const TrainArgs& a, long unix_time) {
+RunDir prepare_run_dir(const TrainArgs& a, long unix_time, bool writer) {
   RunDir r;
   r.name = a.name.empty() ? default_run_name(a, unix_time) : a.name;
   // --logs none: OpenCLIP still creates none/<name>/out.log but writes no checkpoints,
@@ -44,10 +34,11 @@ RunDir prepare_run_dir(const TrainArgs& a, long unix_time) {
                   "<another name>", r.log_path);
   fs::make_dirs(r.root);
   if (::access(r.root.c_str(), W_OK) != 0) OC_USER_ERROR("cannot write to the run folder {} (read-only?)", r.root);
+  if (writer) r.lock = std::make_shared<RunLock>(r.root);
   if (!off) {
     r.checkpoints = fs::join(r.root, "checkpoints");
     fs::make_dirs(r.checkpoints);
-    remove_stale_tmp(r.checkpoints);
+    if (writer) remove_stale_tmp(r.checkpoints);
     if (a.report_to.find("tensorboard") != std::string::npos) {
       r.tensorboard = fs::join(r.root, "tensorboard");
       fs::make_dirs(r.tensorboard);

@@ -137,7 +137,7 @@ int train_main(const std::vector<std::string>& argv) {
   if (!master) {
     TrainArgs b = a;
     b.resume = "latest";  // the folder exists now: rank 0 made it
-    run = prepare_run_dir(b, long(start_time));
+    run = prepare_run_dir(b, long(start_time), /*writer=*/false);
     run.tensorboard.clear();
   }
   // OpenCLIP: out.log from rank 0; with --log-local, each node's local rank 0 writes
@@ -233,7 +233,13 @@ int train_main(const std::vector<std::string>& argv) {
       if (ck.has_extras && st.step_in_epoch > 0 && !st.loader_state.empty()) {
         // Distributed runs save every rank's position ({"ranks": [...]}). Another world
         // size cannot continue mid-epoch exactly: the epoch restarts (as OpenCLIP resumes).
-        nlohmann::json j = nlohmann::json::parse(st.loader_state);
+        if (st.step_in_epoch >= num_batches)
+          OC_USER_ERROR("{}: openclip_cpp.step_in_epoch is {} but an epoch of this run has {} batches; the checkpoint "
+                        "does not belong to this data or is damaged",
+                        resume_from, st.step_in_epoch, num_batches);
+        nlohmann::json j = nlohmann::json::parse(st.loader_state, nullptr, /*allow_exceptions=*/false);
+        if (j.is_discarded() || !j.is_object())
+          OC_USER_ERROR("{}: openclip_cpp.loader_state is not a JSON object; the checkpoint is damaged", resume_from);
         if (j.contains("ranks")) j = int(j["ranks"].size()) == world_size ? j["ranks"][size_t(rank)] : nlohmann::json();
         else if (world_size != 1) j = nlohmann::json();
         if (j.is_null()) {
@@ -511,6 +517,9 @@ int train_main(const std::vector<std::string>& argv) {
         s.loader_state = loader_state();
         save(fmt::format("epoch_{}_step_{}.pt", epoch, st.global_step), s);
         if (a.save_most_recent) save("epoch_latest.pt", s);
+        if (master && run.enabled())
+          for (const auto& p : prune_step_checkpoints(run.checkpoints, a.keep_step_checkpoints))
+            log::info("Deleted the older step checkpoint {} (--keep-step-checkpoints {})", p, a.keep_step_checkpoints);
       }
     }
     if (exit_code) break;

@@ -459,5 +459,52 @@ TEST(Loader, HttpShardsGiveTheSameBatchesAsLocalFiles) {
 }
 #endif
 
+// Issue 13: a CSV row naming /dev/zero is counted and skipped at once (it used to fill
+// memory without bound); rows with too few or too many fields are skipped and counted.
+TEST(Loader, CsvDeviceFilesAndMalformedRowsAreCountedAndSkipped) {
+  std::string d = temp_dir("csvhostile");
+  ASSERT_EQ(std::system(("mkdir -p " + d + "/img").c_str()), 0);
+  std::string csv = "filepath,title\n";
+  for (int i = 0; i < 8; ++i) {
+    auto png = encode_image(test_image(i), ImageFormat::Png);
+    fs::write_atomic(d + fmt::format("/img/{}.png", i), *png);
+    csv += fmt::format("img/{}.png,caption {}\n", i, i);
+  }
+  csv += "/dev/zero,an endless file\n";
+  csv += "img/0.png\n";                     // too few fields: no caption
+  csv += "img/1.png,a caption,extra field\n";  // too many
+  write_text(d + "/data.csv", csv);
+  DataConfig cfg = base_cfg();
+  cfg.data = d + "/data.csv";
+  cfg.csv_separator = ',';
+  cfg.batch_size = 3;
+  DataLoader dl(cfg, tokenizer());
+  EXPECT_EQ(dl.num_samples(), 9);  // 8 images + /dev/zero; the malformed rows are not samples
+  EXPECT_EQ(dl.stats().count(Skip::MalformedRow), 2);
+  std::set<std::string> seen;
+  for (auto& b : run_epoch(dl, 0))
+    for (int r = 0; r < b.size; ++r) seen.insert(b.keys[size_t(r)]);
+  EXPECT_EQ(seen.count("/dev/zero"), 0u);
+  EXPECT_EQ(dl.stats().count(Skip::FileError), 1);
+}
+
+// A worker whose shards cannot fill one batch ends its share of the epoch with a warning;
+// the other worker's batches still train (it used to stop the run).
+TEST(Loader, AnEmptyWorkerEndsItsShareNotTheRun) {
+  std::string d = temp_dir("emptyworker");
+  ASSERT_EQ(std::system(("cp '" + shard_dir() + "/00000.tar' '" + d + "/00000.tar'").c_str()), 0);
+  write_text(d + "/00001.tar", std::string(3000, 'x'));  // not a tar at all
+  DataConfig cfg = base_cfg();
+  cfg.data = d + "/{00000..00001}.tar";
+  cfg.num_samples = 40;
+  cfg.train = true;
+  cfg.workers = 2;
+  DataLoader dl(cfg, tokenizer());
+  std::vector<Batch> ep;
+  ASSERT_NO_THROW(ep = run_epoch(dl, 0));
+  EXPECT_EQ(ep.size(), 5u);  // the good shard's 20 samples in batches of 4
+  EXPECT_GE(dl.stats().count(Skip::ShardError), 1);
+}
+
 }  // namespace
 }  // namespace oc::data
