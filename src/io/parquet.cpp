@@ -86,9 +86,11 @@ bool decode_rle_hybrid(std::span<const uint8_t> in, int bit_width, size_t count,
       int bits = 0;
       size_t q = p;
       const uint32_t mask = bit_width == 32 ? 0xffffffffu : (1u << bit_width) - 1;
-      for (size_t i = 0; i < n; ++i) {
+      // Stops at `count`: at bit width 0 a group takes no input bytes, so a 6-byte header
+      // could claim ~2^44 values (found by fuzz_thrift).
+      for (size_t i = 0; i < n && out->size() < count; ++i) {
         while (bits < bit_width) acc |= uint64_t(in[q++]) << bits, bits += 8;
-        if (out->size() < count) out->push_back(uint32_t(acc) & mask);
+        out->push_back(uint32_t(acc) & mask);
         acc >>= bit_width;
         bits -= bit_width;
       }

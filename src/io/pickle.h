@@ -38,6 +38,8 @@ struct TensorRecord {
 enum class PyKind : uint8_t { None, Bool, Int, Float, Str, Bytes, Tuple, List, Dict, Set, Tensor };
 std::string_view py_kind_name(PyKind k);
 
+struct PyDictItem;
+
 // A Python object tree. Dicts keep insertion order; `ordered` marks collections.OrderedDict
 // (what state_dicts are) as opposed to a plain dict (OpenCLIP's checkpoint dict).
 struct PyValue {
@@ -48,10 +50,10 @@ struct PyValue {
   double f = 0;
   std::string s;                                  // Str (UTF-8) or Bytes
   std::vector<PyValue> items;                     // Tuple, List, Set
-  std::vector<std::pair<PyValue, PyValue>> dict;  // Dict
+  std::vector<PyDictItem> dict;                   // Dict
   std::shared_ptr<TensorRecord> tensor;           // Tensor (shared when pickled once, used twice)
 
-  static PyValue none() { return {}; }
+  static PyValue none();
   static PyValue boolean(bool v);
   static PyValue integer(int64_t v);
   static PyValue real(double v);
@@ -68,11 +70,24 @@ struct PyValue {
   PyValue* get(std::string_view key);
   // Dict: inserts or replaces (Python semantics: the first insertion fixes the order).
   void set(PyValue key, PyValue value);
-  void set(std::string_view key, PyValue value) { set(str(std::string(key)), std::move(value)); }
+  void set(std::string_view key, PyValue value);
   bool operator==(const PyValue& o) const;  // structural; tensors compare by dtype, shape, bytes
   // Python-like text ("{'a': 1, 'w': tensor(F32, [2, 3])}") for messages and tests.
   std::string repr() const;
 };
+
+// One dict entry. A named struct rather than std::pair<PyValue, PyValue>: the pair's type
+// traits need PyValue complete where PyValue declares its members, which clang rejects.
+struct PyDictItem {
+  PyValue first;   // key
+  PyValue second;  // value
+  PyDictItem(PyValue k, PyValue v) : first(std::move(k)), second(std::move(v)) {}
+  bool operator==(const PyDictItem& o) const { return first == o.first && second == o.second; }
+};
+
+// Defined here, where PyDictItem is complete (they construct and destroy PyValues).
+inline PyValue PyValue::none() { return {}; }
+inline void PyValue::set(std::string_view key, PyValue value) { set(str(std::string(key)), std::move(value)); }
 
 // Runs the restricted VM over `data`. `where` names the source in errors ("x.pt/data.pkl").
 Result<PyValue> unpickle(std::span<const uint8_t> data, const std::string& where);
