@@ -2,6 +2,7 @@
 #pragma once
 #include <gtest/gtest.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <array>
 #include <cstdio>
@@ -51,8 +52,10 @@ inline std::vector<std::string> run_flat_json_list(const std::string& cmd) {
 
 inline std::string openclip() { return OPENCLIP_BINARY; }
 inline bool have_torch() { return std::system("/usr/bin/python3 -c 'import torch' >/dev/null 2>&1") == 0; }
+// An empty folder for this test process: the pid keeps two suites running at once on one
+// machine (two checkouts, CI beside a developer) out of each other's folders.
 inline std::string fresh_dir(const std::string& name) {
-  std::string d = ::testing::TempDir() + "/" + name;
+  std::string d = ::testing::TempDir() + "/" + name + "_" + std::to_string(::getpid());
   std::system(("rm -rf '" + d + "' && mkdir -p '" + d + "'").c_str());
   return d;
 }
