@@ -39,6 +39,8 @@ void resize_window_rgb(const SourceView& src, int64_t out_w, int64_t out_h, Inte
     const PixelView pv{pre.data(), v.width, v.height, C, row};
     resample_window(pv, out_w, out_h, interp, wx, wy, ww, wh, out.data());
     unpremultiply_alpha(out.data(), n, C);
+    // A loader thread keeps its scratch; a rare huge image should not pin ~100 MB to it.
+    if (pre.capacity() > (size_t(32) << 20)) std::vector<uint8_t>().swap(pre);
   } else {
     resample_window(v, out_w, out_h, interp, wx, wy, ww, wh, out.data());
   }
