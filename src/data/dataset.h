@@ -38,6 +38,9 @@ struct DataConfig {
   char csv_separator = '\t';
   std::string csv_img_key = "filepath", csv_caption_key = "title";
   std::string csv_label_key;    // optional integer label column (zero-shot evaluation)
+  // CSV images go through the transform in their PIL mode, as OpenCLIP's CsvDataset
+  // (Image.open, no convert); true converts to RGB first, as torchvision's ImageFolder.
+  bool csv_rgb_first = false;
   PreprocessCfg preprocess;
   int context_length = 77;
   int prefetch = 2;             // ready batches queued per worker (PyTorch's prefetch_factor)

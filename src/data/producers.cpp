@@ -61,26 +61,39 @@ bool make_sample(const ProducerCtx& ctx, const SampleIn& in, uint64_t aug_seed, 
     ctx.stats->skip(Skip::BadCaption, fmt::format("{}: {}", in.key, st.error()));
     return false;
   }
+  // keep_mode: the transform resizes in the file's PIL mode and converts to RGB after (as
+  // OpenCLIP's CsvDataset, Image.open without convert); otherwise RGB first (webdataset's
+  // decode("pilrgb"), torchvision's ImageFolder loader).
   std::optional<ImageU8> decoded;
+  std::optional<SourceImage> source;
   const ImageU8* img = in.image;
   if (!img) {
     DecodeOptions opt;
     opt.min_shortest_side = cfg.decode_min_side;
-    auto r = decode_image(in.image_bytes, opt);
-    if (!r) {
-      ctx.stats->skip(Skip::DecodeError, fmt::format("{}: {}", in.key, r.error()));
+    std::string error;
+    if (in.keep_mode) {
+      auto r = decode_source_image(in.image_bytes, opt);
+      if (r) source = std::move(*r);
+      else error = r.error();
+    } else {
+      auto r = decode_image(in.image_bytes, opt);
+      if (r) decoded = std::move(*r), img = &*decoded;
+      else error = r.error();
+    }
+    if (!error.empty()) {
+      ctx.stats->skip(Skip::DecodeError, fmt::format("{}: {}", in.key, error));
       return false;
     }
-    decoded = std::move(*r);
-    img = &*decoded;
   }
   const size_t plane = size_t(3) * b->image_size * b->image_size;
   std::span<float> out(b->images.data() + size_t(row) * plane, plane);
   if (cfg.train) {
     Rng rng(aug_seed);
-    preprocess_train(*img, cfg.preprocess, rng, out);
+    if (source) preprocess_train(*source, cfg.preprocess, rng, out);
+    else preprocess_train(*img, cfg.preprocess, rng, out);
   } else {
-    preprocess_eval(*img, cfg.preprocess, out);
+    if (source) preprocess_eval(*source, cfg.preprocess, out);
+    else preprocess_eval(*img, cfg.preprocess, out);
   }
   b->labels[size_t(row)] = in.label;
   b->keys[size_t(row)] = in.key;
@@ -277,6 +290,7 @@ class IndexedProducer final : public Producer {
         return false;
       }
       in.image_bytes = *bytes;
+      in.keep_mode = !c.csv_rgb_first;
       return make_sample(ctx_, in, aug, b, row);
     }
     SyntheticSample s = c.type == DatasetType::SyntheticLearnable ? learnable_sample(idx)

@@ -71,6 +71,7 @@ std::unique_ptr<Producer> make_indexed_producer(const ProducerCtx& ctx, std::sha
 struct SampleIn {
   std::span<const uint8_t> image_bytes;
   const ImageU8* image = nullptr;
+  bool keep_mode = false;  // decode in the PIL mode, resize/crop in it, then RGB (CsvDataset)
   std::string_view caption;
   int64_t label = -1;
   std::string key;

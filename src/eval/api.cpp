@@ -51,7 +51,7 @@ std::vector<std::vector<float>> Model::encode_image_files(const std::vector<std:
     const size_t n = std::min(paths.size() - i0, size_t(impl_->batch));
     pixels.assign(n * 3 * size_t(S) * size_t(S), 0.0f);
     for (size_t i = 0; i < n; ++i) {
-      auto img = oc::decode_image_file(paths[i0 + i]);
+      auto img = oc::decode_source_image_file(paths[i0 + i]);  // preprocess(Image.open(path)): resize in the mode
       if (!img) throw oc::Error(paths[i0 + i] + ": " + img.error());
       oc::preprocess_eval(img.value(), impl_->pre, {pixels.data() + i * 3 * S * S, size_t(3 * S * S)});
     }

@@ -209,6 +209,7 @@ std::map<std::string, double> evaluate(Clip& model, const Tokenizer& tok, const 
     dc.type = data::DatasetType::Csv;
     dc.data = folder_as_csv(ev.imagenet_val, &folders);
     dc.csv_separator = '\t', dc.csv_img_key = "filepath", dc.csv_caption_key = "title", dc.csv_label_key = "label";
+    dc.csv_rgb_first = true;  // torchvision ImageFolder's pil_loader converts to RGB first
     ZeroShotTask task;
     if (!ev.classnames_file.empty() && !ev.templates_file.empty()) {
       task.name = "imagenet";  // both overrides given: the installed ImageNet metadata is not needed

@@ -41,7 +41,7 @@ ImageFormat sniff_format(std::span<const uint8_t> b) {
   return ImageFormat::Unknown;
 }
 
-Result<ImageU8> decode_image(std::span<const uint8_t> bytes, const DecodeOptions& opt) {
+Result<SourceImage> decode_source_image(std::span<const uint8_t> bytes, const DecodeOptions& opt) {
   if (bytes.empty()) return Err{"empty image data (0 bytes)"};
   switch (sniff_format(bytes)) {
     case ImageFormat::Jpeg: return detail::decode_jpeg(bytes, opt);
@@ -56,12 +56,24 @@ Result<ImageU8> decode_image(std::span<const uint8_t> bytes, const DecodeOptions
   return Err{fmt::format("unrecognised image format (first bytes {}, {} bytes)", head, bytes.size())};
 }
 
-Result<ImageU8> decode_image_file(const std::string& path, const DecodeOptions& opt) {
+Result<SourceImage> decode_source_image_file(const std::string& path, const DecodeOptions& opt) {
   auto bytes = fs::read_file(path);
   if (!bytes) return Err{bytes.error()};
-  auto img = decode_image(*bytes, opt);
+  auto img = decode_source_image(*bytes, opt);
   if (!img) return Err{path + ": " + img.error()};
   return img;
+}
+
+Result<ImageU8> decode_image(std::span<const uint8_t> bytes, const DecodeOptions& opt) {
+  auto img = decode_source_image(bytes, opt);
+  if (!img) return Err{img.error()};
+  return to_rgb(std::move(img).value());  // RGB: the pixels move, no copy
+}
+
+Result<ImageU8> decode_image_file(const std::string& path, const DecodeOptions& opt) {
+  auto img = decode_source_image_file(path, opt);
+  if (!img) return Err{img.error()};
+  return to_rgb(std::move(img).value());
 }
 
 Result<std::vector<uint8_t>> encode_image(const ImageU8& img, ImageFormat fmt, int quality) {

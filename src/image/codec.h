@@ -1,6 +1,7 @@
 // Image decoding (JPEG via libjpeg-turbo incl. grayscale/CMYK, PNG via libpng incl.
-// palette/16-bit/alpha, WebP via libwebp) to RGB as PIL's convert('RGB'), and encoding
-// (JPEG/PNG/WebP) for the shard writers. Bad input returns an error, never aborts.
+// palette/16-bit/alpha, WebP via libwebp) in the mode PIL opens the file in
+// (decode_source_image: Image.open(f)) or to RGB (decode_image: Image.open(f).convert('RGB')),
+// and encoding (JPEG/PNG/WebP) for the shard writers. Bad input returns an error, never aborts.
 #pragma once
 #include <cstdint>
 #include <span>
@@ -10,6 +11,7 @@
 
 #include "core/result.h"
 #include "image/image.h"
+#include "image/source.h"
 
 namespace oc {
 
@@ -27,6 +29,13 @@ struct DecodeOptions {
   int min_shortest_side = 0;
 };
 
+// PIL's modes: PNG 1-bit gray -> 1, 2/4/8-bit gray -> L, gray+alpha -> LA, palette -> P
+// (tRNS ignored), RGB -> RGB, RGBA -> RGBA (16-bit keeps the high byte; 16-bit gray, PIL's
+// "I", -> L clipped at 255); JPEG gray -> L, YCbCr/RGB -> RGB, CMYK/YCCK -> CMYK (Adobe
+// inverted, as PIL); WebP -> RGB or RGBA.
+Result<SourceImage> decode_source_image(std::span<const uint8_t> bytes, const DecodeOptions& opt = {});
+Result<SourceImage> decode_source_image_file(const std::string& path, const DecodeOptions& opt = {});
+// decode_source_image then convert('RGB').
 Result<ImageU8> decode_image(std::span<const uint8_t> bytes, const DecodeOptions& opt = {});
 Result<ImageU8> decode_image_file(const std::string& path, const DecodeOptions& opt = {});
 

@@ -10,9 +10,10 @@
 
 namespace oc::detail {
 
-Result<ImageU8> decode_jpeg(std::span<const uint8_t> bytes, const DecodeOptions& opt);
-Result<ImageU8> decode_png(std::span<const uint8_t> bytes, const DecodeOptions& opt);
-Result<ImageU8> decode_webp(std::span<const uint8_t> bytes, const DecodeOptions& opt);
+// Each decoder gives the mode PIL's Image.open gives (see codec.h).
+Result<SourceImage> decode_jpeg(std::span<const uint8_t> bytes, const DecodeOptions& opt);
+Result<SourceImage> decode_png(std::span<const uint8_t> bytes, const DecodeOptions& opt);
+Result<SourceImage> decode_webp(std::span<const uint8_t> bytes, const DecodeOptions& opt);
 
 Result<std::vector<uint8_t>> encode_jpeg(const ImageU8& img, int quality);
 Result<std::vector<uint8_t>> encode_png(const ImageU8& img);

@@ -1,7 +1,8 @@
 // JPEG decode/encode with libjpeg-turbo. Decoding follows PIL 9.4 (JpegImagePlugin.py,
-// JpegDecode.c) so pixels match Image.open(f).convert('RGB') bit for bit with the same
-// libjpeg-turbo: default IDCT (islow) and fancy upsampling, 4-component images read as
-// CMYK with inverted (Adobe) polarity and converted with PIL's cmyk2rgb. Truncated input is
+// JpegDecode.c) so pixels match Image.open(f) bit for bit with the same libjpeg-turbo:
+// default IDCT (islow) and fancy upsampling; 1 component -> L, 3 -> RGB, 4 (CMYK, and YCCK,
+// which libjpeg turns into CMYK) -> CMYK read with inverted (Adobe) polarity, PIL's
+// "CMYK;I" rawmode, whatever the Adobe marker says. Truncated input is
 // an error (PIL raises "image file is truncated"); other libjpeg warnings are ignored as PIL
 // ignores them. libjpeg errors longjmp back here; no C++ object with a destructor is
 // created between setjmp and a possible longjmp.
@@ -66,23 +67,6 @@ JpegErr* init_err(JpegErr* e) {
   return e;
 }
 
-// PIL's MULDIV255 and cmyk2rgb (Convert.c) applied to the inverted ("CMYK;I") samples.
-inline uint8_t muldiv255(int a, int b) {
-  int t = a * b + 128;
-  return uint8_t(((t >> 8) + t) >> 8);
-}
-
-void cmyk_inverted_to_rgb(const uint8_t* in, uint8_t* out, int n) {
-  for (int x = 0; x < n; ++x, in += 4, out += 3) {
-    int c = 255 - in[0], m = 255 - in[1], y = 255 - in[2], k = 255 - in[3];
-    int nk = 255 - k;
-    int r = nk - muldiv255(c, nk), g = nk - muldiv255(m, nk), b = nk - muldiv255(y, nk);
-    out[0] = uint8_t(r < 0 ? 0 : r);
-    out[1] = uint8_t(g < 0 ? 0 : g);
-    out[2] = uint8_t(b < 0 ? 0 : b);
-  }
-}
-
 }  // namespace
 
 int jpeg_scale_eighths(int width, int height, int min_shortest_side) {
@@ -96,10 +80,9 @@ int jpeg_scale_eighths(int width, int height, int min_shortest_side) {
   return 8;
 }
 
-Result<ImageU8> decode_jpeg(std::span<const uint8_t> bytes, const DecodeOptions& opt) {
+Result<SourceImage> decode_jpeg(std::span<const uint8_t> bytes, const DecodeOptions& opt) {
   // Everything with a destructor lives here, before setjmp.
-  ImageU8 out;
-  std::vector<uint8_t> cmyk;
+  SourceImage out;
   std::vector<JSAMPROW> rows;
   std::string error;
   jpeg_decompress_struct cinfo;
@@ -130,9 +113,9 @@ Result<ImageU8> decode_jpeg(std::span<const uint8_t> bytes, const DecodeOptions&
     jpeg_destroy_decompress(&cinfo);
     return Err{error};
   }
-  // Grayscale and YCbCr/RGB come out as RGB from libjpeg's own converters (gray is
-  // replicated, which is PIL's L->RGB); CMYK and YCCK come out as CMYK.
-  cinfo.out_color_space = nc == 4 ? JCS_CMYK : JCS_RGB;
+  // As PIL: gray stays gray, YCbCr/RGB come out as RGB, CMYK and YCCK as CMYK.
+  cinfo.out_color_space = nc == 1 ? JCS_GRAYSCALE : nc == 4 ? JCS_CMYK : JCS_RGB;
+  out.mode = nc == 1 ? PixelMode::L : nc == 4 ? PixelMode::CMYK : PixelMode::RGB;
   const int m = jpeg_scale_eighths(int(w), int(h), opt.min_shortest_side);
   if (m < 8) {
     cinfo.scale_num = m;
@@ -141,22 +124,16 @@ Result<ImageU8> decode_jpeg(std::span<const uint8_t> bytes, const DecodeOptions&
   jpeg_start_decompress(&cinfo);
   out.width = int(cinfo.output_width);
   out.height = int(cinfo.output_height);
-  out.rgb.resize(size_t(out.width) * out.height * 3);
-  rows.resize(std::max(out.height, cinfo.rec_outbuf_height));
-  if (nc == 4) {
-    cmyk.resize(size_t(out.width) * 4 * cinfo.rec_outbuf_height);
-    for (int r = 0; r < cinfo.rec_outbuf_height; ++r) rows[r] = cmyk.data() + size_t(r) * out.width * 4;
-    while (cinfo.output_scanline < cinfo.output_height) {
-      int y0 = int(cinfo.output_scanline);
-      int got = int(jpeg_read_scanlines(&cinfo, rows.data(), cinfo.rec_outbuf_height));
-      for (int r = 0; r < got; ++r) cmyk_inverted_to_rgb(rows[r], out.row(y0 + r), out.width);
-    }
-  } else {
-    for (int y = 0; y < out.height; ++y) rows[y] = out.row(y);
-    while (cinfo.output_scanline < cinfo.output_height) {
-      int y0 = int(cinfo.output_scanline);
-      jpeg_read_scanlines(&cinfo, rows.data() + y0, cinfo.output_height - y0);
-    }
+  const size_t row_bytes = size_t(out.width) * mode_channels(out.mode);
+  out.pixels.resize(row_bytes * out.height);
+  rows.resize(size_t(out.height));
+  for (int y = 0; y < out.height; ++y) rows[y] = out.pixels.data() + row_bytes * y;
+  while (cinfo.output_scanline < cinfo.output_height) {
+    int y0 = int(cinfo.output_scanline);
+    jpeg_read_scanlines(&cinfo, rows.data() + y0, cinfo.output_height - y0);
+  }
+  if (nc == 4) {  // PIL's "CMYK;I" unpacker: Adobe files store inverted CMYK
+    for (uint8_t& v : out.pixels) v = uint8_t(255 - v);
   }
   // Reads on to EOI: PIL rejects a file missing even its last byte, and so do we.
   jpeg_finish_decompress(&cinfo);

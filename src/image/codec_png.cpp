@@ -1,8 +1,12 @@
-// PNG decode/encode with libpng, matching PIL 9.4's Image.open(f).convert('RGB'):
-// palette and low-bit gray are expanded (tRNS and alpha are dropped, as convert('RGB')
-// drops them), 16-bit RGB/RGBA/gray+alpha keep the high byte (PIL's "RGB;16B" etc.
-// unpackers), and 16-bit gray, which PIL opens as mode "I", saturates at 255 (i2rgb
-// clips, it does not scale). Gamma/ICC chunks are ignored, as PIL ignores them.
+// PNG decode/encode with libpng, matching PIL 9.4's Image.open(f) (PngImagePlugin's
+// mode table): 1-bit gray -> 1 (0/255), 2/4/8-bit gray -> L (libpng's expansion scales as
+// PIL's L;2/L;4 unpackers), gray+alpha -> LA, palette -> P with PIL's 256-entry palette
+// (entries past PLTE are the gray ramp; tRNS is kept by neither: convert('RGB') ignores it),
+// RGB -> RGB, RGBA -> RGBA; 16-bit RGB/RGBA/gray+alpha keep the high byte (PIL's "RGB;16B"
+// etc.). 16-bit gray, which PIL opens as mode "I" (32-bit), becomes L clipped at 255: that is
+// what i2rgb gives, so convert('RGB') matches PIL, but the transforms then resize 8-bit values
+// where PIL resizes the 32-bit ones (a documented difference for this rare mode).
+// Gamma/ICC chunks are ignored, as PIL ignores them.
 // libpng errors longjmp back here; C++ objects all live outside the setjmp region.
 #include <png.h>
 
@@ -41,25 +45,28 @@ void on_read(png_structp png, png_bytep out, size_t n) {
   st->pos += n;
 }
 
-// One decoded row (after libpng's expansions) to RGB. 16-bit gray saturates as PIL's
-// I -> RGB does; alpha is dropped.
-void to_rgb(const uint8_t* s, png_uint_32 w, int channels, bool gray16, uint8_t* d) {
-  if (gray16) {
-    for (png_uint_32 x = 0; x < w; ++x) {
-      unsigned v = (unsigned(s[2 * x]) << 8) | s[2 * x + 1];
-      d[3 * x] = d[3 * x + 1] = d[3 * x + 2] = uint8_t(v > 255 ? 255 : v);
-    }
-  } else if (channels >= 3) {  // RGB (only from the interlaced path) or RGBA
-    for (png_uint_32 x = 0; x < w; ++x) std::memcpy(d + 3 * x, s + channels * x, 3);
-  } else {  // gray (1) or gray+alpha (2)
-    for (png_uint_32 x = 0; x < w; ++x) d[3 * x] = d[3 * x + 1] = d[3 * x + 2] = s[channels * x];
+// 16-bit gray (PIL's "I") to L: i2rgb clips at 255, it does not scale.
+void gray16_to_l(const uint8_t* s, png_uint_32 w, uint8_t* d) {
+  for (png_uint_32 x = 0; x < w; ++x) {
+    const unsigned v = (unsigned(s[2 * x]) << 8) | s[2 * x + 1];
+    d[x] = uint8_t(v > 255 ? 255 : v);
+  }
+}
+
+PixelMode png_mode(int color, int depth) {
+  switch (color) {
+    case PNG_COLOR_TYPE_GRAY: return depth == 1 ? PixelMode::Bit : PixelMode::L;
+    case PNG_COLOR_TYPE_GRAY_ALPHA: return PixelMode::LA;
+    case PNG_COLOR_TYPE_PALETTE: return PixelMode::P;
+    case PNG_COLOR_TYPE_RGB_ALPHA: return PixelMode::RGBA;
+    default: return PixelMode::RGB;
   }
 }
 
 }  // namespace
 
-Result<ImageU8> decode_png(std::span<const uint8_t> bytes, const DecodeOptions& opt) {
-  ImageU8 out;
+Result<SourceImage> decode_png(std::span<const uint8_t> bytes, const DecodeOptions& opt) {
+  SourceImage out;
   std::vector<uint8_t> tmp;
   std::vector<png_bytep> rows;
   std::string error;
@@ -88,33 +95,47 @@ Result<ImageU8> decode_png(std::span<const uint8_t> bytes, const DecodeOptions& 
     return Err{error};
   }
   const bool gray16 = color == PNG_COLOR_TYPE_GRAY && depth == 16;
-  if (color == PNG_COLOR_TYPE_PALETTE) png_set_palette_to_rgb(png);
-  if (color == PNG_COLOR_TYPE_GRAY && depth < 8) png_set_expand_gray_1_2_4_to_8(png);
+  out.mode = png_mode(color, depth);
+  if (color == PNG_COLOR_TYPE_PALETTE) {
+    png_colorp plte = nullptr;
+    int n = 0;
+    if (png_get_PLTE(png, info, &plte, &n) == 0) n = 0;  // libpng has already refused a missing PLTE
+    uint8_t rgb[768];
+    for (int i = 0; i < n && i < 256; ++i) rgb[3 * i] = plte[i].red, rgb[3 * i + 1] = plte[i].green, rgb[3 * i + 2] = plte[i].blue;
+    out.palette = pil_palette(rgb, n < 256 ? n : 256);
+    png_set_packing(png);  // 1/2/4-bit indices to one byte each, values kept
+  }
+  if (color == PNG_COLOR_TYPE_GRAY && depth < 8) png_set_expand_gray_1_2_4_to_8(png);  // 1-bit: 0/255
   if (depth == 16 && !gray16) png_set_strip_16(png);  // keeps the high byte, as PIL
   const int passes = png_set_interlace_handling(png);
   png_read_update_info(png, info);
   const int channels = png_get_channels(png, info);
   const size_t rowbytes = png_get_rowbytes(png, info);
+  const int want = mode_channels(out.mode);
+  if ((gray16 && rowbytes != size_t(w) * 2) || (!gray16 && (channels != want || rowbytes != size_t(w) * want))) {
+    error = "PNG: unexpected row layout (" + std::to_string(channels) + " channels, " + std::to_string(rowbytes) +
+            " bytes for " + std::to_string(w) + " pixels)";
+    png_destroy_read_struct(&png, &info, nullptr);
+    return Err{error};
+  }
   out.width = int(w);
   out.height = int(h);
-  out.rgb.resize(size_t(w) * h * 3);
-  const bool direct = channels == 3 && !gray16;
-  if (direct) {  // 8-bit RGB straight into the output, interlaced or not
-    rows.resize(h);
-    for (png_uint_32 y = 0; y < h; ++y) rows[y] = out.row(int(y));
+  out.pixels.resize(size_t(w) * h * want);
+  rows.resize(h);
+  if (!gray16) {  // straight into the output, interlaced or not
+    for (png_uint_32 y = 0; y < h; ++y) rows[y] = out.pixels.data() + size_t(y) * w * want;
     png_read_image(png, rows.data());
   } else if (passes == 1) {  // one row at a time: no full-size temporary
     tmp.resize(rowbytes);
     for (png_uint_32 y = 0; y < h; ++y) {
       png_read_row(png, tmp.data(), nullptr);
-      to_rgb(tmp.data(), w, channels, gray16, out.row(int(y)));
+      gray16_to_l(tmp.data(), w, out.pixels.data() + size_t(y) * w);
     }
   } else {  // Adam7 fills every row over seven passes
     tmp.resize(rowbytes * h);
-    rows.resize(h);
     for (png_uint_32 y = 0; y < h; ++y) rows[y] = tmp.data() + rowbytes * y;
     png_read_image(png, rows.data());
-    for (png_uint_32 y = 0; y < h; ++y) to_rgb(rows[y], w, channels, gray16, out.row(int(y)));
+    for (png_uint_32 y = 0; y < h; ++y) gray16_to_l(rows[y], w, out.pixels.data() + size_t(y) * w);
   }
   png_destroy_read_struct(&png, &info, nullptr);
   return out;

@@ -1,7 +1,7 @@
-// WebP decode/encode with libwebp. PIL 9.4 decodes still WebP through WebPAnimDecoder to
-// RGBA and convert('RGB') drops alpha; decoding straight to RGB gives the same pixels (the
-// YUV->RGB path does not depend on alpha; checked by the parity test). Animated WebP is
-// rejected: taking its first frame would need libwebpdemux.
+// WebP decode/encode with libwebp. PIL 9.4 decodes still WebP through WebPAnimDecoder:
+// mode RGBA when the file has alpha, else RGB (its "RGBX"). Decoding straight to RGB or
+// non-premultiplied RGBA gives the same pixels (checked by the parity tests). Animated WebP
+// is rejected: taking its first frame would need libwebpdemux.
 #include <webp/decode.h>
 #include <webp/encode.h>
 
@@ -28,7 +28,7 @@ const char* status_name(VP8StatusCode s) {
 
 }  // namespace
 
-Result<ImageU8> decode_webp(std::span<const uint8_t> bytes, const DecodeOptions& opt) {
+Result<SourceImage> decode_webp(std::span<const uint8_t> bytes, const DecodeOptions& opt) {
   WebPDecoderConfig config;
   if (!WebPInitDecoderConfig(&config)) return Err{"WebP: libwebp version mismatch"};
   VP8StatusCode s = WebPGetFeatures(bytes.data(), bytes.size(), &config.input);
@@ -40,15 +40,17 @@ Result<ImageU8> decode_webp(std::span<const uint8_t> bytes, const DecodeOptions&
     return Err{"WebP: " + std::to_string(w) + "x" + std::to_string(h) + " exceeds the pixel limit " +
                std::to_string(opt.max_pixels)};
   }
-  ImageU8 out;
+  SourceImage out;
+  out.mode = config.input.has_alpha ? PixelMode::RGBA : PixelMode::RGB;
+  const int c = mode_channels(out.mode);
   out.width = int(w);
   out.height = int(h);
-  out.rgb.resize(size_t(w) * h * 3);
-  config.output.colorspace = MODE_RGB;
+  out.pixels.resize(size_t(w) * h * c);
+  config.output.colorspace = c == 4 ? MODE_RGBA : MODE_RGB;
   config.output.is_external_memory = 1;
-  config.output.u.RGBA.rgba = out.rgb.data();
-  config.output.u.RGBA.stride = out.width * 3;
-  config.output.u.RGBA.size = out.rgb.size();
+  config.output.u.RGBA.rgba = out.pixels.data();
+  config.output.u.RGBA.stride = out.width * c;
+  config.output.u.RGBA.size = out.pixels.size();
   s = WebPDecode(bytes.data(), bytes.size(), &config);
   WebPFreeDecBuffer(&config.output);  // no-op for external memory, kept for symmetry
   if (s != VP8_STATUS_OK) return Err{std::string("WebP: ") + status_name(s)};

@@ -1,4 +1,4 @@
-// PIL-exact antialiased resampling of 8-bit RGB (see resample.h). The coefficient maths is
+// PIL-exact antialiased resampling of 8-bit images, 1-4 channels (see resample.h). The coefficient maths is
 // a transcription of Pillow 9.4 precompute_coeffs/normalize_coeffs_8bpc and must round
 // exactly as PIL's C does, so floating-point contraction (FMA) is turned off in this file:
 // the build targets x86-64-v3 where GCC would otherwise fuse the filter polynomials. The
@@ -135,37 +135,53 @@ void make_coeffs(int in_size, int64_t out_size, int64_t first, int count, Interp
 
 inline size_t round_up(size_t n, size_t m) { return (n + m - 1) / m * m; }
 
+// Scalar horizontal pass over one row for kC channels (the fallback without AVX2, and
+// the path for 1- and 2-channel images).
+template <int kC>
+void hpass_row_scalar(const uint8_t* in, const int* starts, const int32_t* k, int taps, int n, uint8_t* out) {
+  for (int o = 0; o < n; ++o, k += taps) {
+    const uint8_t* p = in + size_t(starts[o]) * kC;
+    int32_t ss[kC];
+    for (int c = 0; c < kC; ++c) ss[c] = 1 << (kBits - 1);
+    for (int t = 0; t < taps; ++t)
+      for (int c = 0; c < kC; ++c) ss[c] += p[kC * t + c] * k[t];
+    for (int c = 0; c < kC; ++c) out[size_t(o) * kC + c] = clip8(ss[c]);
+  }
+}
+
 #if defined(__AVX2__)
-// One output pixel of the horizontal pass, unreduced: lanes {even taps: R,G,B,0 | odd taps:
-// R,G,B,0}. kv holds each tap pair's weights as {k0 x4, k1 x4}. kPairs > 0 fixes the trip
-// count at compile time so the loop unrolls.
-template <int kPairs>
+// One output pixel of the horizontal pass, unreduced: lanes {even taps: c0..c3 | odd taps:
+// c0..c3} (for kC = 3 the fourth lane is 0). kv holds each tap pair's weights as
+// {k0 x4, k1 x4}. kPairs > 0 fixes the trip count at compile time so the loop unrolls.
+template <int kC, int kPairs>
 inline __m256i hpass_acc(const uint8_t* p, const int32_t* kv, int pairs) {
+  static_assert(kC == 3 || kC == 4);
   const __m128i shuf = _mm_setr_epi8(0, 1, 2, -1, 3, 4, 5, -1, -1, -1, -1, -1, -1, -1, -1, -1);
   const int np = kPairs > 0 ? kPairs : pairs;
   __m256i acc = _mm256_setzero_si256();
   for (int q = 0; q < np; ++q) {
-    __m128i px = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(p + 6 * q));
-    __m256i v = _mm256_cvtepu8_epi32(_mm_shuffle_epi8(px, shuf));
+    __m128i px = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(p + 2 * kC * q));
+    if constexpr (kC == 3) px = _mm_shuffle_epi8(px, shuf);
+    __m256i v = _mm256_cvtepu8_epi32(px);
     __m256i k = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(kv + 8 * q));
     acc = _mm256_add_epi32(acc, _mm256_mullo_epi32(v, k));
   }
   return acc;
 }
 
-// Four outputs per step share the reduction and the store (12 bytes + 4 junk bytes, which
-// the row padding absorbs).
-template <int kPairs>
+// Four outputs per step share the reduction and the store (RGB: 12 bytes + 4 junk bytes,
+// which the row padding absorbs; 4 channels: 16 bytes).
+template <int kC, int kPairs>
 void hpass_row_avx2(const uint8_t* in, const int* starts, const int32_t* kx, int pairs, int n, uint8_t* out) {
   const __m256i bias = _mm256_set1_epi32(1 << (kBits - 1));
   const __m128i compact = _mm_setr_epi8(0, 1, 2, 4, 5, 6, 8, 9, 10, 12, 13, 14, -1, -1, -1, -1);
   const size_t kstep = size_t(pairs) * 8;
   int o = 0;
   for (; o + 4 <= n; o += 4) {
-    __m256i a0 = hpass_acc<kPairs>(in + starts[o] * 3, kx + kstep * o, pairs);
-    __m256i a1 = hpass_acc<kPairs>(in + starts[o + 1] * 3, kx + kstep * (o + 1), pairs);
-    __m256i a2 = hpass_acc<kPairs>(in + starts[o + 2] * 3, kx + kstep * (o + 2), pairs);
-    __m256i a3 = hpass_acc<kPairs>(in + starts[o + 3] * 3, kx + kstep * (o + 3), pairs);
+    __m256i a0 = hpass_acc<kC, kPairs>(in + starts[o] * kC, kx + kstep * o, pairs);
+    __m256i a1 = hpass_acc<kC, kPairs>(in + starts[o + 1] * kC, kx + kstep * (o + 1), pairs);
+    __m256i a2 = hpass_acc<kC, kPairs>(in + starts[o + 2] * kC, kx + kstep * (o + 2), pairs);
+    __m256i a3 = hpass_acc<kC, kPairs>(in + starts[o + 3] * kC, kx + kstep * (o + 3), pairs);
     // Fold the even/odd-tap halves: s01 = {pixel o | pixel o+1}, s23 likewise.
     __m256i s01 = _mm256_add_epi32(_mm256_permute2x128_si256(a0, a1, 0x20), _mm256_permute2x128_si256(a0, a1, 0x31));
     __m256i s23 = _mm256_add_epi32(_mm256_permute2x128_si256(a2, a3, 0x20), _mm256_permute2x128_si256(a2, a3, 0x31));
@@ -174,53 +190,51 @@ void hpass_row_avx2(const uint8_t* in, const int* starts, const int32_t* kx, int
     __m256i p = _mm256_packs_epi32(s01, s23);  // lanes {o, o+2 | o+1, o+3} as int16
     p = _mm256_packus_epi16(p, p);             // saturates to 0..255 like PIL's clip8
     __m128i q = _mm_unpacklo_epi32(_mm256_castsi256_si128(p), _mm256_extracti128_si256(p, 1));
-    _mm_storeu_si128(reinterpret_cast<__m128i*>(out + size_t(o) * 3), _mm_shuffle_epi8(q, compact));
+    if constexpr (kC == 3) q = _mm_shuffle_epi8(q, compact);
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(out + size_t(o) * kC), q);
   }
   for (; o < n; ++o) {
-    __m256i acc = hpass_acc<kPairs>(in + starts[o] * 3, kx + kstep * o, pairs);
+    __m256i acc = hpass_acc<kC, kPairs>(in + starts[o] * kC, kx + kstep * o, pairs);
     __m128i sum = _mm_add_epi32(_mm256_castsi256_si128(acc), _mm256_extracti128_si256(acc, 1));
     sum = _mm_srai_epi32(_mm_add_epi32(sum, _mm256_castsi256_si128(bias)), kBits);
     sum = _mm_packus_epi16(_mm_packs_epi32(sum, sum), sum);
     int32_t v = _mm_cvtsi128_si32(sum);
-    std::memcpy(out + size_t(o) * 3, &v, 4);
+    std::memcpy(out + size_t(o) * kC, &v, 4);  // RGB: the 4th byte is junk the padding absorbs
+  }
+}
+
+template <int kC>
+void hpass_row_avx2_dispatch(const uint8_t* in, const int* starts, const int32_t* kx, int pairs, int n, uint8_t* out) {
+  switch (pairs) {
+    case 1: return hpass_row_avx2<kC, 1>(in, starts, kx, pairs, n, out);
+    case 2: return hpass_row_avx2<kC, 2>(in, starts, kx, pairs, n, out);
+    case 3: return hpass_row_avx2<kC, 3>(in, starts, kx, pairs, n, out);
+    case 4: return hpass_row_avx2<kC, 4>(in, starts, kx, pairs, n, out);
+    case 5: return hpass_row_avx2<kC, 5>(in, starts, kx, pairs, n, out);
+    case 6: return hpass_row_avx2<kC, 6>(in, starts, kx, pairs, n, out);
+    case 7: return hpass_row_avx2<kC, 7>(in, starts, kx, pairs, n, out);
+    case 8: return hpass_row_avx2<kC, 8>(in, starts, kx, pairs, n, out);
+    default: return hpass_row_avx2<kC, 0>(in, starts, kx, pairs, n, out);
   }
 }
 #endif
 
 // Horizontal pass over one row: `in` holds the input pixels from column c0 (padded with
-// zeros); writes n RGB outputs, whose windows start at in + starts[o] pixels.
-void hpass_row(const uint8_t* in, const AxisCoeffs& cx, int n, const Scratch& s, uint8_t* out) {
+// zeros); writes n outputs of `channels` bytes, whose windows start at in + starts[o] pixels.
+void hpass_row(const uint8_t* in, const AxisCoeffs& cx, int n, int channels, const Scratch& s, uint8_t* out) {
   const int taps = cx.taps;
   const int* starts = s.hstart.data();
 #if defined(__AVX2__)
   const int pairs = (taps + 1) / 2;
-  const int32_t* kx = s.kx.data();
-  switch (pairs) {
-    case 1: return hpass_row_avx2<1>(in, starts, kx, pairs, n, out);
-    case 2: return hpass_row_avx2<2>(in, starts, kx, pairs, n, out);
-    case 3: return hpass_row_avx2<3>(in, starts, kx, pairs, n, out);
-    case 4: return hpass_row_avx2<4>(in, starts, kx, pairs, n, out);
-    case 5: return hpass_row_avx2<5>(in, starts, kx, pairs, n, out);
-    case 6: return hpass_row_avx2<6>(in, starts, kx, pairs, n, out);
-    case 7: return hpass_row_avx2<7>(in, starts, kx, pairs, n, out);
-    case 8: return hpass_row_avx2<8>(in, starts, kx, pairs, n, out);
-    default: return hpass_row_avx2<0>(in, starts, kx, pairs, n, out);
-  }
-#else
-  for (int o = 0; o < n; ++o) {
-    const uint8_t* p = in + size_t(starts[o]) * 3;
-    const int32_t* k = &cx.k[size_t(o) * taps];
-    int32_t r = 1 << (kBits - 1), g = r, b = r;
-    for (int t = 0; t < taps; ++t) {
-      r += p[3 * t] * k[t];
-      g += p[3 * t + 1] * k[t];
-      b += p[3 * t + 2] * k[t];
-    }
-    out[3 * o] = clip8(r);
-    out[3 * o + 1] = clip8(g);
-    out[3 * o + 2] = clip8(b);
-  }
+  if (channels == 3) return hpass_row_avx2_dispatch<3>(in, starts, s.kx.data(), pairs, n, out);
+  if (channels == 4) return hpass_row_avx2_dispatch<4>(in, starts, s.kx.data(), pairs, n, out);
 #endif
+  switch (channels) {
+    case 1: return hpass_row_scalar<1>(in, starts, cx.k.data(), taps, n, out);
+    case 2: return hpass_row_scalar<2>(in, starts, cx.k.data(), taps, n, out);
+    case 3: return hpass_row_scalar<3>(in, starts, cx.k.data(), taps, n, out);
+    default: return hpass_row_scalar<4>(in, starts, cx.k.data(), taps, n, out);
+  }
 }
 
 // Vertical pass for one output row: rows[t] are the taps' input rows, `nbytes` wide
@@ -268,10 +282,12 @@ AxisCoeffs resample_coeffs(int in_size, int64_t out_size, int64_t first, int cou
   return c;
 }
 
-void resample_window(const RgbView& src, int64_t out_w, int64_t out_h, Interp interp, int64_t wx, int64_t wy,
+void resample_window(const PixelView& src, int64_t out_w, int64_t out_h, Interp interp, int64_t wx, int64_t wy,
                      int ww, int wh, uint8_t* dst) {
   OC_CHECK(src.width > 0 && src.height > 0 && out_w > 0 && out_h > 0, "resample {}x{} -> {}x{}", src.width,
            src.height, out_w, out_h);
+  OC_CHECK(src.channels >= 1 && src.channels <= 4, "resample: {} channels", src.channels);
+  const int C = src.channels;
   OC_CHECK(wx >= 0 && wy >= 0 && ww > 0 && wh > 0 && wx + ww <= out_w && wy + wh <= out_h,
            "window {},{} {}x{} outside {}x{}", wx, wy, ww, wh, out_w, out_h);
   Scratch& s = scratch();
@@ -285,11 +301,11 @@ void resample_window(const RgbView& src, int64_t out_w, int64_t out_h, Interp in
   // Input columns and rows the window needs (window starts are non-decreasing).
   const int c0 = cx.start[0], c1 = cx.start[ww - 1] + cx.taps;
   const int r0 = cy.start[0], r1 = cy.start[wh - 1] + cy.taps;
-  const size_t nbytes = size_t(ww) * 3;
+  const size_t nbytes = size_t(ww) * C;
   const size_t tstride = round_up(nbytes, 16) + 16;
   s.tmp.resize(tstride * size_t(r1 - r0));
   // Room for the 8-byte loads of the last (possibly zero-weight) tap pair.
-  s.row.assign(size_t(c1 - c0 + 4) * 3, 0);
+  s.row.assign(size_t(c1 - c0 + 4) * C, 0);
   s.hstart.resize(ww);
   for (int o = 0; o < ww; ++o) s.hstart[o] = cx.start[o] - c0;
 
@@ -308,13 +324,13 @@ void resample_window(const RgbView& src, int64_t out_w, int64_t out_h, Interp in
 
   const bool x_identity = src.width == out_w;
   for (int r = r0; r < r1; ++r) {
-    const uint8_t* in = src.data + size_t(r) * src.stride + size_t(c0) * 3;
+    const uint8_t* in = src.data + size_t(r) * src.stride + size_t(c0) * C;
     uint8_t* out = s.tmp.data() + size_t(r - r0) * tstride;
     if (x_identity) {
       std::memcpy(out, in, nbytes);
     } else {
-      std::memcpy(s.row.data(), in, size_t(c1 - c0) * 3);
-      hpass_row(s.row.data(), cx, ww, s, out);
+      std::memcpy(s.row.data(), in, size_t(c1 - c0) * C);
+      hpass_row(s.row.data(), cx, ww, C, s, out);
     }
   }
 
@@ -329,9 +345,10 @@ void resample_window(const RgbView& src, int64_t out_w, int64_t out_h, Interp in
   }
 }
 
-void resample_window_reference(const RgbView& src, int out_w, int out_h, Interp interp, int wx, int wy, int ww,
+void resample_window_reference(const PixelView& src, int out_w, int out_h, Interp interp, int wx, int wy, int ww,
                                int wh, uint8_t* dst) {
   OC_CHECK(src.width > 0 && src.height > 0 && out_w > 0 && out_h > 0, "resample");
+  const int C = src.channels;
   // Full PIL resize: horizontal pass over the rows the vertical pass uses, then vertical.
   PilCoeffs ch, cv;
   pil_coeffs(src.height, out_h, 0, out_h, interp, &cv);
@@ -339,38 +356,83 @@ void resample_window_reference(const RgbView& src, int out_w, int out_h, Interp 
   const int yfirst = need_v ? cv.xmin[0] : 0;
   const int ylast = need_v ? cv.xmin[out_h - 1] + cv.xmax[out_h - 1] : src.height;
   const int tw = need_h ? out_w : src.width;
-  std::vector<uint8_t> tmp(size_t(tw) * (ylast - yfirst) * 3);
+  const size_t trow = size_t(tw) * C;
+  std::vector<uint8_t> tmp(trow * (ylast - yfirst));
   if (need_h) {
     pil_coeffs(src.width, out_w, 0, out_w, interp, &ch);
     for (int yy = 0; yy < ylast - yfirst; ++yy) {
-      const uint8_t* in = src.data + size_t(yy + yfirst) * src.stride;
+      const uint8_t* in = src.row(yy + yfirst);
       for (int xx = 0; xx < out_w; ++xx) {
         const int32_t* k = &ch.k[size_t(xx) * ch.ksize];
-        int32_t ss[3] = {1 << (kBits - 1), 1 << (kBits - 1), 1 << (kBits - 1)};
-        for (int x = 0; x < ch.xmax[xx]; ++x)
-          for (int c = 0; c < 3; ++c) ss[c] += in[(x + ch.xmin[xx]) * 3 + c] * k[x];
-        for (int c = 0; c < 3; ++c) tmp[(size_t(yy) * tw + xx) * 3 + c] = clip8(ss[c]);
+        for (int c = 0; c < C; ++c) {
+          int32_t ss = 1 << (kBits - 1);
+          for (int x = 0; x < ch.xmax[xx]; ++x) ss += in[(x + ch.xmin[xx]) * C + c] * k[x];
+          tmp[size_t(yy) * trow + size_t(xx) * C + c] = clip8(ss);
+        }
       }
     }
   } else {
-    for (int yy = 0; yy < ylast - yfirst; ++yy)
-      std::memcpy(&tmp[size_t(yy) * tw * 3], src.data + size_t(yy + yfirst) * src.stride, size_t(tw) * 3);
+    for (int yy = 0; yy < ylast - yfirst; ++yy) std::memcpy(&tmp[size_t(yy) * trow], src.row(yy + yfirst), trow);
   }
-  std::vector<uint8_t> full(size_t(tw) * out_h * 3);
+  std::vector<uint8_t> full(trow * out_h);
   if (need_v) {
     for (int yy = 0; yy < out_h; ++yy) {
       const int32_t* k = &cv.k[size_t(yy) * cv.ksize];
-      for (int xx = 0; xx < tw * 3; ++xx) {
+      for (size_t xx = 0; xx < trow; ++xx) {
         int32_t ss = 1 << (kBits - 1);
-        for (int y = 0; y < cv.xmax[yy]; ++y) ss += tmp[size_t(y + cv.xmin[yy] - yfirst) * tw * 3 + xx] * k[y];
-        full[size_t(yy) * tw * 3 + xx] = clip8(ss);
+        for (int y = 0; y < cv.xmax[yy]; ++y) ss += tmp[size_t(y + cv.xmin[yy] - yfirst) * trow + xx] * k[y];
+        full[size_t(yy) * trow + xx] = clip8(ss);
       }
     }
   } else {
     full = tmp;
   }
   for (int y = 0; y < wh; ++y)
-    std::memcpy(dst + size_t(y) * ww * 3, &full[(size_t(wy + y) * tw + wx) * 3], size_t(ww) * 3);
+    std::memcpy(dst + size_t(y) * ww * C, &full[size_t(wy + y) * trow + size_t(wx) * C], size_t(ww) * C);
+}
+
+std::vector<int> nearest_index(int in_size, int64_t out_size, int64_t first, int count) {
+  OC_CHECK(in_size > 0 && out_size > 0 && first >= 0 && count > 0 && first + count <= out_size,
+           "nearest {} -> {} (outputs {}+{})", in_size, out_size, first, count);
+  // _imaging.c _resize: a[0] = (double)(box[2] - box[0]) / xsize with a float box (exact
+  // for our integer sizes); ImagingScaleAffine: xo = a[2] + a[0] * 0.5, then xo += a[0].
+  const double scale = double(float(in_size)) / double(out_size);
+  std::vector<int> idx(static_cast<size_t>(count));
+  // Replaying PIL's running sum up to `first` costs `first` additions. Beyond 2^24 (an
+  // output more than 16M pixels long, e.g. the shortest-side resize of a 1 x 20M image,
+  // which PIL could not even allocate) the exact product stands in for the sum.
+  constexpr int64_t kMaxReplay = int64_t(1) << 24;
+  double xo = 0.0 + scale * 0.5;
+  if (first <= kMaxReplay) {
+    for (int64_t x = 0; x < first; ++x) xo += scale;
+  } else {
+    xo = scale * (double(first) + 0.5);
+  }
+  for (int i = 0; i < count; ++i, xo += scale) {
+    const int v = xo < 0.0 ? -1 : int(xo);  // PIL's COORD
+    idx[size_t(i)] = std::clamp(v, 0, in_size - 1);  // PIL leaves such pixels unwritten; none occur
+  }
+  return idx;
+}
+
+void nearest_window(const PixelView& src, int64_t out_w, int64_t out_h, int64_t wx, int64_t wy, int ww, int wh,
+                    uint8_t* dst) {
+  OC_CHECK(src.width > 0 && src.height > 0 && out_w > 0 && out_h > 0, "nearest {}x{} -> {}x{}", src.width,
+           src.height, out_w, out_h);
+  OC_CHECK(wx >= 0 && wy >= 0 && ww > 0 && wh > 0 && wx + ww <= out_w && wy + wh <= out_h,
+           "window {},{} {}x{} outside {}x{}", wx, wy, ww, wh, out_w, out_h);
+  const int C = src.channels;
+  const std::vector<int> xs = nearest_index(src.width, out_w, wx, ww);
+  const std::vector<int> ys = nearest_index(src.height, out_h, wy, wh);
+  for (int y = 0; y < wh; ++y) {
+    const uint8_t* in = src.row(ys[size_t(y)]);
+    uint8_t* out = dst + size_t(y) * ww * C;
+    if (C == 1) {
+      for (int x = 0; x < ww; ++x) out[x] = in[xs[size_t(x)]];
+    } else {
+      for (int x = 0; x < ww; ++x) std::memcpy(out + size_t(x) * C, in + size_t(xs[size_t(x)]) * C, size_t(C));
+    }
+  }
 }
 
 }  // namespace oc

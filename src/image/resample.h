@@ -1,27 +1,20 @@
-// PIL's ImagingResample (Pillow 9.4 Resample.c) for 8-bit RGB: separable convolution,
-// horizontal pass first, filter support scaled by the downscale factor (antialias), 22-bit
-// fixed-point coefficients, clip to uint8 after each pass. Bit-exact with PIL's
-// Image.resize(size, BICUBIC|BILINEAR) and fast: coefficient tables with equal-length
-// windows, AVX2 passes, and only the requested output window is computed (a center crop
-// of a resize costs only the crop).
+// PIL's ImagingResample (Pillow 9.4 Resample.c) for 8-bit images of 1 to 4 interleaved
+// channels: separable convolution, horizontal pass first, filter support scaled by the
+// downscale factor (antialias), 22-bit fixed-point coefficients, clip to uint8 after each
+// pass, every channel alike. Bit-exact with PIL's Image.resize(size, BICUBIC|BILINEAR) on
+// L, LA->La, RGB, RGBA->RGBa and CMYK images, and fast: coefficient tables with equal-length
+// windows, AVX2 horizontal passes for 3 and 4 channels, and only the requested output
+// window is computed (a center crop of a resize costs only the crop). Also PIL's NEAREST
+// resize (what it uses for P and 1 images whatever filter is asked).
 #pragma once
 #include <cstddef>
 #include <cstdint>
 #include <vector>
 
-#include "image/image.h"
+#include "image/source.h"
 #include "image/transform.h"
 
 namespace oc {
-
-// A rectangle of an interleaved RGB image (no copy).
-struct RgbView {
-  const uint8_t* data = nullptr;
-  int width = 0, height = 0;
-  size_t stride = 0;  // bytes between rows
-  static RgbView of(const ImageU8& img) { return {img.rgb.data(), img.width, img.height, size_t(img.width) * 3}; }
-  RgbView sub(int x, int y, int w, int h) const { return {data + size_t(y) * stride + size_t(x) * 3, w, h, stride}; }
-};
 
 // One axis of the filter for outputs first .. first+count-1: output first+i reads inputs
 // start[i] .. start[i]+taps-1 with weights k[i*taps ..]. Windows are shifted to fit inside
@@ -39,13 +32,22 @@ inline constexpr int kResamplePrecisionBits = 32 - 8 - 2;  // PIL's PRECISION_BI
 AxisCoeffs resample_coeffs(int in_size, int64_t out_size, int64_t first, int count, Interp interp);
 
 // Resizes `src` to out_w x out_h and writes the window [wx, wx+ww) x [wy, wy+wh) of the
-// result to dst (ww*wh*3 bytes, rows contiguous). Same pixels as resizing fully and then
-// cropping; costs only the window, however large out_w x out_h is.
-void resample_window(const RgbView& src, int64_t out_w, int64_t out_h, Interp interp, int64_t wx, int64_t wy,
+// result to dst (ww*wh*channels bytes, rows contiguous). Same pixels as resizing fully and
+// then cropping; costs only the window, however large out_w x out_h is.
+void resample_window(const PixelView& src, int64_t out_w, int64_t out_h, Interp interp, int64_t wx, int64_t wy,
                      int ww, int wh, uint8_t* dst);
 
 // Straightforward scalar transcription of PIL's loops, for tests of the fast path.
-void resample_window_reference(const RgbView& src, int out_w, int out_h, Interp interp, int wx, int wy, int ww,
+void resample_window_reference(const PixelView& src, int out_w, int out_h, Interp interp, int wx, int wy, int ww,
                                int wh, uint8_t* dst);
+
+// PIL's NEAREST resize (Geometry.c ImagingScaleAffine, reached through ImagingTransform):
+// output x reads input floor(xo) where xo starts at scale/2 and grows by scale = in/out per
+// pixel, accumulated in double exactly as PIL does (the running sum and scale*(x+0.5)
+// round differently for many sizes). Window as resample_window; any channel count.
+void nearest_window(const PixelView& src, int64_t out_w, int64_t out_h, int64_t wx, int64_t wy, int ww, int wh,
+                    uint8_t* dst);
+// The input index of each output first .. first+count-1 of one axis (exposed for tests).
+std::vector<int> nearest_index(int in_size, int64_t out_size, int64_t first, int count);
 
 }  // namespace oc

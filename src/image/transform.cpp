@@ -1,7 +1,8 @@
 // OpenCLIP's image transforms (open_clip/transform.py image_transform) on top of the
 // PIL-exact resampler: eval resize modes shortest/longest/squash with torchvision's size
-// and crop rounding, train RandomResizedCrop (torchvision's get_params procedure), then
-// ToTensor + Normalize computed in float32 exactly as torchvision does.
+// and crop rounding, train RandomResizedCrop (torchvision's get_params procedure), both in
+// the image's own PIL mode and then _convert_to_rgb (mode_resize.h), then ToTensor +
+// Normalize computed in float32 exactly as torchvision does.
 #include "image/transform.h"
 
 #include <algorithm>
@@ -10,6 +11,7 @@
 #include <vector>
 
 #include "core/check.h"
+#include "image/mode_resize.h"
 #include "image/resample.h"
 
 namespace oc {
@@ -54,6 +56,11 @@ void check_image(const ImageU8& img) {
            "bad image {}x{} ({} bytes)", img.width, img.height, img.rgb.size());
 }
 
+void check_image(const SourceImage& img) {
+  OC_CHECK(source_image_valid(img), "bad {} image {}x{} ({} bytes, palette {})", mode_name(img.mode), img.width,
+           img.height, img.pixels.size(), img.palette.size());
+}
+
 // Parses "(a, b)" or "[a,b]" into two doubles.
 bool parse_pair(const std::string& v, std::array<double, 2>* out) {
   if (v.size() < 2) return false;
@@ -92,16 +99,17 @@ ImageU8 resize(const ImageU8& img, int out_w, int out_h, Interp interp) {
   out.width = out_w;
   out.height = out_h;
   out.rgb.resize(size_t(out_w) * out_h * 3);
-  resample_window(RgbView::of(img), out_w, out_h, interp, 0, 0, out_w, out_h, out.rgb.data());
+  resample_window(PixelView::of(img), out_w, out_h, interp, 0, 0, out_w, out_h, out.rgb.data());
   return out;
 }
 
-void preprocess_eval(const ImageU8& img, const PreprocessCfg& cfg, std::span<float> out) {
-  check_image(img);
-  const int S = cfg.size, W = img.width, H = img.height;
+namespace {
+
+// The eval transform on any mode: resize (and crop/pad) in the mode, then convert('RGB').
+void eval_view(const SourceView& src, const PreprocessCfg& cfg, std::span<float> out) {
+  const int S = cfg.size, W = src.px.width, H = src.px.height;
   OC_CHECK(S > 0, "image size {}", S);
   std::vector<uint8_t>& hwc = hwc_scratch(size_t(S) * S * 3);
-  const RgbView src = RgbView::of(img);
   switch (cfg.resize_mode) {
     case ResizeMode::Shortest: {
       // torchvision Resize(int): shorter side -> S, longer -> int(S * long / short); then
@@ -112,11 +120,11 @@ void preprocess_eval(const ImageU8& img, const PreprocessCfg& cfg, std::span<flo
       const int64_t new_long = int64_t(double(int64_t(S) * longer) / double(shorter));
       const int64_t nw = W <= H ? S : new_long, nh = W <= H ? new_long : S;
       const int64_t top = int64_t(std::nearbyint((nh - S) / 2.0)), left = int64_t(std::nearbyint((nw - S) / 2.0));
-      resample_window(src, nw, nh, cfg.interpolation, left, top, S, S, hwc.data());
+      resize_window_rgb(src, nw, nh, cfg.interpolation, left, top, S, S, hwc.data());
       break;
     }
     case ResizeMode::Squash:
-      resample_window(src, S, S, cfg.interpolation, 0, 0, S, S, hwc.data());
+      resize_window_rgb(src, S, S, cfg.interpolation, 0, 0, S, S, hwc.data());
       break;
     case ResizeMode::Longest: {
       // ResizeKeepRatio(longest=1): ratio = max(H/S, W/S), size = round(dim / ratio);
@@ -124,12 +132,14 @@ void preprocess_eval(const ImageU8& img, const PreprocessCfg& cfg, std::span<flo
       const double ratio = std::max(double(H) / S, double(W) / S);
       const int nh = std::max(1, py_round(H / ratio)), nw = std::max(1, py_round(W / ratio));
       std::vector<uint8_t> resized(size_t(nw) * nh * 3);
-      resample_window(src, nw, nh, cfg.interpolation, 0, 0, nw, nh, resized.data());
+      resize_window_rgb(src, nw, nh, cfg.interpolation, 0, 0, nw, nh, resized.data());
       const int pad_l = S > nw ? (S - nw) / 2 : 0, pad_r = S > nw ? (S - nw + 1) / 2 : 0;
       const int pad_t = S > nh ? (S - nh) / 2 : 0, pad_b = S > nh ? (S - nh + 1) / 2 : 0;
       const int pw = nw + pad_l + pad_r, ph = nh + pad_t + pad_b;
       const int top = py_round((ph - S) / 2.0), left = py_round((pw - S) / 2.0);
-      std::fill(hwc.begin(), hwc.end(), uint8_t(std::clamp(cfg.fill_color, 0, 255)));
+      // torchvision pads in the image's mode (a P image gets palette entry fill_color).
+      const std::array<uint8_t, 3> fill = fill_rgb(src, cfg.fill_color);
+      for (size_t i = 0; i < size_t(S) * S; ++i) std::memcpy(&hwc[3 * i], fill.data(), 3);
       for (int y = 0; y < S; ++y) {
         const int iy = y + top - pad_t;
         if (iy < 0 || iy >= nh) continue;
@@ -143,6 +153,39 @@ void preprocess_eval(const ImageU8& img, const PreprocessCfg& cfg, std::span<flo
     }
   }
   normalize_chw(hwc.data(), S, cfg, out);
+}
+
+void train_view(const SourceView& src, const PreprocessCfg& cfg, Rng& rng, std::span<float> out) {
+  const int S = cfg.size;
+  OC_CHECK(S > 0, "image size {}", S);
+  const auto [x, y, w, h] = random_resized_crop_params(src.px.width, src.px.height, cfg.scale, cfg.ratio, rng);
+  std::vector<uint8_t>& hwc = hwc_scratch(size_t(S) * S * 3);
+  // OpenCLIP's train transform is RandomResizedCrop(..., interpolation=BICUBIC) whatever
+  // --image-interpolation says; torchvision crops first, then resizes the crop.
+  resize_window_rgb(src.sub(x, y, w, h), S, S, Interp::Bicubic, 0, 0, S, S, hwc.data());
+  normalize_chw(hwc.data(), S, cfg, out);
+}
+
+}  // namespace
+
+void preprocess_eval(const ImageU8& img, const PreprocessCfg& cfg, std::span<float> out) {
+  check_image(img);
+  eval_view(SourceView::of(img), cfg, out);
+}
+
+void preprocess_eval(const SourceImage& img, const PreprocessCfg& cfg, std::span<float> out) {
+  check_image(img);
+  eval_view(SourceView::of(img), cfg, out);
+}
+
+void preprocess_train(const ImageU8& img, const PreprocessCfg& cfg, Rng& rng, std::span<float> out) {
+  check_image(img);
+  train_view(SourceView::of(img), cfg, rng, out);
+}
+
+void preprocess_train(const SourceImage& img, const PreprocessCfg& cfg, Rng& rng, std::span<float> out) {
+  check_image(img);
+  train_view(SourceView::of(img), cfg, rng, out);
 }
 
 std::array<int, 4> random_resized_crop_params(int width, int height, const std::array<double, 2>& scale,
@@ -174,18 +217,6 @@ std::array<int, 4> random_resized_crop_params(int width, int height, const std::
   w = std::clamp(w, 1, width);
   h = std::clamp(h, 1, height);
   return {(width - w) / 2, (height - h) / 2, w, h};
-}
-
-void preprocess_train(const ImageU8& img, const PreprocessCfg& cfg, Rng& rng, std::span<float> out) {
-  check_image(img);
-  const int S = cfg.size;
-  OC_CHECK(S > 0, "image size {}", S);
-  const auto [x, y, w, h] = random_resized_crop_params(img.width, img.height, cfg.scale, cfg.ratio, rng);
-  std::vector<uint8_t>& hwc = hwc_scratch(size_t(S) * S * 3);
-  // OpenCLIP's train transform is RandomResizedCrop(..., interpolation=BICUBIC) whatever
-  // --image-interpolation says; torchvision crops first, then resizes the crop.
-  resample_window(RgbView::of(img).sub(x, y, w, h), S, S, Interp::Bicubic, 0, 0, S, S, hwc.data());
-  normalize_chw(hwc.data(), S, cfg, out);
 }
 
 Status parse_aug_cfg(const std::string& text, PreprocessCfg* cfg) {

@@ -1,6 +1,10 @@
 // OpenCLIP's image transforms: eval = resize (shortest side, PIL-style antialiased bicubic)
 // + center crop (torchvision rounding) + normalize; train = torchvision RandomResizedCrop
 // (seeded, its sampling procedure and fallback) + normalize. Output CHW float.
+// Given a SourceImage the resize and crop happen in its PIL mode, then convert('RGB'), as
+// OpenCLIP's transforms on Image.open(f) (CsvDataset, preprocess(Image.open(path))); given
+// an ImageU8 the image is already RGB, as after webdataset's decode("pilrgb") or
+// torchvision's ImageFolder loader, which convert before the transform.
 #pragma once
 #include <array>
 #include <cstdint>
@@ -10,6 +14,7 @@
 #include "core/result.h"
 #include "core/rng.h"
 #include "image/image.h"
+#include "image/source.h"
 
 namespace oc {
 
@@ -35,6 +40,8 @@ Status parse_aug_cfg(const std::string& text, PreprocessCfg* cfg);
 // Writes 3*size*size floats (CHW) to out.
 void preprocess_eval(const ImageU8& img, const PreprocessCfg& cfg, std::span<float> out);
 void preprocess_train(const ImageU8& img, const PreprocessCfg& cfg, Rng& rng, std::span<float> out);
+void preprocess_eval(const SourceImage& img, const PreprocessCfg& cfg, std::span<float> out);
+void preprocess_train(const SourceImage& img, const PreprocessCfg& cfg, Rng& rng, std::span<float> out);
 
 // Building blocks (exposed for tests and for the shard writers' resizing).
 ImageU8 resize(const ImageU8& img, int out_w, int out_h, Interp interp);  // PIL-style antialias

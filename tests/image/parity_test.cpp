@@ -1,6 +1,8 @@
 // Parity with what OpenCLIP runs (PIL 9.4 + torchvision): decoded pixels, eval transforms,
-// resized crops (the train path with a fixed box) and RandomResizedCrop statistics. The
-// references come from tests/reference/image_ref.py, run once into a temp folder.
+// resized crops (the train path with a fixed box) and RandomResizedCrop statistics, on RGB
+// and, in OpenCLIP's order (resize/crop in the PIL mode, then convert('RGB')), on P, 1, L,
+// LA, RGBA and CMYK images. The references come from tests/reference/image_ref.py, run
+// once into a temp folder.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -22,6 +24,7 @@
 #include "core/check.h"
 #include "core/fs.h"
 #include "image/codec.h"
+#include "image/mode_resize.h"
 #include "image/transform.h"
 
 namespace oc {
@@ -181,7 +184,7 @@ TEST(ImageParity, DecodeMatchesPilConvertRgb) {
     }
     ++n;
   }
-  EXPECT_GE(n, 55);  // every file the generator writes
+  EXPECT_GE(n, 110);  // every file the generator writes (RGB set + mode set)
   std::printf("[decode parity] %d files, JPEG max |diff| vs PIL = %d levels, PNG/WebP exact\n", n, jpeg_max);
 }
 
@@ -311,6 +314,139 @@ TEST(ImageParity, DctScaledDecodeDrift) {
   // these noisy test pictures (measured: mean 1.5-8/255, max up to ~120/255 on the 3-pixel
   // checker, which DCT scaling aliases). A broken scale or crop offset gives far more.
   EXPECT_LT(all.mean(), 10.0 / 255);
+}
+
+// ---- OpenCLIP's order: Image.open(f) in its own mode through the transforms ----
+//
+// Everything below is integer arithmetic that PIL and we do identically (same libjpeg-turbo
+// for the CMYK/L JPEGs, Resample.c's fixed point, Convert.c's MULDIV255 and divisions,
+// ImagingScaleAffine's double accumulation), so the bound is 0 everywhere: not one level of
+// one pixel may differ.
+
+SourceImage decode_source_ref_file(const Ref& ref, const std::string& name) {
+  auto img = decode_source_image(read_bytes(fs::join(ref.dir, name)));
+  OC_CHECK(img.ok(), "{}: {}", name, img.error());
+  return std::move(img).value();
+}
+
+// PIL opens 16-bit gray+alpha PNGs as RGBA (its "LA;16B" unpacker replicates the gray); we
+// keep LA, which gives the same pixels through every transform (premultiply, resample and
+// unpremultiply treat the channels alike). Expands ours to compare with PIL's bytes.
+std::vector<uint8_t> as_pil_bytes(const SourceImage& img, const std::string& pil_mode) {
+  if (pil_mode == "RGBA" && img.mode == PixelMode::LA) {
+    std::vector<uint8_t> v(img.pixels.size() * 2);
+    for (size_t i = 0; i < img.pixels.size() / 2; ++i) {
+      v[4 * i] = v[4 * i + 1] = v[4 * i + 2] = img.pixels[2 * i];
+      v[4 * i + 3] = img.pixels[2 * i + 1];
+    }
+    return v;
+  }
+  return img.pixels;
+}
+
+TEST(ImageModeParity, DecodeKeepsPilMode) {
+  REQUIRE_REF();
+  int n = 0;
+  std::map<std::string, int> modes;
+  for (const auto& f : ref.lines) {
+    if (f[0] != "srcdecode") continue;
+    SCOPED_TRACE(f[1]);
+    SourceImage img = decode_source_ref_file(ref, f[1]);
+    const bool la16 = f[2] == "RGBA" && img.mode == PixelMode::LA;
+    EXPECT_TRUE(f[2] == mode_name(img.mode) || la16) << "PIL " << f[2] << ", ours " << mode_name(img.mode);
+    ASSERT_EQ(img.width, std::stoi(f[3]));
+    ASSERT_EQ(img.height, std::stoi(f[4]));
+    EXPECT_TRUE(as_pil_bytes(img, f[2]) == read_bytes(fs::join(ref.dir, f[5]))) << "pixels differ from PIL's";
+    ++modes[f[2]];
+    ++n;
+  }
+  EXPECT_GE(n, 50);
+  for (const char* m : {"1", "L", "LA", "P", "RGB", "RGBA", "CMYK"}) EXPECT_GT(modes[m], 0) << m;
+}
+
+TEST(ImageModeParity, ConversionsMatchPilOverEveryValue) {
+  REQUIRE_REF();
+  int n = 0;
+  for (const auto& f : ref.lines) {
+    if (f[0] != "convert") continue;
+    SCOPED_TRACE(f[1]);
+    const auto src = read_bytes(fs::join(ref.dir, f[2])), want = read_bytes(fs::join(ref.dir, f[3]));
+    const size_t px = 256 * 256;
+    std::vector<uint8_t> got;
+    if (f[1] == "rgba_rgbA" || f[1] == "la_lA") {
+      const int c = f[1] == "la_lA" ? 2 : 4;
+      got.resize(px * c);
+      premultiply_alpha(src.data(), px, c, got.data());
+    } else if (f[1] == "rgbA_rgba" || f[1] == "lA_la") {
+      got = src;
+      unpremultiply_alpha(got.data(), px, f[1] == "lA_la" ? 2 : 4);
+    } else {
+      ASSERT_EQ(f[1], "cmyk_rgb");
+      got.resize(px * 3);
+      pixels_to_rgb(PixelMode::CMYK, nullptr, src.data(), px, got.data());
+    }
+    ASSERT_EQ(got.size(), want.size());
+    size_t bad = 0;
+    for (size_t i = 0; i < got.size(); ++i) bad += got[i] != want[i];
+    EXPECT_EQ(bad, 0u);
+    ++n;
+  }
+  EXPECT_EQ(n, 5);
+}
+
+TEST(ImageModeParity, EvalTransformInOpenClipOrder) {
+  REQUIRE_REF();
+  std::map<std::string, Diff> by_mode;
+  int n = 0, rgb_first_differs = 0;
+  for (const auto& f : ref.lines) {
+    if (f[0] != "srceval") continue;
+    SCOPED_TRACE(f[1] + " " + f[2] + " " + f[3] + " " + f[4] + " fill " + f[5]);
+    PreprocessCfg cfg = eval_cfg(f);
+    SourceImage img = decode_source_ref_file(ref, f[1]);
+    std::vector<float> ours(size_t(3) * cfg.size * cfg.size);
+    preprocess_eval(img, cfg, ours);
+    const auto want = read_f32(fs::join(ref.dir, f[6]));
+    Diff d = compare_chw(ours, want, cfg);
+    EXPECT_EQ(d.max, 0.0) << mode_name(img.mode) << ": max " << d.max * 255 << "/255";
+    auto& m = by_mode[mode_name(img.mode)];
+    m.max = std::max(m.max, d.max);
+    m.sum += d.sum;
+    m.n += d.n;
+    // The old order (convert('RGB') first) must differ somewhere, or this test proves nothing.
+    std::vector<float> first(ours.size());
+    preprocess_eval(to_rgb(img), cfg, first);
+    rgb_first_differs += compare_chw(first, want, cfg).max > 0;
+    ++n;
+  }
+  EXPECT_GE(n, 150);
+  EXPECT_GT(rgb_first_differs, 20);
+  for (const auto& [k, d] : by_mode)
+    std::printf("[mode eval parity] %-5s max %.3g/255 mean %.3g/255 over %zu values\n", k.c_str(), d.max * 255,
+                d.mean() * 255, d.n);
+  std::printf("[mode eval parity] %d cases; converting to RGB first would differ in %d\n", n, rgb_first_differs);
+}
+
+TEST(ImageModeParity, ResizedCropInOpenClipOrder) {
+  REQUIRE_REF();
+  int n = 0, exact = 0;
+  for (const auto& f : ref.lines) {
+    if (f[0] != "srccrop") continue;
+    SCOPED_TRACE(f[1] + " box " + f[2] + "," + f[3] + " " + f[4] + "x" + f[5]);
+    SourceImage img = decode_source_ref_file(ref, f[1]);
+    const int x = std::stoi(f[2]), y = std::stoi(f[3]), w = std::stoi(f[4]), h = std::stoi(f[5]), s = std::stoi(f[6]);
+    std::vector<uint8_t> out(size_t(s) * s * 3);
+    // What preprocess_train does with the box RandomResizedCrop picked.
+    resize_window_rgb(SourceView::of(img).sub(x, y, w, h), s, s, Interp::Bicubic, 0, 0, s, s, out.data());
+    const auto want = read_bytes(fs::join(ref.dir, f[7]));
+    ASSERT_EQ(want.size(), out.size());
+    int maxd = 0;
+    for (size_t i = 0; i < want.size(); ++i) maxd = std::max(maxd, std::abs(int(out[i]) - int(want[i])));
+    EXPECT_EQ(maxd, 0) << mode_name(img.mode);
+    exact += maxd == 0;
+    ++n;
+  }
+  EXPECT_GE(n, 200);
+  std::printf("[mode crop parity] %d boxes, %d bit-exact\n", n, exact);
 }
 
 }  // namespace

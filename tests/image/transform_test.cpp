@@ -25,7 +25,7 @@ TEST(ImageResample, FastPathEqualsPilTranscription) {
     // A sub-rectangle as source exercises the stride (the train path resizes crops in place).
     const int cx = int(rng.below(iw)), cy = int(rng.below(ih));
     const int cw = 1 + int(rng.below(iw - cx)), ch = 1 + int(rng.below(ih - cy));
-    const RgbView src = RgbView::of(img).sub(cx, cy, cw, ch);
+    const PixelView src = PixelView::of(img).sub(cx, cy, cw, ch);
     const int ow = 1 + int(rng.below(300)), oh = 1 + int(rng.below(300));
     const int wx = int(rng.below(ow)), wy = int(rng.below(oh));
     const int ww = 1 + int(rng.below(ow - wx)), wh = 1 + int(rng.below(oh - wy));
@@ -79,7 +79,7 @@ TEST(ImageResample, WindowEqualsCropOfFullResize) {
   ImageU8 img = make_rgb(301, 207);
   ImageU8 full = resize(img, 331, 224, Interp::Bicubic);
   std::vector<uint8_t> win(size_t(224) * 224 * 3);
-  resample_window(RgbView::of(img), 331, 224, Interp::Bicubic, 54, 0, 224, 224, win.data());
+  resample_window(PixelView::of(img), 331, 224, Interp::Bicubic, 54, 0, 224, 224, win.data());
   EXPECT_EQ(win, crop(full, 54, 0, 224, 224).rgb);
 }
 

@@ -13,6 +13,13 @@ Manifest lines (paths relative to OUTDIR; .rgb = uint8 HWC, .f32 = float32 CHW, 
                                           (the train path with a fixed box; uint8, before ToTensor)
   rrc W H S0 S1 R0 R1 N MW MH MI MJ SW SH SI SJ   moments of RandomResizedCrop.get_params
 Files already in OUTDIR/extra/ (written by the C++ test) get a decode line too.
+
+OpenCLIP's order, on Image.open(FILE) in its own mode (files under mode/):
+  srcdecode FILE MODE W H REF.raw         np.asarray(Image.open(FILE)) (P: indices, 1: 0/255)
+  srceval FILE MODE INTERP SIZE FILL REF.f32   eval transform with _convert_to_rgb last
+  srccrop FILE LEFT TOP W H SIZE REF.rgb  F.resized_crop(...).convert('RGB')
+  convert NAME SRC.raw REF.raw            PIL's Image.frombytes(mode, (256, 256), SRC)
+                                          .convert(target) over every (value, alpha) pair
 """
 import io
 import math
@@ -156,6 +163,136 @@ def make_images(out):
     return files
 
 
+def make_mode_images(out):
+    """Images in every mode OpenCLIP's order treats differently: [(relpath, mode)]."""
+    os.makedirs(os.path.join(out, "mode"), exist_ok=True)
+    files = []
+
+    def save(name, im, **kw):
+        im.save(os.path.join(out, "mode", name), **kw)
+        files.append((os.path.join("mode", name), im.mode))
+
+    sizes = [(128, 96), (97, 61), (300, 200), (40, 130), (223, 224), (7, 5), (1000, 50)]
+    for i, (w, h) in enumerate(sizes):
+        a = content(w, h, 4, seed=200 + i)
+        rng = np.random.RandomState(300 + i)
+        pal = Image.fromarray(a[..., :3], "RGB").quantize(64 if i % 2 else 256, method=Image.Quantize.MEDIANCUT)
+        save(f"p_{w}x{h}.png", pal)
+        save(f"bit_{w}x{h}.png", Image.fromarray(a[..., 0] > 128).convert("1"))
+        # Transparency: opaque, fully transparent (with colour left behind) and partial areas.
+        alpha = a[..., 3].copy()
+        alpha[: h // 3] = 0
+        alpha[h // 3: h // 2] = 255
+        alpha[:, : w // 5] = rng.randint(0, 256, (h, w // 5))
+        rgba = np.concatenate([a[..., :3], alpha[..., None]], -1)
+        save(f"rgba_{w}x{h}.png", Image.fromarray(rgba, "RGBA"))
+        save(f"la_{w}x{h}.png", Image.fromarray(np.stack([a[..., 1], alpha], -1), "LA"))
+        save(f"cmyk_{w}x{h}.jpg", Image.fromarray(a, "CMYK"), quality=90)
+        save(f"l_{w}x{h}.png", Image.fromarray(a[..., 2], "L"))
+        if i < 3:
+            save(f"l_{w}x{h}.jpg", Image.fromarray(a[..., 2], "L"), quality=90)
+            save(f"rgba_{w}x{h}.webp", Image.fromarray(rgba, "RGBA"), lossless=True, method=0)
+            save(f"rgb_{w}x{h}.png", Image.fromarray(a[..., :3], "RGB"))
+    # A palette shorter than its indices (PIL shows the missing entries as a gray ramp), tRNS.
+    rng = np.random.RandomState(400)
+    write_png(os.path.join(out, "mode", "p_short_50x30.png"), rng.randint(0, 256, (30, 50, 1)), 8, 3,
+              palette=rng.randint(0, 256, 30).tolist(), trns=bytes([0, 128, 255, 7]))
+    files.append((os.path.join("mode", "p_short_50x30.png"), "P"))
+    write_png(os.path.join(out, "mode", "p2_45x29.png"), rng.randint(0, 4, (29, 45, 1)), 2, 3,
+              palette=rng.randint(0, 256, 12).tolist())
+    files.append((os.path.join("mode", "p2_45x29.png"), "P"))
+    write_png(os.path.join(out, "mode", "la16_61x43.png"), rng.randint(0, 65536, (43, 61, 2)), 16, 4, interlace=True)
+    files.append((os.path.join("mode", "la16_61x43.png"), "RGBA"))  # PIL: (16, 4) -> ("RGBA", "LA;16B")
+    write_png(os.path.join(out, "mode", "gray4_61x43.png"), rng.randint(0, 16, (43, 61, 1)), 4, 0, trns=b"\x00\x05")
+    files.append((os.path.join("mode", "gray4_61x43.png"), "L"))
+    return files
+
+
+def raw_pixels(im):
+    a = np.asarray(im)
+    if im.mode == "1":
+        a = a.astype(np.uint8) * 255
+    return a.astype(np.uint8).tobytes()
+
+
+def eval_transform_mode(img, mode, interp, size, fill):
+    """open_clip.transform.image_transform(is_train=False) on the opened image: the resize,
+    crop and pad run in the image's mode and _convert_to_rgb comes last."""
+    im = T.InterpolationMode.BILINEAR if interp == "bilinear" else T.InterpolationMode.BICUBIC
+    if mode == "shortest":
+        img = F.center_crop(F.resize(img, size, im), size)
+    elif mode == "squash":
+        img = F.resize(img, [size, size], im)
+    else:
+        w, h = img.size
+        ratio = max(h / size, w / size)
+        img = F.resize(img, [round(h / ratio), round(w / ratio)], im)
+        w, h = img.size
+        if size > w or size > h:
+            pad = [(size - w) // 2 if size > w else 0, (size - h) // 2 if size > h else 0,
+                   (size - w + 1) // 2 if size > w else 0, (size - h + 1) // 2 if size > h else 0]
+            img = F.pad(img, pad, fill=fill)
+        w, h = img.size
+        if (w, h) != (size, size):
+            img = F.crop(img, int(round((h - size) / 2.0)), int(round((w - size) / 2.0)), size, size)
+    return NORMALIZE(F.to_tensor(img.convert("RGB")))
+
+
+def gen_convert_tables(out, lines):
+    """PIL's own conversions over every (value, alpha) pair, and CMYK over a grid."""
+    v, a = np.meshgrid(np.arange(256), np.arange(256))
+    v, a = v.astype(np.uint8), a.astype(np.uint8)
+    rgba = np.stack([v, 255 - v, v // 2, a], -1)
+    la = np.stack([v, a], -1)
+    cmyk = np.stack([v, a, 255 - v, (v.astype(int) + a) // 2], -1).astype(np.uint8)
+    for name, src_mode, dst_mode, data in [("rgba_rgbA", "RGBA", "RGBa", rgba), ("rgbA_rgba", "RGBa", "RGBA", rgba),
+                                           ("la_lA", "LA", "La", la), ("lA_la", "La", "LA", la),
+                                           ("cmyk_rgb", "CMYK", "RGB", cmyk)]:
+        src, ref = f"conv_{name}_src.raw", f"conv_{name}_ref.raw"
+        with open(os.path.join(out, src), "wb") as f:
+            f.write(data.tobytes())
+        im = Image.frombytes(src_mode, (256, 256), data.tobytes()).convert(dst_mode)
+        with open(os.path.join(out, ref), "wb") as f:
+            f.write(im.tobytes())  # packed: 2 bytes a pixel for LA/La, 3 for RGB
+        lines.append(f"convert {name} {src} {ref}")
+
+
+def gen_mode(out, lines):
+    gen_convert_tables(out, lines)
+    for k, (name, mode) in enumerate(make_mode_images(out)):
+        img = Image.open(os.path.join(out, name))
+        img.load()
+        assert img.mode == mode, (name, img.mode, mode)
+        ref = f"src_{k}.raw"
+        with open(os.path.join(out, ref), "wb") as f:
+            f.write(raw_pixels(img))
+        lines.append(f"srcdecode {name} {img.mode} {img.size[0]} {img.size[1]} {ref}")
+        ref = f"src_{k}.rgb"
+        with open(os.path.join(out, ref), "wb") as f:
+            f.write(np.asarray(img.convert("RGB")).tobytes())
+        lines.append(f"decode {name} {img.size[0]} {img.size[1]} {int(not name.endswith('.jpg'))} {ref}")
+        cases = [("shortest", "bicubic", 224, 0), ("shortest", "bicubic", 96, 0)]
+        cases.append([("shortest", "bilinear", 224, 0), ("squash", "bicubic", 224, 0),
+                      ("longest", "bicubic", 224, 255), ("longest", "bicubic", 224, 3)][k % 4])
+        for j, (m, interp, size, fill) in enumerate(cases):
+            ref = f"srceval_{k}_{j}.f32"
+            with open(os.path.join(out, ref), "wb") as f:
+                f.write(to_f32(eval_transform_mode(img, m, interp, size, fill)))
+            lines.append(f"srceval {name} {m} {interp} {size} {fill} {ref}")
+        w, h = img.size
+        rng = np.random.RandomState(2000 + k)
+        boxes = [(0, 0, w, h)]
+        for _ in range(3):
+            cw, ch = rng.randint(1, w + 1), rng.randint(1, h + 1)
+            boxes.append((rng.randint(0, w - cw + 1), rng.randint(0, h - ch + 1), cw, ch))
+        for j, (left, top, cw, ch) in enumerate(boxes):
+            ref = f"srccrop_{k}_{j}.rgb"
+            c = F.resized_crop(img, top, left, ch, cw, [224, 224], T.InterpolationMode.BICUBIC).convert("RGB")
+            with open(os.path.join(out, ref), "wb") as f:
+                f.write(np.asarray(c).tobytes())
+            lines.append(f"srccrop {name} {left} {top} {cw} {ch} 224 {ref}")
+
+
 def to_f32(t):
     return t.detach().numpy().astype("<f4").tobytes()
 
@@ -225,6 +362,7 @@ def gen(out):
             with open(os.path.join(out, ref), "wb") as f:
                 f.write(np.asarray(c).tobytes())
             lines.append(f"crop {name} {left} {top} {cw} {ch} 224 {ref}")
+    gen_mode(out, lines)
     torch.manual_seed(0)
     for (W, H, s, r, n) in [(640, 480, (0.9, 1.0), (3 / 4, 4 / 3), 4000), (224, 224, (0.9, 1.0), (3 / 4, 4 / 3), 4000),
                             (500, 300, (0.08, 1.0), (3 / 4, 4 / 3), 4000), (300, 1000, (0.5, 1.0), (0.5, 2.0), 4000)]:
