@@ -1,6 +1,8 @@
 // openclip bench train|infer|data: figures, not tests. Training and inference run the real
 // model on synthetic inputs and report samples/s, the step split, the top ops, achieved
 // TFLOP/s and the share of this machine's peak.
+#include <sys/resource.h>
+
 #include <cmath>
 #include <cstdio>
 #include <fstream>
@@ -54,6 +56,13 @@ std::vector<int32_t> synthetic_tokens(int64_t B, int ctx, int vocab, int lo, int
     row[len + 1] = eot;
   }
   return t;
+}
+
+// Peak resident set of this process so far (getrusage: KiB on Linux), in MiB.
+double peak_rss_mib() {
+  rusage u{};
+  getrusage(RUSAGE_SELF, &u);
+  return double(u.ru_maxrss) / 1024.0;
 }
 
 Options bench_options(const std::string& what) {
@@ -144,6 +153,7 @@ int run_train(const std::vector<std::string>& args) {
                       {"native_bf16", ops::native_bf16()},
                       {"memory_mib", {{"params", mem.params}, {"grads", mem.grads}, {"adamw", opt.mib()},
                                       {"activations", mem.activations}}},
+                      {"peak_rss_mib", peak_rss_mib()},
                       {"cpu", m.cpu_model},
                       {"onednn_isa", ops::dnnl_isa()}};
   nlohmann::json ops_j = nlohmann::json::array();
@@ -160,8 +170,8 @@ int run_train(const std::vector<std::string>& args) {
               secs / double(steps), loss, (long long)T_text, ctx);
   std::printf("  %.1f GFLOP/sample  %.3f TFLOP/s achieved  = %.0f%% of the %.3f TFLOP/s fp32 FMA peak\n", gflop_sample,
               tflops, 100 * tflops / peak, peak);
-  std::printf("  memory MiB: params %.0f  grads %.0f  adamw %.0f  activations %.0f\n", mem.params, mem.grads, opt.mib(),
-              mem.activations);
+  std::printf("  memory MiB: params %.0f  grads %.0f  adamw %.0f  activations %.0f  (peak RSS %.0f)\n", mem.params,
+              mem.grads, opt.mib(), mem.activations, peak_rss_mib());
   std::printf("  time per step by scope (steps: forward / loss+backward / optimizer; ops nested inside):\n");
   for (auto& e : profile::report())
     std::printf("    %-22s %8.1f ms  %6ld calls\n", e.name.c_str(), 1000 * e.seconds / double(steps), e.calls / steps);
