@@ -1,5 +1,6 @@
 // Helpers for tests that run the openclip binary or Python references.
 #pragma once
+#include <gtest/gtest.h>
 #include <sys/wait.h>
 
 #include <array>
@@ -7,6 +8,7 @@
 #include <cstdlib>
 #include <memory>
 #include <string>
+#include <vector>
 
 namespace oc::test {
 
@@ -26,6 +28,25 @@ inline Run run(const std::string& cmd) {
   int st = pclose(p.release());
   r.status = WIFEXITED(st) ? WEXITSTATUS(st) : (WIFSIGNALED(st) ? 128 + WTERMSIG(st) : -1);
   return r;
+}
+
+// Runs `cmd` (which must exit 0 and print one flat JSON list of numbers or strings without
+// commas or quotes inside) and returns the items as strings.
+inline std::vector<std::string> run_flat_json_list(const std::string& cmd) {
+  Run r = run(cmd);
+  EXPECT_EQ(r.status, 0) << cmd << "\n" << r.out;
+  std::vector<std::string> v;
+  std::string cur;
+  for (char c : r.out) {
+    if (c == '[' || c == ' ' || c == '"' || c == '\n') continue;
+    if (c == ',' || c == ']') {
+      if (!cur.empty()) v.push_back(cur);
+      cur.clear();
+    } else {
+      cur += c;
+    }
+  }
+  return v;
 }
 
 inline std::string openclip() { return OPENCLIP_BINARY; }

@@ -30,6 +30,9 @@ int run(const std::vector<std::string>& args) {
       {"threads", OptType::Int, "0", "compute threads (0 = all cores)"},
       {"predictions-dir", OptType::String, "",
        "also write each zero-shot task's per-sample predictions to DIR/zeroshot_<task>.json (for `openclip report`)"},
+      {"val-dedup-images", OptType::Flag, "",
+       "ours: retrieval counts several captions of one image (same key) as one image; OpenCLIP scores every row as "
+       "its own pair"},
       {"json", OptType::Flag, "", "print the metrics as one JSON object"}};
   append_missing_specs(&specs, data::data_option_specs());  // --val-data, --csv-*, ...
   Options o("eval", "Evaluate a model: zero-shot top-1/top-5 and retrieval recall.", specs);
@@ -55,6 +58,7 @@ int run(const std::vector<std::string>& args) {
   ev.templates_file = o.get("zeroshot-templates");
   ev.val_data = ev.base.data;
   ev.val_num_samples = ev.base.num_samples;
+  ev.dedup_images = o.flag("val-dedup-images");
   ev.batch_size = int(o.get_int("batch-size"));
   ev.workers = int(o.get_int("workers"));
   ev.predictions_dir = o.get("predictions-dir");

@@ -26,7 +26,10 @@ uint64_t stream_seed(uint64_t seed, int64_t epoch, SeedUse use, uint64_t a, uint
 std::vector<std::string> shard_order(const std::vector<std::string>& urls, uint64_t seed, int64_t epoch, bool shuffle,
                                      size_t bufsize, size_t initial) {
   if (!shuffle) return urls;
-  return shuffle_list(urls, bufsize, initial, stream_seed(seed, epoch, SeedUse::ShardShuffle));
+  // detshuffle2: rng = random.Random(); rng.seed(seed + epoch); webdataset's _shuffle picks
+  // with rng.randint(0, len(buf) - 1). PyRandom draws exactly as CPython, so the order equals
+  // OpenCLIP's for the same --seed and epoch.
+  return shuffle_list<std::string, PyRandom>(urls, bufsize, initial, seed + uint64_t(epoch));
 }
 
 std::vector<std::string> worker_shards(const std::vector<std::string>& urls, uint64_t seed, int64_t epoch, bool shuffle,

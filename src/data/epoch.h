@@ -22,12 +22,14 @@ struct EpochSize {
 EpochSize wds_epoch_size(int64_t num_samples, int batch_size, int world_size, int workers);
 
 // Streams of randomness used by the pipeline; distinct so they never correlate.
-enum class SeedUse : uint64_t { ShardShuffle = 1, SampleShuffle = 2, Augment = 3, Resample = 4, Permutation = 5, Caption = 6 };
+// (1 was the shard shuffle, which now draws from Python's generator: shard_order.)
+enum class SeedUse : uint64_t { SampleShuffle = 2, Augment = 3, Resample = 4, Permutation = 5, Caption = 6 };
 // The seed of one stream: mix(seed + epoch, use, a, b).
 uint64_t stream_seed(uint64_t seed, int64_t epoch, SeedUse use, uint64_t a = 0, uint64_t b = 0);
 
-// detshuffle2: the shard list shuffled with buffer 2000 / initial 500 (by default), seeded
-// by seed + epoch only, so every rank and worker sees the same order.
+// detshuffle2: the shard list shuffled with buffer 2000 / initial 500 (by default) by
+// webdataset's _shuffle with Python's random.Random(seed + epoch) (core/py_random.h), so
+// every rank and worker sees the same order, and it is OpenCLIP's order for the same seed.
 std::vector<std::string> shard_order(const std::vector<std::string>& urls, uint64_t seed, int64_t epoch,
                                      bool shuffle, size_t bufsize = 2000, size_t initial = 500);
 

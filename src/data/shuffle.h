@@ -1,7 +1,8 @@
 // webdataset's shuffle buffer (filters._shuffle, v0.2.x), as a pull iterator: fill up to
 // `bufsize` taking two items per step, start yielding once `initial` are buffered, pick a
-// random slot, move the last item into it. Random choices come from oc::Rng, so the order
-// is a pure function of the seed and the input sequence.
+// random slot, move the last item into it. Random choices come from R (oc::Rng by default;
+// oc::PyRandom reproduces Python's random.Random draw for draw), so the order is a pure
+// function of the seed and the input sequence.
 #pragma once
 #include <cstddef>
 #include <functional>
@@ -9,11 +10,12 @@
 #include <utility>
 #include <vector>
 
+#include "core/py_random.h"
 #include "core/rng.h"
 
 namespace oc::data {
 
-template <class T>
+template <class T, class R = Rng>
 class ShuffleBuffer {
  public:
   using Source = std::function<std::optional<T>()>;
@@ -51,16 +53,16 @@ class ShuffleBuffer {
   }
   Source src_;
   size_t bufsize_, initial_;
-  Rng rng_;
+  R rng_;
   std::vector<T> buf_;
   bool src_done_ = false;
 };
 
 // Shuffles a finite list through a ShuffleBuffer (webdataset's detshuffle on a shard list).
-template <class T>
+template <class T, class R = Rng>
 std::vector<T> shuffle_list(const std::vector<T>& in, size_t bufsize, size_t initial, uint64_t seed) {
   size_t i = 0;
-  ShuffleBuffer<T> sb([&]() -> std::optional<T> { return i < in.size() ? std::optional<T>(in[i++]) : std::nullopt; },
+  ShuffleBuffer<T, R> sb([&]() -> std::optional<T> { return i < in.size() ? std::optional<T>(in[i++]) : std::nullopt; },
                       bufsize, initial, seed);
   std::vector<T> out;
   out.reserve(in.size());

@@ -169,8 +169,10 @@ std::map<std::string, double> run_retrieval(Clip& model, const EvalData& ev) {
                                                             scale, B, B, E, 0);
     n += B;
     for (int64_t i = 0; i < B; ++i) {
-      // Several captions of one image (same path/key) count as one image.
-      auto [it, fresh] = image_index.emplace(b->keys[size_t(i)], int64_t(image_index.size()));
+      // --val-dedup-images: several captions of one image (same path/key) count as one
+      // image. Otherwise every row is its own pair, with a diagonal ground truth (OpenCLIP).
+      const std::string key = ev.dedup_images ? b->keys[size_t(i)] : std::to_string(n - B + i);
+      auto [it, fresh] = image_index.emplace(key, int64_t(image_index.size()));
       if (fresh) img_all.insert(img_all.end(), bi.begin() + i * E, bi.begin() + (i + 1) * E);
       txt_all.insert(txt_all.end(), bt.begin() + i * E, bt.begin() + (i + 1) * E);
       text_image.push_back(it->second);

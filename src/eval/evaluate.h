@@ -22,6 +22,10 @@ struct EvalData {
   std::string classnames_file, templates_file;  // overrides
   std::string val_data;      // retrieval
   int64_t val_num_samples = -1;
+  // Retrieval: false (OpenCLIP's get_clip_metrics) scores every sample as its own
+  // image-text pair; true (ours, --val-dedup-images) counts several captions of one image
+  // (same key) as one image, for multi-caption sets such as Flickr30k and MSCOCO.
+  bool dedup_images = false;
   int batch_size = 64, workers = 2;
   data::DataConfig base;     // csv keys/separator, preprocessing, context length
   // Non-empty: each zero-shot task also writes its predictions file

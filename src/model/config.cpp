@@ -6,6 +6,7 @@
 
 #include "core/check.h"
 #include "core/fs.h"
+#include "model/config_keys.h"
 
 namespace oc {
 
@@ -40,26 +41,29 @@ std::vector<std::string> builtin_model_names() {
   return names;
 }
 
-ModelCfg parse_model_config(const std::string& text, const std::string& name) {
+ModelCfg parse_model_config(const std::string& text, const std::string& name, const std::string& source) {
+  const std::string where = "model config " + (source.empty() ? name : source);
   json j;
   try {
     j = json::parse(text);
   } catch (const json::parse_error& e) {
-    OC_USER_ERROR("model config {}: malformed JSON at byte {}: {}", name, e.byte, e.what());
+    OC_USER_ERROR("{}: malformed JSON at byte {}: {}", where, e.byte, e.what());
   }
-  if (!j.is_object()) OC_USER_ERROR("model config {}: expected a JSON object", name);
+  if (!j.is_object()) OC_USER_ERROR("{}: expected a JSON object", where);
+  check_config_keys(j, ConfigSection::Top, where);
   ModelCfg c;
   c.name = name;
-  read_field(j, "embed_dim", &c.embed_dim, "model config " + name);
-  read_field(j, "quick_gelu", &c.quick_gelu, "model config " + name);
+  read_field(j, "embed_dim", &c.embed_dim, where);
+  read_field(j, "quick_gelu", &c.quick_gelu, where);
   if (!j.contains("vision_cfg") || !j["vision_cfg"].is_object())
     OC_USER_ERROR("model config {}: missing object \"vision_cfg\"", name);
   if (!j.contains("text_cfg") || !j["text_cfg"].is_object())
     OC_USER_ERROR("model config {}: missing object \"text_cfg\"", name);
   const json& v = j["vision_cfg"];
-  const std::string vw = "model config " + name + " vision_cfg";
+  const std::string vw = where + " vision_cfg";
   if (v.contains("layers") && v["layers"].is_array())
     OC_USER_ERROR("{}: ResNet towers (\"layers\" as a list) are not supported; use a ViT config", vw);
+  check_config_keys(v, ConfigSection::Vision, vw);
   for (const char* k : {"timm_model_name", "hf_model_name"})
     if (v.contains(k) && !v[k].is_null()) OC_USER_ERROR("{}: \"{}\" towers are not supported", vw, k);
   read_field(v, "image_size", &c.vision.image_size, vw);
@@ -69,16 +73,17 @@ ModelCfg parse_model_config(const std::string& text, const std::string& name) {
   read_field(v, "patch_size", &c.vision.patch_size, vw);
   read_field(v, "mlp_ratio", &c.vision.mlp_ratio, vw);
   const json& t = j["text_cfg"];
-  const std::string tw = "model config " + name + " text_cfg";
+  const std::string tw = where + " text_cfg";
   if (t.contains("hf_model_name") && !t["hf_model_name"].is_null())
     OC_USER_ERROR("{}: Hugging Face text towers are not supported", tw);
+  check_config_keys(t, ConfigSection::Text, tw);
   read_field(t, "context_length", &c.text.context_length, tw);
   read_field(t, "vocab_size", &c.text.vocab_size, tw);
   read_field(t, "width", &c.text.width, tw);
   read_field(t, "heads", &c.text.heads, tw);
   read_field(t, "layers", &c.text.layers, tw);
   read_field(t, "mlp_ratio", &c.text.mlp_ratio, tw);
-  require_positive(c.embed_dim, "embed_dim", "model config " + name);
+  require_positive(c.embed_dim, "embed_dim", where);
   for (auto [val, key] : {std::pair{c.vision.image_size, "image_size"}, {c.vision.layers, "layers"},
                           {c.vision.width, "width"}, {c.vision.head_width, "head_width"},
                           {c.vision.patch_size, "patch_size"}})
@@ -106,7 +111,7 @@ ModelCfg load_model_config(const std::string& name_or_path) {
     if (!text) OC_USER_ERROR("{}", text.error());
     std::string base = fs::basename(name_or_path);
     if (auto dot = base.rfind(".json"); dot != std::string::npos) base = base.substr(0, dot);
-    return parse_model_config(text.value(), base);
+    return parse_model_config(text.value(), base, name_or_path);
   }
   std::string names;
   for (auto& n : builtin_model_names()) names += (names.empty() ? "" : ", ") + n;

@@ -42,7 +42,8 @@ struct ModelCfg {
 // Name of an embedded config, or a path to a JSON file. Errors name the file and the field
 // and list the built-in names.
 ModelCfg load_model_config(const std::string& name_or_path);
-ModelCfg parse_model_config(const std::string& json_text, const std::string& name);
+// `source` (a file path) names the config in errors; the name is used when it is empty.
+ModelCfg parse_model_config(const std::string& json_text, const std::string& name, const std::string& source = "");
 std::vector<std::string> builtin_model_names();
 // The JSON text of a config (OpenCLIP's format), e.g. to store next to exported weights.
 std::string model_config_json(const ModelCfg& cfg);

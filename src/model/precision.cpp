@@ -1,5 +1,6 @@
 #include "model/precision.h"
 
+#include "core/bf16.h"
 #include "core/check.h"
 
 namespace oc {
@@ -12,7 +13,8 @@ Precision parse_precision(const std::string& name, std::string* note) {
     if (note) *note = "precision 'amp' means fp16 autocast with a GradScaler on CUDA; on the CPU it runs as bf16 autocast (amp_bf16)";
     return Precision::AmpBf16;
   }
-  if (name == "bf16" || name == "pure_bf16") return Precision::PureBf16;
+  if (name == "bf16") return Precision::Bf16;
+  if (name == "pure_bf16") return Precision::PureBf16;
   if (name == "fp16" || name == "pure_fp16")
     OC_USER_ERROR("--precision {}: fp16 weights are not supported on the CPU backend; use amp_bf16 or fp32", name);
   OC_USER_ERROR("--precision {}: unknown; choose one of amp, amp_bf16, amp_bfloat16, bf16, pure_bf16, fp32", name);
@@ -22,9 +24,25 @@ const char* precision_name(Precision p) {
   switch (p) {
     case Precision::Fp32: return "fp32";
     case Precision::AmpBf16: return "amp_bf16";
+    case Precision::Bf16: return "bf16";
     case Precision::PureBf16: return "pure_bf16";
   }
   return "?";
+}
+
+bool is_lp_param(std::string_view name) {
+  auto ends = [&](std::string_view s) { return name.size() >= s.size() && name.substr(name.size() - s.size()) == s; };
+  // nn.Linear / nn.Conv2d weights and biases (c_fc, c_proj, out_proj, conv1), the
+  // MultiheadAttention in_proj weight and bias, and the two nn.Parameter projections.
+  return name == "text_projection" || name == "visual.proj" || ends("conv1.weight") ||
+         name.find(".attn.") != std::string_view::npos || name.find(".mlp.") != std::string_view::npos;
+}
+
+void round_lp_params(const ParamTable& table, float* params, Precision p) {
+  if (p == Precision::PureBf16) return round_to_bf16(params, params, table.total);
+  if (p != Precision::Bf16) return;
+  for (const ParamInfo& info : table.params)
+    if (is_lp_param(info.name)) round_to_bf16(params + info.offset, params + info.offset, info.numel);
 }
 
 }  // namespace oc

@@ -1,7 +1,9 @@
 // --precision as OpenCLIP names it, mapped to what the CPU backend computes.
 #pragma once
 #include <string>
+#include <string_view>
 
+#include "model/params.h"
 #include "ops/gemm.h"
 
 namespace oc {
@@ -10,8 +12,11 @@ enum class Precision {
   Fp32,     // fp32 everywhere
   AmpBf16,  // fp32 master weights; matmul inputs rounded to bf16, fp32 accumulation;
             // LayerNorm, softmax, loss and the optimizer in fp32 (autocast to bf16)
-  PureBf16, // as AmpBf16, and the weights themselves are kept at bf16 values (rounded after
-            // every optimizer step), as a model cast with .to(bfloat16)
+  Bf16,     // OpenCLIP's `bf16`: as AmpBf16, and the weights convert_weights_to_lp casts
+            // (Linear/Conv weights and biases, attention in_proj weight/bias and out_proj,
+            // visual.proj, text_projection) are kept at bf16 values; LayerNorms, embeddings
+            // and logit_scale stay fp32
+  PureBf16, // `pure_bf16`: every parameter kept at a bf16 value, as model.to(bfloat16)
 };
 
 // Accepts fp32, amp, amp_bf16, amp_bfloat16, bf16, pure_bf16. On a CPU, OpenCLIP's `amp`
@@ -20,5 +25,12 @@ enum class Precision {
 Precision parse_precision(const std::string& name, std::string* note = nullptr);
 const char* precision_name(Precision p);
 inline ops::Prec matmul_prec(Precision p) { return p == Precision::Fp32 ? ops::Prec::F32 : ops::Prec::BF16; }
+
+// Whether `--precision bf16` keeps this parameter (OpenCLIP state_dict name) in bf16:
+// OpenCLIP's convert_weights_to_lp.
+bool is_lp_param(std::string_view name);
+// Rounds the parameters that `p` keeps in bf16 to bf16 values (none for fp32/amp_bf16).
+// Called after loading weights and after every optimizer step.
+void round_lp_params(const ParamTable& table, float* params, Precision p);
 
 }  // namespace oc

@@ -25,6 +25,7 @@ Options train_options() {
           {"val-data", T::String, "", "validation data (same formats) for retrieval metrics"},
           {"train-num-samples", T::Int, "", "samples per epoch (webdataset; else sizes.json or __len__ beside the shards)"},
           {"val-num-samples", T::Int, "", "validation samples (webdataset)"},
+          {"val-dedup-images", T::Flag, "", "ours: retrieval counts several captions of one image (same key) as one image; OpenCLIP scores every row as its own pair"},
           {"dataset-type", T::String, "auto", "webdataset, csv, synthetic, auto (by extension)"},
           {"dataset-resampled", T::Flag, "", "sample shards with replacement"},
           {"no-shuffle", T::Flag, "", "openclip-cpp: no shard/sample shuffling (deterministic accuracy comparisons)"},
@@ -102,7 +103,7 @@ Options train_options() {
           {"threads", T::Int, "0", "openclip-cpp: compute threads per process (0 = all cores)"},
           // logging
           {"logs", T::String, "./logs/", "where run folders go ('none' disables checkpoints and TensorBoard)"},
-          {"log-local", T::Flag, "", "every rank writes its own log file"},
+          {"log-local", T::Flag, "", "each node's local rank 0 writes its own log file, out-<rank> (OpenCLIP's name, no extension)"},
           {"name", T::String, "", "run name (default: date-model-lr-batch-workers-precision)"},
           {"report-to", T::String, "", "'tensorboard' (wandb is not available offline)"},
           {"wandb-notes", T::String, "", "wandb notes"},
@@ -164,6 +165,7 @@ TrainArgs resolve_train_args(const Options& o) {
   a.upsampling_factors = o.get("train-data-upsampling-factors");
   a.train_num_samples = o.has("train-num-samples") ? o.get_int("train-num-samples") : 0;
   a.val_num_samples = o.has("val-num-samples") ? o.get_int("val-num-samples") : 0;
+  a.val_dedup_images = o.flag("val-dedup-images");
   a.dataset_type = o.get("dataset-type");
   a.dataset_resampled = o.flag("dataset-resampled");
   a.no_shuffle = o.flag("no-shuffle");

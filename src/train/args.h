@@ -35,6 +35,7 @@ struct TrainArgs {
   bool force_quick_gelu = false;
   // logging / checkpoints / eval
   std::string logs, name, report_to, resume;
+  bool val_dedup_images = false;  // ours: retrieval counts the captions of one image as one image
   bool log_local = false, debug = false, save_most_recent = false, delete_previous_checkpoint = false;
   int log_every_n_steps = 100, save_frequency = 1, zeroshot_frequency = 2, val_frequency = 1, max_bad_steps = 10;
   int64_t checkpoint_every_n_steps = 0;

@@ -136,9 +136,10 @@ int train_main(const std::vector<std::string>& argv) {
     run = prepare_run_dir(b, long(start_time));
     run.tensorboard.clear();
   }
-  // OpenCLIP: out.log from rank 0, or out-<rank>.log from every rank with --log-local.
-  if (a.log_local) log::set_file(fs::join(run.root, fmt::format("out-{}.log", rank)));
-  else if (master) log::set_file(run.log_path);
+  // OpenCLIP: out.log from rank 0; with --log-local, each node's local rank 0 writes
+  // out-<rank> (its name has no extension) and the other ranks log no file.
+  if (a.log_local && world.local_rank == 0) log::set_file(fs::join(run.root, fmt::format("out-{}", rank)));
+  else if (!a.log_local && master) log::set_file(run.log_path);
   else log::set_level(log::Level::Warning);  // others: warnings and errors only
   if (world_size > 1)
     log::info("Running in distributed mode with multiple processes. Device cpu. Process (global: {}, local {}), total "
@@ -168,6 +169,7 @@ int train_main(const std::vector<std::string>& argv) {
     log::info("Loaded pretrained weights from {}", a.pretrained);
   }
   model.set_precision(precision);
+  round_lp_params(model.table(), model.params(), precision);  // OpenCLIP casts at creation
   model.plan_training(a.batch_size, a.grad_checkpointing);
   std::vector<bool> trainable = trainable_mask(model, a);
 
@@ -296,6 +298,8 @@ int train_main(const std::vector<std::string>& argv) {
   const char* term_env = std::getenv("OPENCLIP_DEBUG_SIGTERM_AT_STEP");
   const int64_t nan_at = nan_env && fault_here ? std::atoll(nan_env) : -1;
   const int64_t term_at = term_env && fault_here ? std::atoll(term_env) : -1;
+  // Distributed tests: every rank prints its own loss per step (OpenCLIP logs rank 0's).
+  const bool debug_rank_loss = std::getenv("OPENCLIP_DEBUG_RANK_LOSS") != nullptr;
   // Mid-epoch loader positions: every rank's, gathered (collective: all ranks call it).
   auto loader_state = [&]() -> std::string {
     std::string mine = loader.position().to_json().dump();
@@ -326,6 +330,7 @@ int train_main(const std::vector<std::string>& argv) {
     ev.zeroshot_task = a.zeroshot_classnames, ev.classnames_file.clear();
   ev.val_data = a.val_data;
   ev.val_num_samples = a.val_num_samples > 0 ? a.val_num_samples : -1;
+  ev.dedup_images = a.val_dedup_images;
   ev.batch_size = a.batch_size;
   ev.workers = std::max(1, a.workers);
   ev.base = dc;
@@ -400,17 +405,20 @@ int train_main(const std::vector<std::string>& argv) {
       const double lr = a.skip_scheduler ? a.lr : lr_at(sc, gstep);
 
       if (gstep == nan_at) *logit_scale = NAN;
-      double loss;
+      double loss, scale_fwd = NAN;
       comm->set_step(gstep);
       if (world_size > 1) {
         loss = step.forward_backward_dist(pending[0].images.data(), pending[0].tokens.data(), pending[0].size, *comm,
                                           dist_mode);
         reducer->finish();
-        // The logged loss: the mean over ranks (with --local-loss each rank has its rows).
+        // Every rank must take the same decision on a non-finite step and on a stop signal,
+        // so the sum of the losses is agreed; the LOGGED loss stays this rank's own, as
+        // OpenCLIP logs rank 0's (with --local-loss, its rows only).
         double ls[2] = {loss, double(g_stop_signal)};
         comm->allreduce_sum(ls, 2);
-        loss = ls[0] / world_size;
+        if (!std::isfinite(ls[0])) loss = ls[0];
         if (ls[1] != 0) agreed_stop = g_stop_signal ? int(g_stop_signal) : SIGTERM;
+        if (debug_rank_loss) std::fprintf(stderr, "debug: rank %d step %lld loss %.9g\n", rank, (long long)gstep, loss);
       } else if (a.accum_freq == 1) {
         loss = step.forward_backward(pending[0].images.data(), pending[0].tokens.data(), pending[0].size);
       } else {
@@ -435,9 +443,10 @@ int train_main(const std::vector<std::string>& argv) {
         }
       } else {
         st.bad_steps = 0;
+        scale_fwd = std::exp(*logit_scale);  // the forward's scale, as OpenCLIP logs it
         opt.step(model.params(), model.grads(), lr, trainable);
         clamp_logit_scale(logit_scale);
-        if (precision == Precision::PureBf16) round_to_bf16(model.params(), model.params(), model.table().total);
+        round_lp_params(model.table(), model.params(), precision);  // bf16 / pure_bf16
       }
       st.global_step = gstep + 1;
       st.step_in_epoch = batch_i;
@@ -445,14 +454,18 @@ int train_main(const std::vector<std::string>& argv) {
       const double t_batch = now_seconds() - t_end;
       t_end = now_seconds();
       train_seconds += t_batch;
-      loss_m.add(loss), data_t.add(t_data), batch_t.add(t_batch);
+      data_t.add(t_data), batch_t.add(t_batch);
 
       const bool last = batch_i == num_batches;
       if (i_accum % a.log_every_n_steps == 0 || last) {
+        // As OpenCLIP's train_one_epoch: the loss meter is updated at logged steps only
+        // ("coarsely sampled"), the text line shows the window's average data/batch times,
+        // and samples/s and the TensorBoard scalars use the last step's values.
+        loss_m.add(loss);
         const int64_t samples = batch_i * a.batch_size * world_size;
-        const double sps = double(a.batch_size) * a.accum_freq * world_size / batch_t.avg();
+        const double sps = double(a.batch_size) * a.accum_freq * world_size / t_batch;
         const double sps_rank = sps / world_size;
-        const double scale = std::exp(*logit_scale);
+        const double scale = std::isnan(scale_fwd) ? std::exp(*logit_scale) : scale_fwd;
         const double eta = batch_t.avg() * double((num_batches - batch_i) / a.accum_freq +
                                                   (a.epochs - epoch - 1) * steps_per_epoch);
         log::info("Train Epoch: {} [{:>{}}/{} ({:.0f}%)] Data (t): {:.3f} Batch (t): {:.3f}, {}/s, {}/s/gpu LR: {:5f} "
@@ -462,8 +475,8 @@ int train_main(const std::vector<std::string>& argv) {
                   lr, scale, loss, loss_m.avg(), loss, loss_m.avg(), eta);
         if (tb) {
           const int64_t s = gstep;
-          tb->add_scalar("train/data_time", float(data_t.avg()), s);
-          tb->add_scalar("train/batch_time", float(batch_t.avg()), s);
+          tb->add_scalar("train/data_time", float(t_data), s);
+          tb->add_scalar("train/batch_time", float(t_batch), s);
           tb->add_scalar("train/samples_per_second", float(sps), s);
           tb->add_scalar("train/samples_per_second_per_gpu", float(sps_rank), s);
           tb->add_scalar("train/scale", float(scale), s);

@@ -4,10 +4,15 @@
 #include <cstdlib>
 #include <string>
 
+#include <fmt/format.h>
+
+#include "../test_util.h"
+
 #include "core/base64.h"
 #include "core/bf16.h"
 #include "core/check.h"
 #include "core/fs.h"
+#include "core/py_random.h"
 #include "core/rng.h"
 #include "core/tensor.h"
 
@@ -117,4 +122,17 @@ TEST(Fs, FullDiskGivesClearErrorAndKeepsOld) {
 }
 
 }  // namespace
+// CPython's random.Random, draw for draw (tests/reference/shard_order_ref.py prints them):
+// one- and two-word seeds, getrandbits below, at and above 32 bits, randint's rejection loop.
+TEST(PyRandom, DrawsEqualCPythons) {
+  for (uint64_t seed : {0ull, 1ull, 12345ull, 4294967295ull, 4294967296ull, 18446744073709551615ull})
+    for (int k : {1, 7, 32, 33, 64}) {
+      auto ref = test::run_flat_json_list(fmt::format("/usr/bin/python3 " OPENCLIP_TEST_DIR "/reference/shard_order_ref.py draws {} {} 20", seed, k));
+      ASSERT_EQ(ref.size(), 60u);
+      PyRandom rng(seed);
+      for (int i = 0; i < 20; ++i) ASSERT_EQ(std::to_string(rng.getrandbits(k)), ref[size_t(i)]) << seed << " k " << k;
+      for (int n = 1; n <= 40; ++n) ASSERT_EQ(std::to_string(rng.randint(0, n)), ref[size_t(19 + n)]) << seed << " n " << n;
+    }
+}
+
 }  // namespace oc

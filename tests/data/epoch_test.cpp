@@ -8,7 +8,10 @@
 #include <cmath>
 #include <set>
 
+#include <fmt/format.h>
+
 #include "data/shuffle.h"
+#include "../test_util.h"
 
 namespace oc::data {
 namespace {
@@ -121,6 +124,29 @@ TEST(Shuffle, WebdatasetBufferSemantics) {
   for (int i = 0; i < n; ++i) in[size_t(i)] = i;
   EXPECT_EQ(shuffle_list(in, 20, 10, 42), out);  // same seed, same order
   EXPECT_EQ(shuffle_list(in, 1, 1, 42), in);     // bufsize 1: no shuffle
+}
+
+
+// OpenCLIP's order for the same seed: tests/reference/shard_order_ref.py runs detshuffle2 +
+// webdataset's _shuffle with CPython's random.Random; every position must be equal. Shard
+// counts cover "fewer than initial" (12), "between initial and bufsize" (700) and "more than
+// bufsize" (2500, where the buffer is full and pulls one item per pick).
+std::vector<std::string> python_json_list(const std::string& args) {
+  return test::run_flat_json_list("/usr/bin/python3 " OPENCLIP_TEST_DIR "/reference/shard_order_ref.py " + args);
+}
+
+TEST(Epoch, ShardOrderEqualsOpenClipsForTheSameSeed) {
+  for (int n : {12, 700, 2500})
+    for (uint64_t seed : {0ull, 1ull, 42ull, 4294967296ull + 7})
+      for (int64_t epoch : {0, 3}) {
+        auto urls = names(n);
+        auto ours = shard_order(urls, seed, epoch, true);
+        auto ref = python_json_list(fmt::format("order {} {} {}", n, seed, epoch));
+        ASSERT_EQ(ours, ref) << "n " << n << " seed " << seed << " epoch " << epoch;
+      }
+  // One worker of one rank: [rank::world][worker::workers] of the same order.
+  auto urls = names(97);
+  EXPECT_EQ(worker_shards(urls, 5, 2, true, 1, 2, 1, 3), python_json_list("worker 97 5 2 1 2 1 3"));
 }
 
 }  // namespace

@@ -96,30 +96,39 @@ TEST(EvalCli, EmbedWritesNpyEqualToTheLibrary) {
   EXPECT_EQ(txt.status, 0) << txt.out;
 }
 
-TEST(EvalCli, MetricsAgreeWithPyTorchReference) {
+// `dedup` false: OpenCLIP's get_clip_metrics (every row its own pair); true: ours,
+// --val-dedup-images (one image per path; the fixture's first image has two captions).
+void metrics_agree_with_reference(bool dedup) {
   if (!test::have_torch()) GTEST_SKIP() << "needs /usr/bin/python3 with torch";
-  Fixture f = make_fixture("eval_ref");
+  Fixture f = make_fixture(dedup ? "eval_ref_dedup" : "eval_ref");
   auto ours = run(test::openclip() + " eval --model test-tiny --pretrained " + f.weights + " --imagenet-val " + f.dir +
                   "/folder --zeroshot-templates " + f.dir + "/templates.txt --val-data " + f.dir +
-                  "/val.csv --batch-size 4 --json");
+                  "/val.csv --batch-size 4 --json" + (dedup ? " --val-dedup-images" : ""));
   ASSERT_EQ(ours.status, 0) << ours.out;
   auto ref = run("/usr/bin/python3 " OPENCLIP_TEST_DIR "/reference/eval_ref.py --config test-tiny --weights " +
                  f.weights + " --folder " + f.dir + "/folder --vocab " OPENCLIP_SOURCE_DIR
                  "/data/bpe_simple_vocab_16e6.txt.gz --templates " + f.dir + "/templates.txt --retrieval-csv " + f.dir +
-                 "/val.csv");
+                 "/val.csv" + (dedup ? " --dedup-images" : ""));
   ASSERT_EQ(ref.status, 0) << ref.out;
   auto a = nlohmann::json::parse(ours.out.substr(ours.out.rfind('{')));
   auto b = nlohmann::json::parse(ref.out.substr(ref.out.rfind('{')));
   // Ranks are integers and recalls fractions of 9/12 items: fp32 differences between the
   // two implementations (~1e-6 in cosine) only matter on exact ties, which random weights
   // do not produce, so the values must be equal (up to torch computing the fractions in
-  // float32: 1e-6).
+  // float32: 1e-6). Without de-duplication the first image appears in two rows; its two
+  // embeddings are the same function of the same pixels, and both sides count only
+  // strictly larger scores, so that tie ranks the same on both.
   for (auto& [k, v] : b.items()) {
     ASSERT_TRUE(a.contains(k)) << k;
     EXPECT_NEAR(a[k].get<double>(), v.get<double>(), 1e-6) << k;
   }
   EXPECT_TRUE(a.contains("clip_val_loss"));
+  std::printf("[%s] image_to_text_mean_rank %.4f text_to_image_mean_rank %.4f\n", dedup ? "dedup" : "openclip",
+              a["image_to_text_mean_rank"].get<double>(), a["text_to_image_mean_rank"].get<double>());
 }
+
+TEST(EvalCli, MetricsAgreeWithPyTorchReference) { metrics_agree_with_reference(false); }
+TEST(EvalCli, MetricsWithDedupImagesAgreeWithPyTorchReference) { metrics_agree_with_reference(true); }
 
 TEST(EvalCli, PredictionsFileMatchesTheMetrics) {
   Fixture f = make_fixture("eval_predictions");

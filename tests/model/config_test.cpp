@@ -80,6 +80,46 @@ TEST(ModelConfig, BadConfigsGiveClearErrors) {
   EXPECT_NE(msg(R"({"embed_dim": 8, "vision_cfg": {"image_size": 30, "patch_size": 8}, "text_cfg": {}})")
                 .find("multiple of patch_size"),
             std::string::npos);
+  // Every key is looked up (OpenCLIP 2.24.0's CLIPVisionCfg / CLIPTextCfg / CLIP kwargs):
+  const std::string base = R"("embed_dim": 8, "vision_cfg": {"image_size": 32, "patch_size": 8, "width": 64, "layers": 1)";
+  auto cfg = [&](const std::string& vision_extra, const std::string& text_extra, const std::string& top_extra = "") {
+    return "{" + base + vision_extra + R"(}, "text_cfg": {"width": 64, "heads": 2, "layers": 1)" + text_extra + "}" +
+           top_extra + "}";
+  };
+  EXPECT_EQ(msg(cfg("", "")), "");
+  // OpenCLIP options at their defaults build the same model: accepted.
+  EXPECT_EQ(msg(cfg(R"(, "no_ln_pre": false, "pool_type": "tok", "ls_init_value": null, "patch_dropout": 0)",
+                    R"(, "pool_type": "argmax", "proj_bias": false, "pad_id": 0)")),
+            "");
+  // Anything else names the key, the section and what to do; never trained as another model.
+  std::string e = msg(cfg(R"(, "no_ln_pre": true)", ""));
+  EXPECT_NE(e.find("vision_cfg: \"no_ln_pre\": true"), std::string::npos) << e;
+  EXPECT_NE(e.find("Remove the key"), std::string::npos) << e;
+  e = msg(cfg("", R"(, "pool_type": "last")"));
+  EXPECT_NE(e.find("text_cfg: \"pool_type\""), std::string::npos) << e;
+  e = msg(cfg(R"(, "patch_dropout": 0.5)", ""));
+  EXPECT_NE(e.find("patch_dropout"), std::string::npos) << e;
+  e = msg(cfg("", "", R"(, "custom_text": true)"));
+  EXPECT_NE(e.find("CustomTextCLIP"), std::string::npos) << e;
+  e = msg(cfg("", "", R"(, "multimodal_cfg": {"width": 512})"));
+  EXPECT_NE(e.find("CoCa"), std::string::npos) << e;
+  e = msg(cfg(R"(, "patch_sise": 8)", ""));
+  EXPECT_NE(e.find("\"patch_sise\" is not a key"), std::string::npos) << e;
+  e = msg(cfg("", R"(, "hf_model_name": "bert-base-uncased")"));
+  EXPECT_NE(e.find("Hugging Face"), std::string::npos) << e;
+  // A config file is named by its path.
+  const std::string path = ::testing::TempDir() + "/odd-config.json";
+  {
+    std::FILE* f = std::fopen(path.c_str(), "w");
+    std::fputs(cfg("", R"(, "no_causal_mask": true)").c_str(), f);
+    std::fclose(f);
+  }
+  try {
+    load_model_config(path);
+    ADD_FAILURE() << "no_causal_mask: true was accepted";
+  } catch (const Error& err) {
+    EXPECT_NE(std::string(err.what()).find(path + " text_cfg: \"no_causal_mask\""), std::string::npos) << err.what();
+  }
   try {
     load_model_config("ViT-Q-99");
     FAIL();

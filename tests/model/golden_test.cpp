@@ -64,14 +64,16 @@ struct Tolerances {
   double features, loss, grad, traj_loss, final_params;
 };
 
-void check_against_golden(const std::string& precision, const Tolerances& tol) {
+// `golden_precision` names golden.py's mode; the model runs at `precision`.
+void check_against_golden(const std::string& golden_precision, Precision precision, const Tolerances& tol) {
   Golden g;
-  if (!make_golden(precision, &g)) GTEST_SKIP() << "needs /usr/bin/python3 with torch";
+  if (!make_golden(golden_precision, &g)) GTEST_SKIP() << "needs /usr/bin/python3 with torch";
+  const std::string tag = golden_precision;
   ModelCfg cfg = load_model_config("test-tiny");
   const int64_t B = g.at("input.images").shape[0], E = cfg.embed_dim;
   Clip m(cfg);
   load_state_dict(m, with_prefix(g, "param."), "golden params");
-  m.set_precision(parse_precision(precision));
+  m.set_precision(precision);
   m.plan_training(B);
   const std::vector<float> images = g.f("input.images");
   std::vector<int32_t> tokens(size_t(g.at("input.tokens").numel()));
@@ -83,8 +85,9 @@ void check_against_golden(const std::string& precision, const Tolerances& tol) {
   std::vector<float> img(size_t(B * E)), txt(size_t(B * E));
   m.encode_image(images.data(), B, img.data());
   m.encode_text(tokens.data(), B, txt.data());
-  EXPECT_LE(rel_err(img.data(), g.f("out.image_features")), tol.features);
-  EXPECT_LE(rel_err(txt.data(), g.f("out.text_features")), tol.features);
+  const double e_img = rel_err(img.data(), g.f("out.image_features")), e_txt = rel_err(txt.data(), g.f("out.text_features"));
+  EXPECT_LE(e_img, tol.features) << "image features";
+  EXPECT_LE(e_txt, tol.features) << "text features";
   const double ref_loss = g.f("out.loss")[0];
   EXPECT_NEAR(loss, ref_loss, tol.loss * ref_loss);
   double worst = 0;
@@ -94,8 +97,8 @@ void check_against_golden(const std::string& precision, const Tolerances& tol) {
     if (e > worst) worst = e, worst_name = p.name;
     EXPECT_LE(e, tol.grad) << "gradient of " << p.name;
   }
-  std::printf("[%s] loss %.6f vs %.6f; worst gradient error %.2e (%s)\n", precision.c_str(), loss, ref_loss, worst,
-              worst_name.c_str());
+  std::printf("[%s] features %.2e / %.2e; loss %.6f vs %.6f; worst gradient error %.2e (%s)\n", tag.c_str(), e_img,
+              e_txt, loss, ref_loss, worst, worst_name.c_str());
 
   // 10 AdamW steps on the same batch: lr 1e-3, wd 0.1, cosine with warmup 2 over 10 steps.
   load_state_dict(m, with_prefix(g, "param."), "golden params");
@@ -106,13 +109,16 @@ void check_against_golden(const std::string& precision, const Tolerances& tol) {
   sc.base_lr = 1e-3, sc.warmup = 2, sc.total_steps = 10;
   const std::vector<float> ref_traj = g.f("traj.loss"), ref_lr = g.f("traj.lr");
   float* logit_scale = m.params() + m.table().find("logit_scale")->offset;
+  double worst_traj = 0;
   for (int s = 0; s < 10; ++s) {
     const double l = step.forward_backward(images.data(), tokens.data(), B);
     EXPECT_NEAR(lr_at(sc, s), ref_lr[size_t(s)], 1e-9);
     EXPECT_NEAR(l, ref_traj[size_t(s)], tol.traj_loss * ref_traj[size_t(s)]) << "step " << s;
+    worst_traj = std::max(worst_traj, std::fabs(l - ref_traj[size_t(s)]) / ref_traj[size_t(s)]);
     opt.step(m.params(), m.grads(), lr_at(sc, s));
     clamp_logit_scale(logit_scale);
   }
+  double worst_final = 0;
   for (auto& p : m.table().params) {
     std::vector<float> ref = g.f("final." + p.name);
     std::vector<float> ours(m.params() + p.offset, m.params() + p.offset + p.numel);
@@ -123,8 +129,12 @@ void check_against_golden(const std::string& precision, const Tolerances& tol) {
       std::fill(ref.begin() + W, ref.begin() + 2 * W, 0.0f);
       std::fill(ours.begin() + W, ours.begin() + 2 * W, 0.0f);
     }
-    EXPECT_LE(rel_err(ours.data(), ref, 1e-2), tol.final_params) << p.name;
+    const double e = rel_err(ours.data(), ref, 1e-2);
+    worst_final = std::max(worst_final, e);
+    EXPECT_LE(e, tol.final_params) << p.name;
   }
+  std::printf("[%s] 10 steps: worst loss error %.2e, worst final parameter error %.2e\n", tag.c_str(), worst_traj,
+              worst_final);
 }
 
 TEST(Golden, Fp32MatchesPyTorch) {
@@ -132,16 +142,40 @@ TEST(Golden, Fp32MatchesPyTorch) {
   // softmax/LayerNorm loops): ~1e-6 relative per op, growing through 4 blocks and the
   // backward pass. AdamW turns tiny gradient differences into sign-like updates only where
   // |g| ~ eps, so final parameters get a looser bound than the first gradients.
-  check_against_golden("fp32", {2e-5, 1e-5, 2e-4, 1e-4, 1e-3});
+  check_against_golden("fp32", Precision::Fp32, {2e-5, 1e-5, 2e-4, 1e-4, 1e-3});
 }
 
-TEST(Golden, AmpBf16IsAsCloseToFp32AsPyTorchAutocast) {
-  // bf16 keeps 8 significand bits, and torch's autocast also rounds every matmul OUTPUT to
-  // bf16 (ours keeps fp32 outputs, as the issue specifies), so our amp_bf16 and torch's do
-  // not agree to a fixed tolerance: both sit at bf16 rounding distance from the exact fp32
-  // result. The meaningful bound: our bf16 results must be no further from the fp32
-  // reference than torch's bf16 results are (x1.5 + a floor of 2^-8 relative, one bf16 ulp),
-  // for features, loss, every gradient and the 10-step loss trajectory.
+TEST(Golden, AmpBf16MatchesDefinedBf16Reference) {
+  // The oracle is tests/reference/bf16_ref.py: every matmul input, forward and backward,
+  // rounded to bf16, everything else exact. That arithmetic does not depend on the CPU, so
+  // this test means the same on AVX2 (rounded values through sgemm) and on AMX/AVX512-BF16
+  // (oneDNN's native bf16 matmul). What remains between ours and the oracle is fp32
+  // accumulation (~1e-7 relative per product) plus the rare input whose fp32 value sits on
+  // a bf16 rounding boundary and rounds the other way (one ulp, 2^-8, on one element).
+  // Measured on test-tiny (2026-12-01, Xeon AMX): features 1.2e-7, loss equal to 7 digits,
+  // worst first gradient 1.4e-4 relative to its tensor's scale; 10 steps: loss 1.2e-2,
+  // final parameters 1.7e-2.
+  // Bounds and why they still catch a wrong arithmetic: leaving ONE product of the 2 x 4
+  // blocks unrounded (or rounding only in forward) moves the worst gradient by 1.9-4.4e-2
+  // and the features by far more than 1e-5 (measured with bf16_ref.py), so features 1e-5,
+  // loss 1e-5 and gradients 2e-3 (half a bf16 ulp; 10x above what we measure, 10x below any
+  // single missing or extra rounding). The trajectory is chaotic in bf16: AdamW's first
+  // steps are sign-like (update ~ lr * g / |g|), so gradient elements at the 1e-4 noise
+  // level flip sign between two correct implementations and the curves drift apart by ~1%
+  // (loss falls from 1.66 to 0.05); 5e-2 on the loss curve and on the final parameters
+  // guards the optimizer path, the first-gradient bound guards the arithmetic.
+  check_against_golden("amp_bf16_defined", Precision::AmpBf16, {1e-5, 1e-5, 2e-3, 5e-2, 5e-2});
+}
+
+TEST(Golden, AmpBf16DistanceFromFp32BesideTorchAutocast) {
+  // Information, not the bound: torch's CPU autocast rounds matmul OUTPUTS to bf16 as well,
+  // and its bf16 kernels differ by CPU (more exact on AMX than on AVX2), so "as close to fp32
+  // as torch autocast" passed or failed by machine (0.060 vs a bound of 0.055 on an AMX
+  // Xeon). The defined-arithmetic test above is the bound; this one prints both distances
+  // from fp32 and fails only when ours is far outside bf16's scale, as a broken bf16 path
+  // (wrong layout or scale: O(1) errors) would be. Measured on an AMX Xeon: ours 3.2e-3 /
+  // 2.2e-3 / 6.0e-2 for features / loss / worst gradient, torch 6.1e-3 / 3.5e-3 / 6.4e-2;
+  // bounds 2^-5, 2^-5 and 2^-2.
   Golden g32, g16;
   if (!make_golden("fp32", &g32) || !make_golden("amp_bf16", &g16)) GTEST_SKIP() << "needs /usr/bin/python3 with torch";
   ModelCfg cfg = load_model_config("test-tiny");
@@ -158,36 +192,23 @@ TEST(Golden, AmpBf16IsAsCloseToFp32AsPyTorchAutocast) {
   const double loss = step.forward_backward(images.data(), tokens.data(), B);
   std::vector<float> img(size_t(B * E));
   m.encode_image(images.data(), B, img.data());
-  const double floor = 1.0 / 256;
-  auto check = [&](const std::string& what, const float* ours, const std::vector<float>& torch_bf16,
-                   const std::vector<float>& exact) {
-    const double e_ours = rel_err(ours, exact, 1e-6), e_torch = rel_err(torch_bf16.data(), exact, 1e-6);
-    EXPECT_LE(e_ours, 1.5 * e_torch + floor) << what << ": ours " << e_ours << " vs torch bf16 " << e_torch;
+  auto distances = [&](const float* ours, const std::string& key) {
+    const std::vector<float> exact = g32.f(key);
+    return std::pair{rel_err(ours, exact, 1e-6), rel_err(g16.f(key).data(), exact, 1e-6)};
   };
-  check("image features", img.data(), g16.f("out.image_features"), g32.f("out.image_features"));
+  const auto [f_ours, f_torch] = distances(img.data(), "out.image_features");
   const float lf = float(loss);
-  check("loss", &lf, g16.f("out.loss"), g32.f("out.loss"));
-  for (auto& p : m.table().params)
-    check("gradient of " + p.name, m.grads() + p.offset, g16.f("grad." + p.name), g32.f("grad." + p.name));
-  std::printf("[amp_bf16] loss %.6f, torch bf16 %.6f, fp32 %.6f\n", loss, g16.f("out.loss")[0], g32.f("out.loss")[0]);
-
-  load_state_dict(m, with_prefix(g32, "param."), "golden params");
-  AdamWCfg ac = default_adamw("ViT");
-  ac.lr = 1e-3, ac.wd = 0.1;
-  AdamW opt(m.table(), ac);
-  ScheduleCfg sc;
-  sc.base_lr = 1e-3, sc.warmup = 2, sc.total_steps = 10;
-  std::vector<float> traj;
-  float* logit_scale = m.params() + m.table().find("logit_scale")->offset;
-  for (int s = 0; s < 10; ++s) {
-    traj.push_back(float(step.forward_backward(images.data(), tokens.data(), B)));
-    opt.step(m.params(), m.grads(), lr_at(sc, s));
-    clamp_logit_scale(logit_scale);
+  const auto [l_ours, l_torch] = distances(&lf, "out.loss");
+  double g_ours = 0, g_torch = 0;
+  for (auto& p : m.table().params) {
+    const auto [o, t] = distances(m.grads() + p.offset, "grad." + p.name);
+    g_ours = std::max(g_ours, o), g_torch = std::max(g_torch, t);
   }
-  // The trajectory amplifies differences (early AdamW steps are sign-like), so compare the
-  // whole curve's distance from fp32 the same way, with a 5% floor.
-  const double e_ours = rel_err(traj.data(), g32.f("traj.loss")), e_torch = rel_err(g16.f("traj.loss").data(), g32.f("traj.loss"));
-  EXPECT_LE(e_ours, 1.5 * e_torch + 0.05) << "trajectory: ours " << e_ours << " vs torch bf16 " << e_torch;
+  std::printf("[amp_bf16 vs fp32] ours / torch autocast: features %.2e / %.2e, loss %.2e / %.2e, worst gradient %.2e / %.2e\n",
+              f_ours, f_torch, l_ours, l_torch, g_ours, g_torch);
+  EXPECT_LE(f_ours, 1.0 / 32);
+  EXPECT_LE(l_ours, 1.0 / 32);
+  EXPECT_LE(g_ours, 1.0 / 4);
 }
 
 }  // namespace

@@ -283,6 +283,28 @@ def input_dtype(precision):
     return torch.bfloat16 if precision == "pure_bf16" else torch.float32
 
 
+def convert_weights_to_lp(model, dtype=torch.bfloat16):
+    """OpenCLIP's `--precision bf16`: model.apply over modules, casting Conv/Linear weights and
+    biases, MultiheadAttention's in_proj/q/k/v weights, in_proj_bias, bias_k/bias_v, and the
+    nn.Parameter projections text_projection (CLIP) and proj (VisionTransformer)."""
+    def _convert(m):
+        if isinstance(m, (nn.Conv1d, nn.Conv2d, nn.Linear)):
+            m.weight.data = m.weight.data.to(dtype)
+            if m.bias is not None:
+                m.bias.data = m.bias.data.to(dtype)
+        if isinstance(m, nn.MultiheadAttention):
+            for attr in [*[f"{s}_proj_weight" for s in ["in", "q", "k", "v"]], "in_proj_bias", "bias_k", "bias_v"]:
+                t = getattr(m, attr)
+                if t is not None:
+                    t.data = t.data.to(dtype)
+        if isinstance(m, CLIP) and getattr(m, "text_projection", None) is not None:
+            m.text_projection.data = m.text_projection.data.to(dtype)
+        if isinstance(m, VisionTransformer) and getattr(m, "proj", None) is not None:
+            m.proj.data = m.proj.data.to(dtype)
+    model.apply(_convert)
+    return model
+
+
 def prepare_model(model, precision):
     if precision == "pure_bf16":
         model.to(torch.bfloat16)
@@ -316,7 +338,15 @@ def main():
     ap.add_argument("--config", default="ViT-B-32")
     ap.add_argument("--summary", action="store_true", help="print parameter/key counts and keys")
     ap.add_argument("--keys", action="store_true", help="with --summary: list every key and shape")
+    ap.add_argument("--lp-params", action="store_true",
+                    help="print the parameters --precision bf16 keeps in bf16 (convert_weights_to_lp), one per line")
     args = ap.parse_args()
+    if args.lp_params:
+        model = convert_weights_to_lp(CLIP(load_config(args.config)))
+        for n, p in model.named_parameters():
+            if p.dtype == torch.bfloat16:
+                print(n)
+        return 0
     if not args.summary:
         ap.print_help()
         return 0

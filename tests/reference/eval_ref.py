@@ -3,12 +3,14 @@
 model (clip_ref.py) and tokenizer (tokenizer_ref.py):
 
   eval_ref.py --config test-tiny --weights W.safetensors --folder DIR --vocab V.txt.gz \
-              --templates T.txt --retrieval-csv CSV
+              --templates T.txt --retrieval-csv CSV [--dedup-images]
 
 DIR holds one sub-folder per class of PNG images already at the model's image size, so
 OpenCLIP's eval transform is ToTensor + Normalize only. Prints JSON with OpenCLIP's keys:
 imagenet-zeroshot-val-top1/top5 (class names = folder names) and the retrieval metrics of the
-CSV (filepath<TAB>title), computed as OpenCLIP's get_clip_metrics / CLIP_benchmark do.
+CSV (filepath<TAB>title), computed as OpenCLIP's get_clip_metrics does (every row its own pair,
+diagonal ground truth), or with --dedup-images one image per distinct path and an image's best
+caption counting (CLIP_benchmark's multi-caption convention).
 """
 import argparse
 import json
@@ -65,6 +67,8 @@ def main():
     ap = argparse.ArgumentParser()
     for a in ("--config", "--weights", "--folder", "--vocab", "--templates", "--retrieval-csv"):
         ap.add_argument(a, required=True)
+    ap.add_argument("--dedup-images", action="store_true",
+                    help="retrieval: captions of one path share one image (ours, --val-dedup-images)")
     args = ap.parse_args()
     cfg = clip_ref.load_config(args.config)
     model = clip_ref.CLIP(cfg)
@@ -96,13 +100,16 @@ def main():
         # retrieval
         rows = [l.split("\t") for l in open(args.retrieval_csv).read().split("\n")[1:] if l]
         base = os.path.dirname(args.retrieval_csv)
-        paths = []
-        for p, _ in rows:
-            if p not in paths:
-                paths.append(p)
+        if args.dedup_images:  # ours (--val-dedup-images): one image per distinct path
+            paths = []
+            for p, _ in rows:
+                if p not in paths:
+                    paths.append(p)
+        else:  # OpenCLIP's get_clip_metrics: every row is its own image-text pair
+            paths = [p for p, _ in rows]
         img = torch.nn.functional.normalize(model.encode_image(torch.stack([pixels(os.path.join(base, p)) for p in paths])), dim=-1)
         txt = torch.nn.functional.normalize(model.encode_text(torch.tensor([tok(t, ctx) for _, t in rows])), dim=-1)
-        text_image = [paths.index(p) for p, _ in rows]
+        text_image = [paths.index(p) for p, _ in rows] if args.dedup_images else list(range(len(rows)))
         s = (img @ txt.T).numpy()
         summarize(ranks(s, [[j for j, ti in enumerate(text_image) if ti == i] for i in range(len(paths))]), "image_to_text", m)
         summarize(ranks(s.T, [[ti] for ti in text_image]), "text_to_image", m)

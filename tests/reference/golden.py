@@ -32,6 +32,7 @@ import time
 import torch
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import bf16_ref  # noqa: E402
 import clip_ref  # noqa: E402
 
 DTYPES = {torch.float32: ("F32", "<f4"), torch.int32: ("I32", "<i4")}
@@ -190,6 +191,11 @@ def run(args):
     tensors["input.tokens"] = tokens.to(torch.int32)
     t_build = time.perf_counter() - t0
 
+    if args.precision == "amp_bf16_defined":
+        # bf16_ref.py: every matmul input (forward and backward) rounded to bf16, all else float64.
+        model.double()
+        images = images.double()
+        model.forward = lambda im, tok: bf16_ref.forward(model, im, tok)
     loss_fn = clip_ref.ClipLoss()
     betas, eps = (0.9, 0.98), 1e-6
     opt = clip_ref.make_optimizer(model, args.lr, args.wd, betas=betas, eps=eps)
@@ -199,7 +205,7 @@ def run(args):
         lr = clip_ref.cosine_lr(args.lr, args.warmup, args.steps, step)
         clip_ref.set_lr(opt, lr)
         opt.zero_grad()
-        with clip_ref.autocast_ctx(args.precision):
+        with clip_ref.autocast_ctx("fp32" if args.precision == "amp_bf16_defined" else args.precision):
             img_f, txt_f, scale = model(images, tokens)
             loss = loss_fn(img_f, txt_f, scale)
         loss.backward()
@@ -225,7 +231,7 @@ def run(args):
         traj_scale.append(float(model.logit_scale))
     t_train = time.perf_counter() - t1
     for n, p in model.named_parameters():
-        tensors[f"final.{n}"] = p.detach().clone()
+        tensors[f"final.{n}"] = p.detach().float().clone()
     tensors["traj.loss"] = torch.tensor(traj_loss, dtype=torch.float32)
     tensors["traj.lr"] = torch.tensor(traj_lr, dtype=torch.float32)
     tensors["traj.logit_scale"] = torch.tensor(traj_scale, dtype=torch.float32)
@@ -237,7 +243,9 @@ def run(args):
         "config": cfg["name"],
         "config_json": json.dumps(cfg["raw"], sort_keys=True),
         "precision": args.precision,
-        "autocast": "torch.autocast('cpu', dtype=torch.bfloat16) around forward + loss" if args.precision == "amp_bf16" else "none",
+        "autocast": {"amp_bf16": "torch.autocast('cpu', dtype=torch.bfloat16) around forward + loss",
+                     "amp_bf16_defined": "none: bf16_ref.py (matmul inputs rounded to bf16 forward and backward, float64 elsewhere)"
+                     }.get(args.precision, "none"),
         "seed": str(args.seed),
         "batch": str(args.batch),
         "steps": str(args.steps),
@@ -303,7 +311,8 @@ def main():
     ap = argparse.ArgumentParser(description="Write a PyTorch golden file for the C++ CLIP.")
     ap.add_argument("--config", default="test-tiny")
     ap.add_argument("--out", required=True)
-    ap.add_argument("--precision", default="fp32", choices=["fp32", "amp_bf16"])
+    ap.add_argument("--precision", default="fp32", choices=["fp32", "amp_bf16", "amp_bf16_defined"],
+                    help="amp_bf16: torch CPU autocast; amp_bf16_defined: bf16_ref.py's defined arithmetic")
     ap.add_argument("--steps", type=int, default=10)
     ap.add_argument("--batch", type=int, default=4)
     ap.add_argument("--seed", type=int, default=0)

@@ -3,7 +3,9 @@
 // bad input (flags, read-only and full disks).
 #include <gtest/gtest.h>
 
+#include <cstring>
 #include <fstream>
+#include <set>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
@@ -204,6 +206,50 @@ TEST(TrainFaults, NonFiniteStepsAreSkippedThenTheRunStops) {
 
 namespace oc {
 namespace {
+
+// --precision bf16 keeps exactly OpenCLIP's convert_weights_to_lp set at bf16 values (from
+// the independent reference's module walk), pure_bf16 every parameter; both after steps.
+TEST(TrainFeatures, Bf16KeepsOpenClipsParameterSetInBf16) {
+  if (!test::have_torch()) GTEST_SKIP() << "needs /usr/bin/python3 with torch";
+  auto lp = run("/usr/bin/python3 " OPENCLIP_TEST_DIR "/reference/clip_ref.py --config test-tiny --lp-params");
+  ASSERT_EQ(lp.status, 0) << lp.out;
+  std::set<std::string> lp_set;
+  std::istringstream in(lp.out);
+  for (std::string line; std::getline(in, line);)
+    if (!line.empty()) lp_set.insert(line);
+  ASSERT_GT(lp_set.size(), 10u);
+  EXPECT_TRUE(lp_set.count("visual.proj") && lp_set.count("text_projection"));
+  std::string dir = test::fresh_dir("train_bf16");
+  for (const std::string prec : {"bf16", "pure_bf16"}) {
+    auto r = run("cd '" + dir + "' && " + test::openclip() +
+                 " train --dataset-type synthetic-learnable --train-num-samples 64 --batch-size 32 --epochs 1"
+                 " --model test-tiny --warmup 1 --lr 1e-3 --workers 1 --seed 3 --precision " + prec + " --name " + prec);
+    ASSERT_EQ(r.status, 0) << r.out;
+    NamedTensors sd = read_state_dict(dir + "/logs/" + prec + "/checkpoints/epoch_1.pt");
+    size_t fp32_kept = 0;
+    for (auto& [name, t] : sd) {
+      const auto v = t.to_f32();
+      bool all_bf16 = true;
+      for (float x : v) {
+        uint32_t u;
+        std::memcpy(&u, &x, 4);
+        all_bf16 &= (u & 0xffffu) == 0;
+      }
+      const bool want = prec == "pure_bf16" || lp_set.count(name);
+      // A tensor outside the set can hold bf16 values by chance only if it is tiny or
+      // constant (LayerNorm biases start at 0 but move with the first step): require each
+      // lp tensor to be bf16 and count the non-lp ones that are not.
+      if (want) {
+        EXPECT_TRUE(all_bf16) << prec << ": " << name << " is not at bf16 values";
+      } else {
+        fp32_kept += !all_bf16;
+      }
+    }
+    if (prec == "bf16") {
+      EXPECT_GE(fp32_kept, sd.size() - lp_set.size() - 2) << "LayerNorm/embeddings/logit_scale stay fp32";
+    }
+  }
+}
 
 TEST(TrainFeatures, AccumFreqMatchesTheLargerBatch) {
   // OpenCLIP's --accum-freq K with batch B optimizes the same loss as batch K*B: the same
