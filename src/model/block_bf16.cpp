@@ -63,20 +63,20 @@ void block_backward_bf16(const BlockParams& P, const BlockWeights16& W16, const 
   bf16* b16 = mem.s16_b();
   ops::Epilogue acc;
   acc.beta = 1.0f;  // weight gradients accumulate
+  bf16* dh16 = mem.s16_big2();
   // MLP: y = xm + c_proj(act(c_fc(ln_2(xm)))).  dres holds dy = dxm (residual path).
-  { OC_PROFILE("gelu"); ops::act_forward_bf16(big16, a.h, N * F, d.act); }  // recompute act(h) in bf16
   { OC_PROFILE("bias_grad"); ops::bias_grad_to_bf16(b16, G.proj_b, dres, N, W); }  // dy in bf16
+  { OC_PROFILE("linear_bwd"); ops::gemm_bf16(false, false, N, F, W, b16, W, W16.proj_w, F, dbig, F); }  // d act
   {
-    OC_PROFILE("linear_bwd");
-    ops::gemm_bf16(false, false, N, F, W, b16, W, W16.proj_w, F, dbig, F);         // d act = dy @ proj_w
-    ops::gemm_bf16(true, false, W, F, N, b16, W, big16, F, G.proj_w, F, acc);      // dproj_w += dy^T act
+    OC_PROFILE("gelu_bwd");  // act(h) recomputed in bf16, dh in bf16, fc bias gradient: one pass
+    ops::act_value_grad_bf16(big16, dh16, G.fc_b, dbig, a.h, N, F, d.act);
   }
-  { OC_PROFILE("gelu_bwd"); ops::act_backward_bf16(big16, G.fc_b, dbig, a.h, N, F, d.act); }  // dh in bf16
+  { OC_PROFILE("linear_bwd"); ops::gemm_bf16(true, false, W, F, N, b16, W, big16, F, G.proj_w, F, acc); }  // dproj_w += dy^T act
   { OC_PROFILE("layernorm"); ops::layernorm_forward_bf16(a16, stat, stat + N, a.xm, P.ln2_w, P.ln2_b, N, W, d.eps); }
   {
     OC_PROFILE("linear_bwd");
-    ops::gemm_bf16(false, false, N, W, F, big16, F, W16.fc_w, W, rec, W);          // d ln_2 = dh @ fc_w
-    ops::gemm_bf16(true, false, F, W, N, big16, F, a16, W, G.fc_w, W, acc);         // dfc_w += dh^T ln_2
+    ops::gemm_bf16(false, false, N, W, F, dh16, F, W16.fc_w, W, rec, W);           // d ln_2 = dh @ fc_w
+    ops::gemm_bf16(true, false, F, W, N, dh16, F, a16, W, G.fc_w, W, acc);          // dfc_w += dh^T ln_2
   }
   { OC_PROFILE("layernorm_bwd"); ops::layernorm_backward(dres, G.ln2_w, G.ln2_b, rec, a.xm, P.ln2_w, a.mean2, a.rstd2, N, W); }
   // Attention: xm = x + out_proj(attn(in_proj(ln_1(x)))).  dres = dxm = dx (residual path).

@@ -30,7 +30,8 @@ void StackMemory::plan(int64_t B, int64_t T, int64_t W, int64_t H, int64_t F, in
   // output + forward scratch (LayerNorm output, activated MLP hidden) + backward scratch
   size_t total = layer_stride_ * slots + up16(btw) * 2 + up16(big) + (checkpoint_ ? up16(btw) * size_t(layers) : 0);
   if (training) total += up16(btw) + up16(big) + up16(size_t(B * H * T * T)) + up16(2 * bt);
-  const size_t s16 = bf16_acts ? up16((big + 1) / 2) + 2 * up16((btw + 1) / 2) : 0;
+  const size_t s16 =
+      bf16_acts ? up16((big + 1) / 2) + (training ? up16((bt * F + 1) / 2) : 0) + 2 * up16((btw + 1) / 2) : 0;
   total += s16;
   buf_.resize(total, /*zero=*/false);
   float* p = buf_.data();
@@ -46,9 +47,10 @@ void StackMemory::plan(int64_t B, int64_t T, int64_t W, int64_t H, int64_t F, in
     d_att_ = p, p += up16(size_t(B * H * T * T));
     stat_buf_ = p, p += up16(2 * bt);
   }
-  s16_big_ = s16_a_ = s16_b_ = nullptr;
+  s16_big_ = s16_big2_ = s16_a_ = s16_b_ = nullptr;
   if (bf16_acts) {
     s16_big_ = reinterpret_cast<bf16*>(p), p += up16((big + 1) / 2);
+    if (training) s16_big2_ = reinterpret_cast<bf16*>(p), p += up16((bt * F + 1) / 2);
     s16_a_ = reinterpret_cast<bf16*>(p), p += up16((btw + 1) / 2);
     s16_b_ = reinterpret_cast<bf16*>(p), p += up16((btw + 1) / 2);
   }

@@ -69,7 +69,8 @@ class StackMemory {
   float* ln_buf() { return ln_buf_; }  // [B,T,W] (recomputed LayerNorm output)
   float* stat_buf() { return stat_buf_; }  // [2*B*T]
   // bf16 scratch (bf16_acts only), sized for B_max*T_max.
-  bf16* s16_big() { return s16_big_; }  // [B,T,max(3W,F)]
+  bf16* s16_big() { return s16_big_; }    // [B,T,max(3W,F)]
+  bf16* s16_big2() { return s16_big2_; }  // [B,T,F] (training)
   bf16* s16_a() { return s16_a_; }      // [B,T,W]
   bf16* s16_b() { return s16_b_; }      // [B,T,W]
   double mib() const { return buf_.mib(); }
@@ -81,7 +82,7 @@ class StackMemory {
   FloatBuffer buf_;
   int64_t B_max_ = 0, T_max_ = 0, W_ = 0, H_ = 0, F_ = 0, layers_ = 0;
   bool training_ = false, checkpoint_ = false, bf16_acts_ = false;
-  bf16 *s16_big_ = nullptr, *s16_a_ = nullptr, *s16_b_ = nullptr;
+  bf16 *s16_big_ = nullptr, *s16_big2_ = nullptr, *s16_a_ = nullptr, *s16_b_ = nullptr;
   float* layers_base_ = nullptr;
   float* xs_ = nullptr;  // checkpointing: every block's input
   size_t layer_stride_ = 0;

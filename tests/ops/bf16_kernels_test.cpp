@@ -181,6 +181,14 @@ TEST(Bf16Ops, ActivationAndBiasGradMatchFloatOps) {
       for (int64_t i = 0; i < M; ++i) s += dh[i * N + j], mag += std::abs(dh[i * N + j]);
       EXPECT_NEAR(dbias[j], s, double(M) * 6e-8 * mag + 1e-7) << j;  // M fp32 additions
     }
+    // The fused MLP backward entry: both outputs bitwise the float ops, rounded; the same
+    // column sums (same order: rows per thread, threads in order).
+    std::vector<float> dbias2(N, 0.25f);
+    std::vector<bf16> a16(M * N), dh16b(M * N);
+    act_value_grad_bf16(a16.data(), dh16b.data(), dbias2.data(), dout.data(), h.data(), M, N, act);
+    for (size_t i = 0; i < g.size(); ++i) ASSERT_EQ(a16[i].bits, g16[i].bits) << i;
+    for (size_t i = 0; i < dh.size(); ++i) ASSERT_EQ(dh16b[i].bits, dh16[i].bits) << i;
+    EXPECT_EQ(dbias2, dbias);
   }
   std::vector<float> dbias(N, 0.0f);
   std::vector<bf16> d16(M * N);

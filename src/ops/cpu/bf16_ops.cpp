@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "ops/cpu/act_internal.h"
 #include "ops/cpu/bf16_convert.h"
 #include "ops/cpu/scratch.h"
 
@@ -119,6 +120,21 @@ void act_backward_bf16(bf16* dinp, float* dbias, const float* dout, const float*
       for (int64_t j = 0; j < N; ++j) part[j] += tmp[j];
     }
     cpu::to_bf16_row(dinp + i * N, tmp, N);
+  });
+}
+
+void act_value_grad_bf16(bf16* act16, bf16* dh16, float* dbias, const float* dact, const float* h, int64_t M, int64_t N,
+                         Act act) {
+  rows_with_colsums(M, N, dbias, [&](int64_t i, float* part) {
+    float* v = cpu::thread_scratch<float>(cpu::Scratch::GemmC, size_t(2 * N));
+    float* d = v + N;
+    cpu::act_value_and_grad_f32(v, d, dact + i * N, h + i * N, N, act);
+    if (part) {
+#pragma omp simd
+      for (int64_t j = 0; j < N; ++j) part[j] += d[j];
+    }
+    cpu::to_bf16_row(act16 + i * N, v, N);
+    cpu::to_bf16_row(dh16 + i * N, d, N);
   });
 }
 
