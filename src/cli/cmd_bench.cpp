@@ -59,10 +59,25 @@ std::vector<int32_t> synthetic_tokens(int64_t B, int ctx, int vocab, int lo, int
 }
 
 // Peak resident set of this process so far (getrusage: KiB on Linux), in MiB.
+std::string load_average() {
+  std::ifstream f("/proc/loadavg");
+  std::string a, b, c;
+  f >> a >> b >> c;
+  return a + " " + b + " " + c;
+}
+
 double peak_rss_mib() {
   rusage u{};
   getrusage(RUSAGE_SELF, &u);
   return double(u.ru_maxrss) / 1024.0;
+}
+
+// CPU seconds (user + system) this process has used: with the wall time, shows how much of
+// the machine a run had on a shared host.
+double cpu_seconds() {
+  rusage u{};
+  getrusage(RUSAGE_SELF, &u);
+  return double(u.ru_utime.tv_sec + u.ru_stime.tv_sec) + 1e-6 * double(u.ru_utime.tv_usec + u.ru_stime.tv_usec);
 }
 
 Options bench_options(const std::string& what) {
@@ -125,9 +140,10 @@ int run_train(const std::vector<std::string>& args) {
   profile::reset();
   profile::set_enabled(true);
   Timer t;
+  const double cpu0 = cpu_seconds();
   double loss = 0;
   for (int64_t i = 0; i < steps; ++i) loss = one();
-  const double secs = t.seconds();
+  const double secs = t.seconds(), cpu_secs = cpu_seconds() - cpu0;
   profile::set_enabled(false);
 
   const MachineInfo m = machine_info();
@@ -145,6 +161,8 @@ int run_train(const std::vector<std::string>& args) {
                       {"text_tokens_computed", T_text},
                       {"samples_per_second", sps},
                       {"step_seconds", secs / double(steps)},
+                      {"step_cpu_seconds", cpu_secs / double(steps)},
+                      {"loadavg", load_average()},
                       {"loss", loss},
                       {"gflop_per_sample", gflop_sample},
                       {"achieved_tflops", tflops},
