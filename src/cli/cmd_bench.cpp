@@ -217,14 +217,16 @@ int run_infer(const std::vector<std::string>& args) {
   std::vector<int32_t> tokens = synthetic_tokens(B, ctx, cfg.text.vocab_size, lo, hi, rng);
   for (int64_t i = 0; i < warm; ++i) model.encode_image(images.data(), B, out.data());
   Timer t;
+  double cpu0 = cpu_seconds();
   for (int64_t i = 0; i < steps; ++i) model.encode_image(images.data(), B, out.data());
-  const double img_s = double(B * steps) / t.seconds();
+  const double img_s = double(B * steps) / t.seconds(), img_cpu = (cpu_seconds() - cpu0) / double(steps);
   for (int64_t i = 0; i < warm; ++i) model.encode_text(tokens.data(), B, out.data());
   t.reset();
   for (int64_t i = 0; i < steps; ++i) model.encode_text(tokens.data(), B, out.data());
   const double txt_s = double(B * steps) / t.seconds();
   nlohmann::json j = {{"model", cfg.name}, {"batch_size", B}, {"precision", precision_name(prec)},
                       {"threads", num_threads()}, {"encode_image_per_second", img_s},
+                      {"encode_image_cpu_seconds_per_batch", img_cpu}, {"loadavg", load_average()},
                       {"encode_text_per_second", txt_s}, {"text_tokens_computed", model.text_tower().tokens_used()}};
   if (o.flag("json")) {
     std::printf("%s\n", j.dump().c_str());
