@@ -1,6 +1,8 @@
 // openclip bench train|infer|data: figures, not tests. Training and inference run the real
 // model on synthetic inputs and report samples/s, the step split, the top ops, achieved
 // TFLOP/s and the share of this machine's peak.
+#include <sys/resource.h>
+
 #include <cmath>
 #include <cstdio>
 #include <fstream>
@@ -54,6 +56,28 @@ std::vector<int32_t> synthetic_tokens(int64_t B, int ctx, int vocab, int lo, int
     row[len + 1] = eot;
   }
   return t;
+}
+
+// Peak resident set of this process so far (getrusage: KiB on Linux), in MiB.
+std::string load_average() {
+  std::ifstream f("/proc/loadavg");
+  std::string a, b, c;
+  f >> a >> b >> c;
+  return a + " " + b + " " + c;
+}
+
+double peak_rss_mib() {
+  rusage u{};
+  getrusage(RUSAGE_SELF, &u);
+  return double(u.ru_maxrss) / 1024.0;
+}
+
+// CPU seconds (user + system) this process has used: with the wall time, shows how much of
+// the machine a run had on a shared host.
+double cpu_seconds() {
+  rusage u{};
+  getrusage(RUSAGE_SELF, &u);
+  return double(u.ru_utime.tv_sec + u.ru_stime.tv_sec) + 1e-6 * double(u.ru_utime.tv_usec + u.ru_stime.tv_usec);
 }
 
 Options bench_options(const std::string& what) {
@@ -116,9 +140,10 @@ int run_train(const std::vector<std::string>& args) {
   profile::reset();
   profile::set_enabled(true);
   Timer t;
+  const double cpu0 = cpu_seconds();
   double loss = 0;
   for (int64_t i = 0; i < steps; ++i) loss = one();
-  const double secs = t.seconds();
+  const double secs = t.seconds(), cpu_secs = cpu_seconds() - cpu0;
   profile::set_enabled(false);
 
   const MachineInfo m = machine_info();
@@ -136,6 +161,8 @@ int run_train(const std::vector<std::string>& args) {
                       {"text_tokens_computed", T_text},
                       {"samples_per_second", sps},
                       {"step_seconds", secs / double(steps)},
+                      {"step_cpu_seconds", cpu_secs / double(steps)},
+                      {"loadavg", load_average()},
                       {"loss", loss},
                       {"gflop_per_sample", gflop_sample},
                       {"achieved_tflops", tflops},
@@ -144,6 +171,7 @@ int run_train(const std::vector<std::string>& args) {
                       {"native_bf16", ops::native_bf16()},
                       {"memory_mib", {{"params", mem.params}, {"grads", mem.grads}, {"adamw", opt.mib()},
                                       {"activations", mem.activations}}},
+                      {"peak_rss_mib", peak_rss_mib()},
                       {"cpu", m.cpu_model},
                       {"onednn_isa", ops::dnnl_isa()}};
   nlohmann::json ops_j = nlohmann::json::array();
@@ -160,8 +188,8 @@ int run_train(const std::vector<std::string>& args) {
               secs / double(steps), loss, (long long)T_text, ctx);
   std::printf("  %.1f GFLOP/sample  %.3f TFLOP/s achieved  = %.0f%% of the %.3f TFLOP/s fp32 FMA peak\n", gflop_sample,
               tflops, 100 * tflops / peak, peak);
-  std::printf("  memory MiB: params %.0f  grads %.0f  adamw %.0f  activations %.0f\n", mem.params, mem.grads, opt.mib(),
-              mem.activations);
+  std::printf("  memory MiB: params %.0f  grads %.0f  adamw %.0f  activations %.0f  (peak RSS %.0f)\n", mem.params,
+              mem.grads, opt.mib(), mem.activations, peak_rss_mib());
   std::printf("  time per step by scope (steps: forward / loss+backward / optimizer; ops nested inside):\n");
   for (auto& e : profile::report())
     std::printf("    %-22s %8.1f ms  %6ld calls\n", e.name.c_str(), 1000 * e.seconds / double(steps), e.calls / steps);
@@ -189,14 +217,16 @@ int run_infer(const std::vector<std::string>& args) {
   std::vector<int32_t> tokens = synthetic_tokens(B, ctx, cfg.text.vocab_size, lo, hi, rng);
   for (int64_t i = 0; i < warm; ++i) model.encode_image(images.data(), B, out.data());
   Timer t;
+  double cpu0 = cpu_seconds();
   for (int64_t i = 0; i < steps; ++i) model.encode_image(images.data(), B, out.data());
-  const double img_s = double(B * steps) / t.seconds();
+  const double img_s = double(B * steps) / t.seconds(), img_cpu = (cpu_seconds() - cpu0) / double(steps);
   for (int64_t i = 0; i < warm; ++i) model.encode_text(tokens.data(), B, out.data());
   t.reset();
   for (int64_t i = 0; i < steps; ++i) model.encode_text(tokens.data(), B, out.data());
   const double txt_s = double(B * steps) / t.seconds();
   nlohmann::json j = {{"model", cfg.name}, {"batch_size", B}, {"precision", precision_name(prec)},
                       {"threads", num_threads()}, {"encode_image_per_second", img_s},
+                      {"encode_image_cpu_seconds_per_batch", img_cpu}, {"loadavg", load_average()},
                       {"encode_text_per_second", txt_s}, {"text_tokens_computed", model.text_tower().tokens_used()}};
   if (o.flag("json")) {
     std::printf("%s\n", j.dump().c_str());

@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "core/check.h"
+#include "core/profile.h"
 #include "model/params.h"
 
 namespace oc {
@@ -15,27 +16,49 @@ Clip::Clip(ModelCfg cfg) : cfg_(std::move(cfg)), table_(make_param_table(cfg_)) 
 
 void Clip::init(uint64_t seed) { init_params(cfg_, table_, params_.data(), seed); }
 
+void Clip::set_precision(Precision p) {
+  const bool replan = B_max_ > 0 && (p != Precision::Fp32) != bf16_acts();
+  prec_ = p;
+  if (!replan) return;
+  if (training_) plan_training(B_max_, checkpoint_);
+  else plan_inference(B_max_);
+}
+
+void Clip::refresh_bf16(bool vision, bool text) {
+  OC_PROFILE("bf16_weights");
+  if (!w16_.planned()) {
+    w16_.plan(table_, p_, params_.data());
+    vision_.set_bf16_weights(&w16_.vision());
+    text_.set_bf16_weights(&w16_.text());
+  }
+  w16_.refresh(vision, text);
+  if (vision) w16_stale_vision_ = false;
+  if (text) w16_stale_text_ = false;
+}
+
 void Clip::plan_training(int64_t B_max, bool checkpoint) {
   training_ = true;
+  checkpoint_ = checkpoint;
   B_max_ = B_max;
   if (grads_.size() != table_.total) {
     grads_.resize(table_.total, /*zero=*/true);
     g_ = bind_params(cfg_, table_, grads_.data());
   }
-  vision_.plan(cfg_, B_max, true, checkpoint);
-  text_.plan(cfg_, B_max, true, checkpoint);
+  vision_.plan(cfg_, B_max, true, checkpoint, bf16_acts());
+  text_.plan(cfg_, B_max, true, checkpoint, bf16_acts());
 }
 
 void Clip::plan_inference(int64_t B_max) {
   training_ = false;
   B_max_ = B_max;
-  vision_.plan(cfg_, B_max, false);
-  text_.plan(cfg_, B_max, false);
+  vision_.plan(cfg_, B_max, false, false, bf16_acts());
+  text_.plan(cfg_, B_max, false, false, bf16_acts());
 }
 
 Clip::Features Clip::forward(const float* images, const int32_t* tokens, int64_t B) {
   OC_CHECK(training_, "forward() keeps activations for backward: call plan_training first");
   const ops::Prec mp = matmul_prec(prec_);
+  if (bf16_acts()) refresh_bf16(true, true);  // once per step: the optimizer has moved the weights
   Features f;
   f.image = vision_.forward(p_, images, B, mp);
   f.text = text_.forward(p_, tokens, B, mp);
@@ -51,6 +74,7 @@ void Clip::backward(const float* d_image, const float* d_text) {
 void Clip::encode_image(const float* images, int64_t B, float* out, bool normalize) {
   OC_CHECK(B_max_ > 0, "call plan_inference or plan_training before encode_image");
   const int64_t E = cfg_.embed_dim, S = cfg_.vision.image_size, img = 3 * S * S;
+  if (bf16_acts() && (training_ || w16_stale_vision_)) refresh_bf16(true, false);
   for (int64_t b0 = 0; b0 < B; b0 += B_max_) {
     const int64_t n = std::min(B_max_, B - b0);
     const float* f = vision_.forward(p_, images + b0 * img, n, matmul_prec(prec_), normalize);
@@ -61,6 +85,7 @@ void Clip::encode_image(const float* images, int64_t B, float* out, bool normali
 void Clip::encode_text(const int32_t* tokens, int64_t B, float* out, bool normalize) {
   OC_CHECK(B_max_ > 0, "call plan_inference or plan_training before encode_text");
   const int64_t E = cfg_.embed_dim, ctx = cfg_.text.context_length;
+  if (bf16_acts() && (training_ || w16_stale_text_)) refresh_bf16(false, true);
   for (int64_t b0 = 0; b0 < B; b0 += B_max_) {
     const int64_t n = std::min(B_max_, B - b0);
     const float* f = text_.forward(p_, tokens + b0 * ctx, n, matmul_prec(prec_), normalize);
@@ -68,6 +93,8 @@ void Clip::encode_text(const int32_t* tokens, int64_t B, float* out, bool normal
   }
 }
 
-Clip::Memory Clip::memory() const { return {params_.mib(), grads_.mib(), vision_.mib() + text_.mib()}; }
+Clip::Memory Clip::memory() const {
+  return {params_.mib() + w16_.mib(), grads_.mib(), vision_.mib() + text_.mib()};
+}
 
 }  // namespace oc

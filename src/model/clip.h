@@ -10,6 +10,7 @@
 #include "model/params.h"
 #include "model/precision.h"
 #include "model/towers.h"
+#include "model/weights_bf16.h"
 
 namespace oc {
 
@@ -21,7 +22,11 @@ class Clip {
 
   const ModelCfg& cfg() const { return cfg_; }
   const ParamTable& table() const { return table_; }
-  float* params() { return params_.data(); }
+  // Writers go through params() (which marks the bf16 weight copies stale).
+  float* params() {
+    w16_stale_vision_ = w16_stale_text_ = true;
+    return params_.data();
+  }
   const float* params() const { return params_.data(); }
   const ClipParams& p() const { return p_; }
   void init(uint64_t seed);
@@ -36,7 +41,8 @@ class Clip {
   const ClipParams& g() const { return g_; }
   void zero_grads() { grads_.zero(); }
 
-  void set_precision(Precision p) { prec_ = p; }
+  // Re-plans the activation memory when the bf16-ness changes after planning.
+  void set_precision(Precision p);
   Precision precision() const { return prec_; }
 
   // Forward of both towers on one batch; returns L2-normalized features [B,E] (valid until
@@ -70,7 +76,13 @@ class Clip {
   VisionTower vision_;
   TextTower text_;
   Precision prec_ = Precision::Fp32;
-  bool training_ = false;
+  bool training_ = false, checkpoint_ = false;
+  // amp_bf16: the GEMM weights in bf16. Training refreshes them on every forward (the
+  // optimizer has just stepped); inference when params() was handed out since.
+  Bf16Weights w16_;
+  bool w16_stale_vision_ = true, w16_stale_text_ = true;
+  bool bf16_acts() const { return prec_ != Precision::Fp32; }
+  void refresh_bf16(bool vision, bool text);
   int64_t B_max_ = 0;
 };
 

@@ -25,22 +25,26 @@ struct Carver {
 };
 
 StackDims dims(int64_t B, int64_t T, int64_t W, int64_t H, int64_t F, int64_t L, bool causal, const ModelCfg& c,
-               ops::Prec prec) {
+               ops::Prec prec, const StackMemory& mem, const std::vector<BlockWeights16>* w16) {
   StackDims d;
   d.B = B, d.T = T, d.W = W, d.H = H, d.F = F, d.layers = L, d.causal = causal;
   d.act = c.quick_gelu ? ops::Act::QuickGelu : ops::Act::Gelu;
   d.eps = c.ln_eps;
   d.prec = prec;
+  if (mem.bf16_acts()) {
+    OC_CHECK(prec == ops::Prec::BF16 && w16, "tower planned with bf16 activations runs only in bf16 with bf16 weights");
+    d.w16 = w16;
+  }
   return d;
 }
 }  // namespace
 
 // ---------------------------------------------------------------------------------------
-void VisionTower::plan(const ModelCfg& cfg, int64_t B, bool training, bool checkpoint) {
+void VisionTower::plan(const ModelCfg& cfg, int64_t B, bool training, bool checkpoint, bool bf16_acts) {
   cfg_ = cfg, B_max_ = B, training_ = training;
   const auto& v = cfg.vision;
   const int64_t W = v.width, T = v.tokens(), Np = T - 1, K = 3 * v.patch_size * v.patch_size, E = cfg.embed_dim;
-  mem_.plan(B, T, W, v.heads(), v.mlp_width(), v.layers, training, checkpoint);
+  mem_.plan(B, T, W, v.heads(), v.mlp_width(), v.layers, training, checkpoint, bf16_acts);
   const size_t sizes[] = {size_t(B * Np * K), size_t(B * Np * W), size_t(B * T * W), size_t(B * T), size_t(B * T),
                           size_t(B * W), size_t(B * W), size_t(B), size_t(B), size_t(B * E), size_t(B * E), size_t(B),
                           size_t(B * E), size_t(B * W), size_t(B * W), size_t(B * T * W), size_t(B * T * W),
@@ -67,7 +71,7 @@ const float* VisionTower::forward(const ClipParams& p, const float* images, int6
   ops::vit_embed_forward(x0_, patch_out_, p.v_cls, p.v_pos, B, Np, W);
   BlockActs a0 = mem_.layer(0, B, T);
   ops::layernorm_forward(a0.x, pre_mean_, pre_rstd_, x0_, p.ln_pre_w, p.ln_pre_b, B * T, W, cfg_.ln_eps);
-  StackDims d = dims(B, T, W, v.heads(), v.mlp_width(), v.layers, false, cfg_, prec);
+  StackDims d = dims(B, T, W, v.heads(), v.mlp_width(), v.layers, false, cfg_, prec, mem_, w16_);
   stack_forward(p.v_blocks, mem_, d);
   ops::gather_rows_forward(cls_in_, mem_.out(B, T), cls_index_.data(), B, T, W);  // the class token
   ops::layernorm_forward(pooled_, post_mean_, post_rstd_, cls_in_, p.ln_post_w, p.ln_post_b, B, W, cfg_.ln_eps);
@@ -89,7 +93,7 @@ void VisionTower::backward(const ClipParams& p, const ClipParams& g, const float
                           post_rstd_, B, W);
   std::memset(d_stack_out_, 0, sizeof(float) * size_t(B * T * W));
   ops::gather_rows_backward(d_stack_out_, d_cls_in_, cls_index_.data(), B, T, W);
-  StackDims d = dims(B, T, W, v.heads(), v.mlp_width(), v.layers, false, cfg_, prec);
+  StackDims d = dims(B, T, W, v.heads(), v.mlp_width(), v.layers, false, cfg_, prec, mem_, w16_);
   stack_backward(p.v_blocks, g.v_blocks, mem_, d_stack_out_, d);
   std::memset(d_x0_, 0, sizeof(float) * size_t(B * T * W));
   ops::layernorm_backward(d_x0_, g.ln_pre_w, g.ln_pre_b, mem_.d_res(), x0_, p.ln_pre_w, pre_mean_, pre_rstd_, B * T,
@@ -100,11 +104,11 @@ void VisionTower::backward(const ClipParams& p, const ClipParams& g, const float
 }
 
 // ---------------------------------------------------------------------------------------
-void TextTower::plan(const ModelCfg& cfg, int64_t B, bool training, bool checkpoint) {
+void TextTower::plan(const ModelCfg& cfg, int64_t B, bool training, bool checkpoint, bool bf16_acts) {
   cfg_ = cfg, B_max_ = B, training_ = training;
   const auto& t = cfg.text;
   const int64_t W = t.width, T = t.context_length, E = cfg.embed_dim;
-  mem_.plan(B, T, W, t.heads, t.mlp_width(), t.layers, training, checkpoint);
+  mem_.plan(B, T, W, t.heads, t.mlp_width(), t.layers, training, checkpoint, bf16_acts);
   const size_t sizes[] = {size_t(B * W), size_t(B * W), size_t(B),     size_t(B),     size_t(B * E), size_t(B * E),
                           size_t(B),     size_t(B * E), size_t(B * W), size_t(B * W), size_t(B * T * W)};
   size_t total = 0;
@@ -143,7 +147,7 @@ const float* TextTower::forward(const ClipParams& p, const int32_t* tokens, int6
     std::memcpy(&tok_[size_t(b * T)], tokens + b * ctx, sizeof(int32_t) * size_t(T));
   BlockActs a0 = mem_.layer(0, B, T);
   ops::token_embed_forward(a0.x, tok_.data(), p.tok_emb, p.t_pos, B, T, W, V);
-  StackDims d = dims(B, T, W, t.heads, t.mlp_width(), t.layers, true, cfg_, prec);
+  StackDims d = dims(B, T, W, t.heads, t.mlp_width(), t.layers, true, cfg_, prec, mem_, w16_);
   stack_forward(p.t_blocks, mem_, d);
   ops::gather_rows_forward(pooled_in_, mem_.out(B, T), eot_.data(), B, T, W);
   ops::layernorm_forward(pooled_, fin_mean_, fin_rstd_, pooled_in_, p.ln_final_w, p.ln_final_b, B, W, cfg_.ln_eps);
@@ -165,7 +169,7 @@ void TextTower::backward(const ClipParams& p, const ClipParams& g, const float* 
                           fin_rstd_, B, W);
   std::memset(d_stack_out_, 0, sizeof(float) * size_t(B * T * W));
   ops::gather_rows_backward(d_stack_out_, d_pooled_in_, eot_.data(), B, T, W);
-  StackDims d = dims(B, T, W, t.heads, t.mlp_width(), t.layers, true, cfg_, prec);
+  StackDims d = dims(B, T, W, t.heads, t.mlp_width(), t.layers, true, cfg_, prec, mem_, w16_);
   stack_backward(p.t_blocks, g.t_blocks, mem_, d_stack_out_, d);
   ops::token_embed_backward(g.tok_emb, g.t_pos, mem_.d_res(), tok_.data(), B, T, W, V);
 }

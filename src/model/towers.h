@@ -16,7 +16,9 @@ namespace oc {
 
 class VisionTower {
  public:
-  void plan(const ModelCfg& cfg, int64_t B_max, bool training, bool checkpoint = false);
+  // bf16_acts: amp_bf16 with bf16 activations (then set_bf16_weights before forward).
+  void plan(const ModelCfg& cfg, int64_t B_max, bool training, bool checkpoint = false, bool bf16_acts = false);
+  void set_bf16_weights(const std::vector<BlockWeights16>* w16) { w16_ = w16; }
   // images [B,3,S,S] -> features [B,E] (L2-normalized when normalize, the default).
   // Keeps what backward needs when planned for training.
   const float* forward(const ClipParams& p, const float* images, int64_t B, ops::Prec prec, bool normalize = true);
@@ -30,6 +32,7 @@ class VisionTower {
   ModelCfg cfg_;
   StackMemory mem_;
   FloatBuffer extra_;
+  const std::vector<BlockWeights16>* w16_ = nullptr;
   int64_t B_max_ = 0, B_ = 0;
   bool training_ = false;
   std::vector<int32_t> cls_index_;  // B_max zeros: the class token's position, for pooling
@@ -39,7 +42,9 @@ class VisionTower {
 
 class TextTower {
  public:
-  void plan(const ModelCfg& cfg, int64_t B_max, bool training, bool checkpoint = false);
+  // bf16_acts: amp_bf16 with bf16 activations (then set_bf16_weights before forward).
+  void plan(const ModelCfg& cfg, int64_t B_max, bool training, bool checkpoint = false, bool bf16_acts = false);
+  void set_bf16_weights(const std::vector<BlockWeights16>* w16) { w16_ = w16; }
   // tokens [B, context_length] -> features [B,E]. Token ids outside the vocabulary are an
   // error naming the row, position and id.
   const float* forward(const ClipParams& p, const int32_t* tokens, int64_t B, ops::Prec prec, bool normalize = true);
@@ -54,6 +59,7 @@ class TextTower {
   ModelCfg cfg_;
   StackMemory mem_;
   FloatBuffer extra_;
+  const std::vector<BlockWeights16>* w16_ = nullptr;
   std::vector<int32_t> tok_, eot_;
   int64_t B_max_ = 0, B_ = 0, T_ = 0;
   bool training_ = false, full_context_ = false;

@@ -5,6 +5,7 @@
 
 #include "core/check.h"
 #include "core/profile.h"
+#include "model/block_bf16.h"
 #include "ops/attention.h"
 #include "ops/layernorm.h"
 #include "ops/linear.h"
@@ -16,17 +17,22 @@ size_t up16(size_t n) { return (n + 15) / 16 * 16; }
 }  // namespace
 
 void StackMemory::plan(int64_t B, int64_t T, int64_t W, int64_t H, int64_t F, int64_t layers, bool training,
-                       bool checkpoint) {
+                       bool checkpoint, bool bf16_acts) {
   B_max_ = B, T_max_ = T, W_ = W, H_ = H, F_ = F, layers_ = layers, training_ = training;
   checkpoint_ = training && checkpoint;
+  bf16_acts_ = bf16_acts;
   const size_t bt = size_t(B * T), btw = bt * W;
-  // Per layer: x, mean1, rstd1, qkv, att, ao, xm, mean2, rstd2, h.
-  layer_stride_ = up16(btw) * 4 + up16(bt) * 4 + up16(3 * btw) + up16(size_t(B * H * T * T)) + up16(bt * F);
   const size_t big = bt * size_t(std::max(3 * W, F));
+  // Per layer: x, mean1, rstd1, qkv, att, ao, xm, mean2, rstd2, h (qkv and ao in bf16: half).
+  const size_t qkv_ao = bf16_acts ? up16((3 * btw + 1) / 2) + up16((btw + 1) / 2) : up16(3 * btw) + up16(btw);
+  layer_stride_ = up16(btw) * 3 + up16(bt) * 4 + qkv_ao + up16(size_t(B * H * T * T)) + up16(bt * F);
   const size_t slots = training && !checkpoint_ ? size_t(layers) : 1;
   // output + forward scratch (LayerNorm output, activated MLP hidden) + backward scratch
   size_t total = layer_stride_ * slots + up16(btw) * 2 + up16(big) + (checkpoint_ ? up16(btw) * size_t(layers) : 0);
   if (training) total += up16(btw) + up16(big) + up16(size_t(B * H * T * T)) + up16(2 * bt);
+  const size_t s16 =
+      bf16_acts ? up16((big + 1) / 2) + (training ? up16((bt * F + 1) / 2) : 0) + 2 * up16((btw + 1) / 2) : 0;
+  total += s16;
   buf_.resize(total, /*zero=*/false);
   float* p = buf_.data();
   layers_base_ = p;
@@ -41,6 +47,13 @@ void StackMemory::plan(int64_t B, int64_t T, int64_t W, int64_t H, int64_t F, in
     d_att_ = p, p += up16(size_t(B * H * T * T));
     stat_buf_ = p, p += up16(2 * bt);
   }
+  s16_big_ = s16_big2_ = s16_a_ = s16_b_ = nullptr;
+  if (bf16_acts) {
+    s16_big_ = reinterpret_cast<bf16*>(p), p += up16((big + 1) / 2);
+    if (training) s16_big2_ = reinterpret_cast<bf16*>(p), p += up16((bt * F + 1) / 2);
+    s16_a_ = reinterpret_cast<bf16*>(p), p += up16((btw + 1) / 2);
+    s16_b_ = reinterpret_cast<bf16*>(p), p += up16((btw + 1) / 2);
+  }
 }
 
 BlockActs StackMemory::layer(int64_t l, int64_t B, int64_t T) {
@@ -54,9 +67,19 @@ BlockActs StackMemory::layer(int64_t l, int64_t B, int64_t T) {
   a.x = p, p += up16(btw);
   a.mean1 = p, p += up16(bt);
   a.rstd1 = p, p += up16(bt);
-  a.qkv = p, p += up16(3 * btw);
+  a.qkv = a.ao = nullptr;
+  a.qkv16 = a.ao16 = nullptr;
+  if (bf16_acts_) {
+    a.qkv16 = reinterpret_cast<bf16*>(p), p += up16((3 * btw + 1) / 2);
+  } else {
+    a.qkv = p, p += up16(3 * btw);
+  }
   a.att = p, p += up16(size_t(B_max_ * H_ * T_max_ * T_max_));
-  a.ao = p, p += up16(btw);
+  if (bf16_acts_) {
+    a.ao16 = reinterpret_cast<bf16*>(p), p += up16((btw + 1) / 2);
+  } else {
+    a.ao = p, p += up16(btw);
+  }
   a.xm = p, p += up16(btw);
   a.mean2 = p, p += up16(bt);
   a.rstd2 = p, p += up16(bt);
@@ -91,10 +114,21 @@ void block_forward(const BlockParams& P, const BlockActs& a, float* y, float* ln
 }
 }  // namespace
 
+namespace {
+bool bf16_blocks(const StackMemory& mem, const StackDims& d) {
+  if (!d.w16) return false;
+  OC_CHECK(mem.bf16_acts() && d.prec == ops::Prec::BF16 && int64_t(d.w16->size()) == d.layers,
+           "bf16 blocks need memory planned with bf16 activations and {} bf16 weight sets", d.layers);
+  return true;
+}
+}  // namespace
+
 void stack_forward(const std::vector<BlockParams>& p, StackMemory& mem, const StackDims& d) {
+  const bool b16 = bf16_blocks(mem, d);
   for (int64_t l = 0; l < d.layers; ++l) {
     float* y = (l + 1 < d.layers) ? mem.layer(l + 1, d.B, d.T).x : mem.out(d.B, d.T);
-    block_forward(p[l], mem.layer(l, d.B, d.T), y, mem.ln_buf(), mem.d_big2(), d);
+    if (b16) block_forward_bf16(p[l], (*d.w16)[size_t(l)], mem.layer(l, d.B, d.T), y, mem, d);
+    else block_forward(p[l], mem.layer(l, d.B, d.T), y, mem.ln_buf(), mem.d_big2(), d);
   }
 }
 
@@ -106,6 +140,7 @@ void stack_backward(const std::vector<BlockParams>& p, const std::vector<BlockPa
   float* rec = mem.d_big2();
   float* ln = mem.ln_buf();
   float* stat = mem.stat_buf();
+  const bool b16 = bf16_blocks(mem, d);
   std::memcpy(dres, d_out, sizeof(float) * size_t(N * W));
   for (int64_t l = d.layers - 1; l >= 0; --l) {
     const BlockParams& P = p[l];
@@ -115,7 +150,13 @@ void stack_backward(const std::vector<BlockParams>& p, const std::vector<BlockPa
       // Recompute this block's activations into the shared slot (the last block's are still
       // there from forward). The stack output buffer is free by now: use it for y.
       OC_PROFILE("recompute");
-      block_forward(P, a, mem.out(d.B, d.T), ln, rec, d);
+      if (b16) block_forward_bf16(P, (*d.w16)[size_t(l)], a, mem.out(d.B, d.T), mem, d);
+      else block_forward(P, a, mem.out(d.B, d.T), ln, rec, d);
+    }
+    if (b16) {
+      block_backward_bf16(P, (*d.w16)[size_t(l)], G, a, mem, d);
+      if (mem.on_block_backward) mem.on_block_backward(l);
+      continue;
     }
     // MLP: y = xm + c_proj(act(c_fc(ln_2(xm)))).  dres holds dy = dxm (residual path).
     { OC_PROFILE("gelu"); ops::act_forward(rec, a.h, N * F, d.act); }  // recompute act(h)

@@ -9,6 +9,7 @@
 
 #include "core/buffer.h"
 #include "model/params.h"
+#include "model/weights_bf16.h"
 #include "ops/activation.h"
 #include "ops/gemm.h"
 
@@ -22,6 +23,9 @@ struct StackDims {
   ops::Act act = ops::Act::Gelu;
   double eps = 1e-5;
   ops::Prec prec = ops::Prec::F32;
+  // amp_bf16 with bf16 activations: the blocks' bf16 weight copies (null: the fp32 path,
+  // or BF16 GEMMs converting their fp32 operands per call).
+  const std::vector<BlockWeights16>* w16 = nullptr;
 };
 
 // Saved activations of one block, each [B, T, ...] with the batch's T.
@@ -36,6 +40,10 @@ struct BlockActs {
   float* mean2;  // [B*T]
   float* rstd2;  // [B*T]
   float* h;      // [B,T,F]   c_fc output (before the activation)
+  // Planned with bf16 activations, qkv and ao are kept only in bf16 (they are only GEMM
+  // operands) and the float pointers above are null.
+  bf16* qkv16;   // [B,T,3W]
+  bf16* ao16;    // [B,T,W]
 };
 
 // Arena for a stack's activations and backward scratch, sized for (B_max, T_max).
@@ -44,9 +52,12 @@ class StackMemory {
  public:
   // checkpoint (--grad-checkpointing): keep only each block's input; backward recomputes a
   // block's activations into one shared slot before differentiating it.
+  // bf16_acts: amp_bf16 layout (qkv16/ao16 instead of qkv/ao, plus bf16 scratch).
   void plan(int64_t B_max, int64_t T_max, int64_t W, int64_t H, int64_t F, int64_t layers, bool training,
-            bool checkpoint = false);
+            bool checkpoint = false, bool bf16_acts = false);
+  bool bf16_acts() const { return bf16_acts_; }
   bool checkpointing() const { return checkpoint_; }
+  bool training() const { return training_; }
   bool fits(int64_t B, int64_t T) const { return B <= B_max_ && T <= T_max_; }
   BlockActs layer(int64_t l, int64_t B, int64_t T);  // carved for the current B, T
   float* out(int64_t B, int64_t T);                  // [B,T,W] output of the last block
@@ -57,6 +68,11 @@ class StackMemory {
   float* d_att() { return d_att_; }    // [B,H,T,T]
   float* ln_buf() { return ln_buf_; }  // [B,T,W] (recomputed LayerNorm output)
   float* stat_buf() { return stat_buf_; }  // [2*B*T]
+  // bf16 scratch (bf16_acts only), sized for B_max*T_max.
+  bf16* s16_big() { return s16_big_; }    // [B,T,max(3W,F)]
+  bf16* s16_big2() { return s16_big2_; }  // [B,T,F] (training)
+  bf16* s16_a() { return s16_a_; }      // [B,T,W]
+  bf16* s16_b() { return s16_b_; }      // [B,T,W]
   double mib() const { return buf_.mib(); }
   // Called by stack_backward when block l's parameter gradients are final (data-parallel
   // training starts their all-reduce while the lower blocks are still computed).
@@ -65,7 +81,8 @@ class StackMemory {
  private:
   FloatBuffer buf_;
   int64_t B_max_ = 0, T_max_ = 0, W_ = 0, H_ = 0, F_ = 0, layers_ = 0;
-  bool training_ = false, checkpoint_ = false;
+  bool training_ = false, checkpoint_ = false, bf16_acts_ = false;
+  bf16 *s16_big_ = nullptr, *s16_big2_ = nullptr, *s16_a_ = nullptr, *s16_b_ = nullptr;
   float* layers_base_ = nullptr;
   float* xs_ = nullptr;  // checkpointing: every block's input
   size_t layer_stride_ = 0;

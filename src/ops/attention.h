@@ -5,6 +5,7 @@
 #pragma once
 #include <cstdint>
 
+#include "core/bf16.h"
 #include "ops/gemm.h"
 
 namespace oc::ops {
@@ -18,5 +19,14 @@ void attention_forward(T* out, T* att, const T* qkv, int64_t B, int64_t Tn, int6
 template <typename T>
 void attention_backward(T* dqkv, T* scratch, const T* dout, const T* qkv, const T* att, int64_t B, int64_t Tn,
                         int64_t C, int64_t H, bool causal, Prec prec = Prec::F32);
+
+// amp_bf16, one kernel per (batch, head) with no oneDNN primitive: q, k, v and out are bf16
+// (they are only GEMM operands), the scores, softmax and its gradient are fp32, and P and dS
+// are rounded to bf16 where they enter P@V, dQ and dK. att[B,H,T,T] keeps P in fp32.
+void attention_forward_bf16(bf16* out, float* att, const bf16* qkv, int64_t B, int64_t Tn, int64_t C, int64_t H,
+                            bool causal);
+// dqkv[B,T,3C] assigned in fp32 (in_proj's bias gradient sums it in fp32).
+void attention_backward_bf16(float* dqkv, const bf16* dout, const bf16* qkv, const float* att, int64_t B, int64_t Tn,
+                             int64_t C, int64_t H);
 
 }  // namespace oc::ops

@@ -24,13 +24,15 @@ AdamW::AdamW(const ParamTable& table, AdamWCfg cfg) : table_(&table), cfg_(cfg) 
 void AdamW::step(float* params, const float* grads, double lr, const std::vector<bool>& trainable) {
   ++step_;
   const auto& ps = table_->params;
+  std::vector<ops::AdamWSpan> spans;
+  spans.reserve(ps.size());
   for (size_t i = 0; i < ps.size(); ++i) {
     if (!trainable.empty() && !trainable[i]) continue;
     const ParamInfo& p = ps[i];
-    const size_t o = p.offset;
-    ops::adamw_step(params + o, grads + o, m_.data() + o, v_.data() + o, int64_t(p.numel), float(lr),
-                    float(cfg_.beta1), float(cfg_.beta2), float(cfg_.eps), p.decay ? float(cfg_.wd) : 0.0f, step_);
+    spans.push_back({int64_t(p.offset), int64_t(p.numel), p.decay ? float(cfg_.wd) : 0.0f});
   }
+  ops::adamw_step_spans(params, grads, m_.data(), v_.data(), spans, float(lr), float(cfg_.beta1), float(cfg_.beta2),
+                        float(cfg_.eps), step_);
 }
 
 void clamp_logit_scale(float* s) { *s = std::clamp(*s, 0.0f, float(std::log(100.0))); }

@@ -134,6 +134,53 @@ TEST(Clip, InferenceMatchesTrainingForward) {
   }
 }
 
+TEST(Clip, AmpBf16CheckpointingInferenceAndWeightRefresh) {
+  ModelCfg c = load_model_config("test-tiny");
+  const int64_t B = 4, E = c.embed_dim;
+  Batch b = make_batch(c, B, 9);
+  // Checkpointing recomputes with the same bf16 kernels: bitwise equal gradients.
+  std::vector<float> g[2];
+  std::vector<float> feat;
+  for (int ck = 0; ck < 2; ++ck) {
+    Clip m(c);
+    m.init(9);
+    m.set_precision(Precision::AmpBf16);
+    m.plan_training(B, ck == 1);
+    ContrastiveStep step(m, B);
+    step.forward_backward(b.images.data(), b.tokens.data(), B);
+    g[ck].assign(m.grads(), m.grads() + m.table().total);
+    if (ck == 0) {
+      Clip::Features f = m.forward(b.images.data(), b.tokens.data(), B);
+      feat.assign(f.image, f.image + B * E);
+    }
+  }
+  EXPECT_EQ(0, std::memcmp(g[0].data(), g[1].data(), g[0].size() * sizeof(float)));
+  // Inference runs c_fc's GELU in oneDNN's GEMM epilogue (its own fp32 erf) where training
+  // runs ours: a few activations round to the neighbouring bf16 value, which moves the
+  // unit-norm features by ~1e-4; a wrong kernel moves them by O(0.1).
+  Clip infer(c);
+  infer.init(9);
+  infer.set_precision(Precision::AmpBf16);
+  infer.plan_inference(3);
+  std::vector<float> img(size_t(B * E));
+  infer.encode_image(b.images.data(), B, img.data());
+  for (int64_t i = 0; i < B * E; ++i) EXPECT_NEAR(img[size_t(i)], feat[size_t(i)], 2e-3) << i;
+  // Writing weights through params() refreshes their bf16 copies before the next encode.
+  const ParamInfo* fc = infer.table().find("visual.transformer.resblocks.0.mlp.c_fc.weight");
+  ASSERT_NE(fc, nullptr);
+  std::fill_n(infer.params() + fc->offset, fc->numel, 0.0f);
+  std::vector<float> img2(size_t(B * E)), img3(size_t(B * E));
+  infer.encode_image(b.images.data(), B, img2.data());
+  Clip fresh(c);
+  fresh.init(9);
+  std::fill_n(fresh.params() + fc->offset, fc->numel, 0.0f);
+  fresh.set_precision(Precision::AmpBf16);
+  fresh.plan_inference(3);
+  fresh.encode_image(b.images.data(), B, img3.data());
+  EXPECT_NE(img2, img);
+  EXPECT_EQ(img2, img3);
+}
+
 TEST(Clip, GradientMatchesDirectionalFiniteDifference) {
   ModelCfg c = load_model_config("test-tiny");
   const int64_t B = 4;

@@ -40,6 +40,30 @@ TEST(AdamW, MatchesTorchFormulaOverSteps) {
   EXPECT_EQ(m[0], 0.0f);
 }
 
+TEST(AdamW, SpansPassEqualsPerTensorSteps) {
+  // Three tensors of one arena (one large enough to be cut into chunks, padding between
+  // them untouched), two with decay: one pass must give bitwise what adamw_step gives per
+  // tensor, and leave the padding alone.
+  const std::vector<AdamWSpan> spans = {{0, 5, 0.0f}, {16, 40000, 0.2f}, {40016, 777, 0.1f}};
+  const int64_t total = 40016 + 777 + 9;
+  Rng rng(42);
+  std::vector<float> p(total), g(total), m(total), v(total);
+  for (auto* vec : {&p, &g, &m, &v})
+    for (auto& x : *vec) x = float(std::abs(rng.normal()));
+  auto p2 = p, m2 = m, v2 = v;
+  adamw_step_spans(p.data(), g.data(), m.data(), v.data(), spans, 1e-3f, 0.9f, 0.98f, 1e-6f, 3);
+  for (const AdamWSpan& s : spans)
+    adamw_step(p2.data() + s.offset, g.data() + s.offset, m2.data() + s.offset, v2.data() + s.offset, s.n, 1e-3f, 0.9f,
+               0.98f, 1e-6f, s.wd, 3);
+  EXPECT_EQ(p, p2);
+  EXPECT_EQ(m, m2);
+  EXPECT_EQ(v, v2);
+  Rng again(42);
+  std::vector<float> p0(total);
+  for (auto& x : p0) x = float(std::abs(again.normal()));
+  for (int64_t i = 5; i < 16; ++i) EXPECT_EQ(p[size_t(i)], p0[size_t(i)]) << "padding " << i;
+}
+
 TEST(AdamW, FirstStepIsSignedLearningRate) {
   // Step 1: m_hat = g, v_hat = g^2, so the update is lr * g / (|g| + eps) ~ lr * sign(g).
   std::vector<float> p = {1.0f, 1.0f}, g = {3.0f, -0.5f}, m(2, 0.0f), v(2, 0.0f);

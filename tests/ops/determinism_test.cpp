@@ -7,6 +7,8 @@
 #include "ops/activation.h"
 #include "ops/adamw.h"
 #include "ops/attention.h"
+#include "ops/bf16_gemm.h"
+#include "ops/bf16_ops.h"
 #include "ops/embed.h"
 #include "ops/layernorm.h"
 #include "ops/linear.h"
@@ -92,6 +94,39 @@ TEST(Determinism, Attention) {
       });
     }
   }
+}
+
+// The amp_bf16 block kernels (bf16 storage in a float buffer: shifts move it by 4 bytes).
+TEST(Determinism, Bf16BlockKernels) {
+  const int64_t M = 150, K = 96, N = 200, B = 3, Tn = 50, C = 128, H = 2;
+  auto x = randf(21, M * K), w = randf(22, N * K), b = randf(23, N), dy = randf(24, M * N), lw = randf(25, K),
+       lb = randf(26, K), qkv = randf(27, B * Tn * 3 * C), dout = randf(28, B * Tn * C);
+  auto b16 = [](Buf& f) { return reinterpret_cast<bf16*>(f.data()); };
+  expect_bitwise_stable("bf16 kernels", [&](int s) {
+    Buf X(x, s), W(w, s), Bi(b, s), DY(dy, s), LW(lw, s), LB(lb, s), Q(qkv, s), DO(dout, s);
+    Buf ln(M * K, s), w16(N * K, s), mean(M, s), rstd(M, s), h(M * N, s), g16(M * N, s), dh16(M * N, s), db(N, s),
+        dw(N * K, s), q16(B * Tn * 3 * C, s), do16(B * Tn * C, s), o16(B * Tn * C, s), att(B * H * Tn * Tn, s),
+        dq(B * Tn * 3 * C, s);
+    std::fill_n(db.data(), N, 0.0f), std::fill_n(dw.data(), N * K, 0.0f);
+    layernorm_forward_bf16(b16(ln), mean.data(), rstd.data(), X.data(), LW.data(), LB.data(), M, K, 1e-5);
+    cast_to_bf16(b16(w16), W.data(), N * K);
+    Epilogue e;
+    e.bias = Bi.data();
+    gemm_bf16(false, true, M, N, K, b16(ln), K, b16(w16), K, h.data(), N, e);
+    act_forward_bf16(b16(g16), h.data(), M * N, Act::Gelu);
+    act_backward_bf16(b16(dh16), db.data(), DY.data(), h.data(), M, N, Act::Gelu);
+    Epilogue acc;
+    acc.beta = 1.0f;
+    gemm_bf16(true, false, N, K, M, b16(dh16), N, b16(ln), K, dw.data(), K, acc);
+    cast_to_bf16(b16(q16), Q.data(), B * Tn * 3 * C);
+    cast_to_bf16(b16(do16), DO.data(), B * Tn * C);
+    attention_forward_bf16(b16(o16), att.data(), b16(q16), B, Tn, C, H, true);
+    attention_backward_bf16(dq.data(), b16(do16), b16(q16), att.data(), B, Tn, C, H);
+    std::vector<float> out;
+    append(out, h.vec(M * N)), append(out, g16.vec(M * N / 2)), append(out, db.vec(N)), append(out, dw.vec(N * K));
+    append(out, o16.vec(B * Tn * C / 2)), append(out, dq.vec(B * Tn * 3 * C));
+    return out;
+  });
 }
 
 TEST(Determinism, LossEmbedOptimizer) {

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <type_traits>
 
+#include "ops/cpu/act_internal.h"
 #include "ops/cpu/vec_math.h"
 
 namespace oc::ops {
@@ -101,6 +102,39 @@ void backward_f32(float* dinp, const float* dout, const float* inp, int64_t n, A
     for (int64_t i = 0; i < m; ++i) dinp[b + i] = dout[b + i] * g[i];
   }
 }
+// val = act(x), der = act'(x): the expressions of forward_f32 and derivative_f32, sharing
+// phi8 / the sigmoid (whose value does not depend on whether the pdf is asked for).
+inline void value_and_derivative8(V8 x, Act act, V8* val, V8* der) {
+  if (act == Act::Gelu) {
+    V8 pdf;
+    const V8 cdf = phi8(x, &pdf);
+    *val = _mm256_mul_ps(x, cdf);
+    *der = _mm256_fmadd_ps(x, pdf, cdf);
+  } else {
+    V8 e;
+    V8 s = sigmoid_quick8(x, &e);
+    *val = _mm256_mul_ps(x, s);
+    V8 ds = _mm256_mul_ps(e, _mm256_mul_ps(s, s));
+    *der = _mm256_fmadd_ps(_mm256_mul_ps(v8(float(kQuick)), x), ds, s);
+  }
+}
+
+void value_and_grad_f32(float* out, float* dinp, const float* dout, const float* inp, int64_t n, Act act) {
+  int64_t i = 0;
+  V8 v, d;
+  for (; i + 8 <= n; i += 8) {
+    value_and_derivative8(_mm256_loadu_ps(inp + i), act, &v, &d);
+    _mm256_storeu_ps(out + i, v);
+    _mm256_storeu_ps(dinp + i, _mm256_mul_ps(_mm256_loadu_ps(dout + i), d));
+  }
+  if (i < n) {
+    alignas(32) float x[8] = {0, 0, 0, 0, 0, 0, 0, 0}, vb[8], db[8];
+    for (int64_t j = i; j < n; ++j) x[j - i] = inp[j];
+    value_and_derivative8(_mm256_load_ps(x), act, &v, &d);
+    _mm256_store_ps(vb, v), _mm256_store_ps(db, d);
+    for (int64_t j = i; j < n; ++j) out[j] = vb[j - i], dinp[j] = dout[j] * db[j - i];
+  }
+}
 #else
 void forward_f32(float* out, const float* inp, int64_t n, Act act) {
   for (int64_t i = 0; i < n; ++i) {
@@ -116,9 +150,17 @@ void backward_f32(float* dinp, const float* dout, const float* inp, int64_t n, A
     dinp[i] = dout[i] * float(g);
   }
 }
+void value_and_grad_f32(float* out, float* dinp, const float* dout, const float* inp, int64_t n, Act act) {
+  backward_f32(dinp, dout, inp, n, act);
+  forward_f32(out, inp, n, act);
+}
 #endif
 
 }  // namespace
+
+void cpu::act_value_and_grad_f32(float* out, float* dinp, const float* dout, const float* inp, int64_t n, Act act) {
+  value_and_grad_f32(out, dinp, dout, inp, n, act);
+}
 
 template <typename T>
 void act_forward(T* out, const T* inp, int64_t n, Act act) {

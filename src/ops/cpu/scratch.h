@@ -10,7 +10,7 @@
 namespace oc::ops::cpu {
 
 // One slot per concurrent use within a thread: a callee never uses its caller's slot.
-enum class Scratch { GemmA, GemmB, LayerNormPartial, Reduce, kCount };
+enum class Scratch { GemmA, GemmB, GemmC, LayerNormPartial, Reduce, Attn, Bf16Partial, kCount };
 
 template <typename T>
 T* thread_scratch(Scratch slot, size_t n) {

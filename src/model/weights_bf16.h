@@ -1,0 +1,47 @@
+// amp_bf16: bf16 copies of the GEMM weights (every block's in_proj, out_proj, c_fc, c_proj),
+// made once per step from the fp32 master weights, so no GEMM converts a weight itself.
+// The copy lives in an arena laid out like the parameters (same offsets); only the GEMM
+// weights are written, so the rest of it is never touched (and never resident).
+#pragma once
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "core/bf16.h"
+#include "model/params.h"
+
+namespace oc {
+
+struct BlockWeights16 {
+  const bf16* in_w;    // [3W, W]
+  const bf16* out_w;   // [W, W]
+  const bf16* fc_w;    // [F, W]
+  const bf16* proj_w;  // [W, F]
+};
+
+class Bf16Weights {
+ public:
+  // Binds to the parameter arena `base` laid out by `table`, with `p` bound to it.
+  void plan(const ParamTable& table, const ClipParams& p, const float* base);
+  // Converts the vision and/or text GEMM weights from the fp32 masters (threaded).
+  void refresh(bool vision, bool text);
+  const std::vector<BlockWeights16>& vision() const { return v_; }
+  const std::vector<BlockWeights16>& text() const { return t_; }
+  bool planned() const { return bool(arena_); }
+  double mib() const;
+
+ private:
+  struct Span {
+    const float* src;
+    bf16* dst;
+    int64_t n;
+  };
+  struct Free {
+    void operator()(bf16* p) const;
+  };
+  std::unique_ptr<bf16, Free> arena_;
+  std::vector<Span> v_spans_, t_spans_;
+  std::vector<BlockWeights16> v_, t_;
+};
+
+}  // namespace oc

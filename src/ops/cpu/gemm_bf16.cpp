@@ -1,0 +1,185 @@
+// gemm_bf16 on the CPU. Native bf16 (AVX512-BF16 / AMX): one oneDNN matmul primitive per
+// (shape, strides, epilogue), created once per thread and reused, with bias, sum and
+// GELU/QuickGELU as oneDNN post-ops, bf16 x bf16 -> fp32 accumulation -> fp32 or bf16 dst.
+// Elsewhere: the bf16 operands are widened to fp32 (exact) and run through dnnl_sgemm, the
+// epilogue applied in a pass over C; the same products and fp32 accumulation.
+#include <oneapi/dnnl/dnnl.h>
+#include <omp.h>
+
+#include <algorithm>
+#include <dnnl.hpp>
+#include <map>
+#include <tuple>
+#include <type_traits>
+
+#include "core/check.h"
+#include "ops/bf16_gemm.h"
+#include "ops/cpu/bf16_convert.h"
+#include "ops/cpu/scratch.h"
+#include "ops/gemm.h"
+
+namespace oc::ops {
+namespace cpu {
+namespace {
+
+bool g_force_fallback = false;
+
+bool use_native() {
+  static const bool native = native_bf16();
+  return native && !g_force_fallback;
+}
+
+void check_layout(bool ta, bool tb, int64_t M, int64_t N, int64_t K, int64_t lda, int64_t ldb, int64_t ldc) {
+  OC_CHECK(M >= 0 && N >= 0 && K >= 0, "gemm_bf16: negative size M={} N={} K={}", M, N, K);
+  OC_CHECK(lda >= std::max<int64_t>(1, ta ? M : K), "gemm_bf16: lda={} too small (M={} K={} trans_a={})", lda, M, K,
+           ta);
+  OC_CHECK(ldb >= std::max<int64_t>(1, tb ? K : N), "gemm_bf16: ldb={} too small (K={} N={} trans_b={})", ldb, K, N,
+           tb);
+  OC_CHECK(ldc >= std::max<int64_t>(1, N), "gemm_bf16: ldc={} too small (N={})", ldc, N);
+}
+
+// Runs f(r) for r in [0, rows), threaded when called outside a parallel region on enough work.
+template <class F>
+void rows_loop(int64_t rows, int64_t cols, F f) {
+  if (!omp_in_parallel() && rows * cols >= (int64_t(1) << 15)) {
+#pragma omp parallel for schedule(static)
+    for (int64_t r = 0; r < rows; ++r) f(r);
+  } else {
+    for (int64_t r = 0; r < rows; ++r) f(r);
+  }
+}
+
+// The epilogue on an fp32 C (fallback path): bias, then the activation.
+void epilogue_pass(float* C, int64_t ldc, int64_t M, int64_t N, const Epilogue& e) {
+  if (!e.bias && !e.act) return;
+  rows_loop(M, N, [&](int64_t i) {
+    float* c = C + i * ldc;
+    if (e.bias) {
+#pragma omp simd
+      for (int64_t j = 0; j < N; ++j) c[j] += e.bias[j];
+    }
+    if (e.act) act_forward<float>(c, c, N, e.act_fn);
+  });
+}
+
+// Fallback: C(fp32) = epilogue(widen(A) @ widen(B)).
+void gemm_widened(bool ta, bool tb, int64_t M, int64_t N, int64_t K, const bf16* A, int64_t lda, const bf16* B,
+                  int64_t ldb, float* C, int64_t ldc, const Epilogue& e) {
+  const int64_t a_rows = ta ? K : M, a_cols = ta ? M : K, b_rows = tb ? N : K, b_cols = tb ? K : N;
+  float* a = thread_scratch<float>(Scratch::GemmA, size_t(a_rows * a_cols));
+  float* b = thread_scratch<float>(Scratch::GemmB, size_t(b_rows * b_cols));
+  rows_loop(a_rows, a_cols, [&](int64_t r) { widen_row(a + r * a_cols, A + r * lda, a_cols); });
+  rows_loop(b_rows, b_cols, [&](int64_t r) { widen_row(b + r * b_cols, B + r * ldb, b_cols); });
+  dnnl_status_t st = dnnl_sgemm(ta ? 'T' : 'N', tb ? 'T' : 'N', M, N, K, 1.0f, a, a_cols, b, b_cols, e.beta, C, ldc);
+  OC_CHECK(st == dnnl_success, "dnnl_sgemm failed (status {}) for M={} N={} K={}", int(st), M, N, K);
+  epilogue_pass(C, ldc, M, N, e);
+}
+
+struct Key {
+  int64_t M, N, K, lda, ldb, ldc;
+  bool ta, tb, out_bf16, bias, act;
+  int act_fn;
+  float beta;
+  auto tie() const { return std::tie(M, N, K, lda, ldb, ldc, ta, tb, out_bf16, bias, act, act_fn, beta); }
+  bool operator<(const Key& o) const { return tie() < o.tie(); }
+};
+
+const dnnl::engine& engine() {
+  static const dnnl::engine eng(dnnl::engine::kind::cpu, 0);
+  return eng;
+}
+
+// The cached primitive for `k` on this thread, with its memory descriptors.
+struct Prim {
+  dnnl::matmul mm;
+  dnnl::memory::desc a, b, c, bias;
+};
+
+Prim& primitive(const Key& k) {
+  thread_local std::map<Key, Prim> cache;
+  auto it = cache.find(k);
+  if (it != cache.end()) return it->second;
+  using dt = dnnl::memory::data_type;
+  using md = dnnl::memory::desc;
+  // Logical src [M,K], weights [K,N], dst [M,N]; a transposed operand is read with swapped strides.
+  Prim p;
+  p.a = md({k.M, k.K}, dt::bf16, k.ta ? dnnl::memory::dims{1, k.lda} : dnnl::memory::dims{k.lda, 1});
+  p.b = md({k.K, k.N}, dt::bf16, k.tb ? dnnl::memory::dims{1, k.ldb} : dnnl::memory::dims{k.ldb, 1});
+  p.c = md({k.M, k.N}, k.out_bf16 ? dt::bf16 : dt::f32, dnnl::memory::dims{k.ldc, 1});
+  if (k.bias) p.bias = md({1, k.N}, dt::f32, dnnl::memory::dims{k.N, 1});
+  dnnl::primitive_attr attr;
+  dnnl::post_ops po;
+  if (k.beta != 0.0f) po.append_sum(k.beta);
+  if (k.act) {
+    if (Act(k.act_fn) == Act::Gelu) po.append_eltwise(1.0f, dnnl::algorithm::eltwise_gelu_erf, 0.0f, 0.0f);
+    else po.append_eltwise(1.0f, dnnl::algorithm::eltwise_swish, 1.702f, 0.0f);  // x * sigmoid(1.702 x)
+  }
+  attr.set_post_ops(po);
+  auto desc = k.bias ? dnnl::matmul::desc(p.a, p.b, p.bias, p.c) : dnnl::matmul::desc(p.a, p.b, p.c);
+  p.mm = dnnl::matmul(dnnl::matmul::primitive_desc(desc, attr, engine()));
+  return cache.emplace(k, std::move(p)).first->second;
+}
+
+void gemm_native(const Key& k, const bf16* A, const bf16* B, void* C, const float* bias) {
+  Prim& p = primitive(k);
+  thread_local dnnl::stream stream(engine());
+  dnnl::memory am(p.a, engine(), const_cast<bf16*>(A)), bm(p.b, engine(), const_cast<bf16*>(B)),
+      cm(p.c, engine(), C);
+  if (k.bias) {
+    dnnl::memory biasm(p.bias, engine(), const_cast<float*>(bias));
+    p.mm.execute(stream, {{DNNL_ARG_SRC, am}, {DNNL_ARG_WEIGHTS, bm}, {DNNL_ARG_BIAS, biasm}, {DNNL_ARG_DST, cm}});
+  } else {
+    p.mm.execute(stream, {{DNNL_ARG_SRC, am}, {DNNL_ARG_WEIGHTS, bm}, {DNNL_ARG_DST, cm}});
+  }
+  stream.wait();
+}
+
+Key make_key(bool ta, bool tb, int64_t M, int64_t N, int64_t K, int64_t lda, int64_t ldb, int64_t ldc, bool out_bf16,
+             const Epilogue& e) {
+  return Key{M, N, K, lda, ldb, ldc, ta, tb, out_bf16, e.bias != nullptr, e.act, int(e.act_fn), e.beta};
+}
+
+// K == 0: the product is zero, C = epilogue(0 + beta * C).
+template <typename OutT>
+void empty_product(int64_t M, int64_t N, OutT* C, int64_t ldc, const Epilogue& e) {
+  float* row = thread_scratch<float>(Scratch::GemmC, size_t(N));
+  for (int64_t i = 0; i < M; ++i) {
+    for (int64_t j = 0; j < N; ++j) {
+      float c = 0.0f;
+      if constexpr (std::is_same_v<OutT, float>) c = e.beta == 0.0f ? 0.0f : e.beta * C[i * ldc + j];
+      row[j] = c + (e.bias ? e.bias[j] : 0.0f);
+    }
+    if (e.act) act_forward<float>(row, row, N, e.act_fn);
+    if constexpr (std::is_same_v<OutT, float>) std::copy(row, row + N, C + i * ldc);
+    else to_bf16_row(C + i * ldc, row, N);
+  }
+}
+
+}  // namespace
+
+void set_bf16_gemm_fallback(bool on) { g_force_fallback = on; }
+
+}  // namespace cpu
+
+void gemm_bf16(bool ta, bool tb, int64_t M, int64_t N, int64_t K, const bf16* A, int64_t lda, const bf16* B,
+               int64_t ldb, float* C, int64_t ldc, const Epilogue& e) {
+  cpu::check_layout(ta, tb, M, N, K, lda, ldb, ldc);
+  if (M == 0 || N == 0) return;
+  if (K == 0) return cpu::empty_product(M, N, C, ldc, e);
+  if (cpu::use_native()) return cpu::gemm_native(cpu::make_key(ta, tb, M, N, K, lda, ldb, ldc, false, e), A, B, C, e.bias);
+  cpu::gemm_widened(ta, tb, M, N, K, A, lda, B, ldb, C, ldc, e);
+}
+
+void gemm_bf16(bool ta, bool tb, int64_t M, int64_t N, int64_t K, const bf16* A, int64_t lda, const bf16* B,
+               int64_t ldb, bf16* C, int64_t ldc, const Epilogue& e) {
+  cpu::check_layout(ta, tb, M, N, K, lda, ldb, ldc);
+  OC_CHECK(e.beta == 0.0f, "gemm_bf16 with a bf16 output cannot accumulate (beta={})", e.beta);
+  if (M == 0 || N == 0) return;
+  if (K == 0) return cpu::empty_product(M, N, C, ldc, e);
+  if (cpu::use_native()) return cpu::gemm_native(cpu::make_key(ta, tb, M, N, K, lda, ldb, ldc, true, e), A, B, C, e.bias);
+  float* c = cpu::thread_scratch<float>(cpu::Scratch::GemmC, size_t(M * N));
+  cpu::gemm_widened(ta, tb, M, N, K, A, lda, B, ldb, c, N, e);
+  cpu::rows_loop(M, N, [&](int64_t i) { cpu::to_bf16_row(C + i * ldc, c + i * N, N); });
+}
+
+}  // namespace oc::ops

@@ -1,0 +1,233 @@
+// The amp_bf16 kernels (ops/bf16_gemm.h, ops/bf16_ops.h, attention_*_bf16) against the double
+// reference path: gemm<double> / attention<double> with Prec::BF16 round every GEMM operand
+// to bf16 and accumulate in double, which is exactly the arithmetic these kernels promise
+// (bf16 operands, fp32 accumulation, everything else fp32). Each GEMM runs on both paths:
+// native bf16 (oneDNN matmul; skipped on CPUs without AVX512-BF16/AMX) and the fallback
+// that widens to fp32 for sgemm (what AVX2-only CPUs run).
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <vector>
+
+#include "core/bf16.h"
+#include "ops/activation.h"
+#include "ops/attention.h"
+#include "ops/bf16_gemm.h"
+#include "ops/bf16_ops.h"
+#include "ops/gemm.h"
+#include "ops/layernorm.h"
+#include "ops_test_util.h"
+
+namespace oc::ops::test {
+namespace {
+
+std::vector<bf16> to_b16(const std::vector<double>& v) {
+  std::vector<bf16> r(v.size());
+  for (size_t i = 0; i < v.size(); ++i) r[i] = to_bf16(float(v[i]));
+  return r;
+}
+std::vector<double> widen(const std::vector<bf16>& v) {
+  std::vector<double> r(v.size());
+  for (size_t i = 0; i < v.size(); ++i) r[i] = to_f32(v[i]);
+  return r;
+}
+
+enum class Path { Native, Fallback };
+
+// Selects the path for the scope of a test; native is skipped where the CPU lacks bf16.
+class Bf16Path : public ::testing::TestWithParam<Path> {
+ protected:
+  void SetUp() override {
+    if (GetParam() == Path::Native && !native_bf16())
+      GTEST_SKIP() << "no native bf16 on this CPU (oneDNN ISA " << dnnl_isa() << ")";
+    cpu::set_bf16_gemm_fallback(GetParam() == Path::Fallback);
+  }
+  void TearDown() override { cpu::set_bf16_gemm_fallback(false); }
+};
+
+struct GemmCase {
+  bool ta, tb;
+  int64_t M, N, K;
+  bool bias, act;
+  float beta;
+};
+
+TEST_P(Bf16Path, GemmMatchesDouble) {
+  const GemmCase cases[] = {
+      {false, true, 37, 29, 71, true, false, 0.0f}, {false, false, 64, 130, 50, false, false, 1.0f},
+      {true, false, 96, 40, 150, false, false, 1.0f}, {true, true, 20, 33, 17, true, true, 0.0f},
+      {false, true, 150, 200, 64, true, true, 0.0f},  // threaded, the MLP's GELU epilogue
+  };
+  uint64_t seed = 1;
+  for (const GemmCase& c : cases) {
+    for (bool out_bf16 : {false, true}) {
+      if (out_bf16 && c.beta != 0.0f) continue;
+      for (Act act : {Act::Gelu, Act::QuickGelu}) {
+        if (!c.act && act == Act::QuickGelu) continue;
+        Rng rng(seed++);
+        const int64_t a_cols = c.ta ? c.M : c.K, b_cols = c.tb ? c.K : c.N;
+        const int64_t lda = a_cols + 3, ldb = b_cols + 5, ldc = c.N + 2;  // padded strides
+        auto A16 = to_b16(randn(rng, (c.ta ? c.K : c.M) * lda));
+        auto B16 = to_b16(randn(rng, (c.tb ? c.N : c.K) * ldb));
+        auto bias = randn(rng, c.N);
+        auto C0 = randn(rng, c.M * ldc);
+        // Reference: double products of the same bf16 values, then bias, beta, activation.
+        std::vector<double> A = widen(A16), B = widen(B16), ref = C0;
+        gemm<double>(c.ta, c.tb, c.M, c.N, c.K, 1.0f, A.data(), lda, B.data(), ldb, c.beta, ref.data(), ldc);
+        for (int64_t i = 0; i < c.M; ++i)
+          for (int64_t j = 0; j < c.N; ++j) {
+            double& r = ref[i * ldc + j];
+            if (c.bias) r += double(float(bias[j]));
+            if (c.act) act_forward<double>(&r, &r, 1, act);
+          }
+        Epilogue e;
+        std::vector<float> biasf = to<float>(bias);
+        if (c.bias) e.bias = biasf.data();
+        e.beta = c.beta, e.act = c.act, e.act_fn = act;
+        std::vector<double> got(C0.size());
+        if (out_bf16) {
+          std::vector<bf16> C(C0.size(), bf16{0x7fc0});
+          gemm_bf16(c.ta, c.tb, c.M, c.N, c.K, A16.data(), lda, B16.data(), ldb, C.data(), ldc, e);
+          got = widen(C);
+        } else {
+          std::vector<float> C = to<float>(C0);
+          gemm_bf16(c.ta, c.tb, c.M, c.N, c.K, A16.data(), lda, B16.data(), ldb, C.data(), ldc, e);
+          got.assign(C.begin(), C.end());
+          // The padding of C is never written.
+          for (int64_t i = 0; i < c.M; ++i)
+            for (int64_t j = c.N; j < ldc; ++j) ASSERT_EQ(C[i * ldc + j], float(C0[i * ldc + j]));
+        }
+        // fp32 accumulation of K products of O(1) values: error <= ~K * 2^-24 * sum|a b| ~ 1e-4
+        // here; the activation's fp32 approximations add ~1e-6; a bf16 output adds half an
+        // ulp, 2^-9 relative. A wrong term or stride is off by O(1).
+        const double rtol = out_bf16 ? 1.0 / 256 : 1e-5;
+        for (int64_t i = 0; i < c.M; ++i)
+          for (int64_t j = 0; j < c.N; ++j) {
+            const double r = ref[i * ldc + j], g = got[i * ldc + j];
+            ASSERT_LE(std::abs(g - r), 2e-4 * std::sqrt(double(c.K)) + rtol * std::abs(r))
+                << "ta=" << c.ta << " tb=" << c.tb << " M=" << c.M << " N=" << c.N << " K=" << c.K
+                << " bf16 out=" << out_bf16 << " act=" << c.act << " at (" << i << "," << j << ")";
+          }
+      }
+    }
+  }
+}
+
+TEST_P(Bf16Path, GemmKZeroIsEpilogueOfZero) {
+  std::vector<float> bias = {1.0f, -2.0f, 0.5f}, C = {4, 4, 4, 4, 4, 4};
+  Epilogue e;
+  e.bias = bias.data(), e.beta = 0.5f;
+  gemm_bf16(false, true, 2, 3, 0, nullptr, 1, nullptr, 1, C.data(), 3, e);
+  EXPECT_EQ(C, (std::vector<float>{3, 0, 2.5f, 3, 0, 2.5f}));
+}
+
+INSTANTIATE_TEST_SUITE_P(Paths, Bf16Path, ::testing::Values(Path::Native, Path::Fallback),
+                         [](const auto& i) { return i.param == Path::Native ? "Native" : "Fallback"; });
+
+// |got - ref| within one bf16 ulp of ref (the kernel rounds an fp32 value that is itself
+// within ~1e-6 of ref, so it can land on either neighbour of a value near a rounding tie).
+void expect_bf16_of(const std::vector<bf16>& got, const std::vector<double>& ref, const char* what) {
+  ASSERT_EQ(got.size(), ref.size());
+  for (size_t i = 0; i < ref.size(); ++i) {
+    const double ulp = std::ldexp(std::abs(ref[i]) + 1e-30, -7);
+    ASSERT_LE(std::abs(double(to_f32(got[i])) - ref[i]), ulp) << what << " at " << i;
+  }
+}
+
+TEST(Bf16Ops, LayerNormMatchesDouble) {
+  const int64_t N = 70, C = 96;
+  Rng rng(11);
+  auto x = randn(rng, N * C, 3.0), w = randn(rng, C), b = randn(rng, C), x0 = randn(rng, N * C);
+  std::vector<double> out(N * C), mean(N), rstd(N);
+  layernorm_forward<double>(out.data(), mean.data(), rstd.data(), x.data(), w.data(), b.data(), N, C, 1e-5);
+  auto xf = to<float>(x), wf = to<float>(w), bf = to<float>(b);
+  std::vector<bf16> o16(N * C);
+  std::vector<float> m(N), r(N);
+  layernorm_forward_bf16(o16.data(), m.data(), r.data(), xf.data(), wf.data(), bf.data(), N, C, 1e-5);
+  expect_bf16_of(o16, out, "layernorm");
+  for (int64_t i = 0; i < N; ++i) {
+    EXPECT_NEAR(m[i], mean[i], 1e-5 * (1 + std::abs(mean[i])));
+    EXPECT_NEAR(r[i], rstd[i], 1e-5 * rstd[i]);
+  }
+  // Residual add + LayerNorm: xm = x0 + x exactly as the float add, then the same LayerNorm.
+  std::vector<double> xm(N * C);
+  for (size_t i = 0; i < xm.size(); ++i) xm[i] = double(float(x0[i]) + xf[i]);
+  layernorm_forward<double>(out.data(), mean.data(), rstd.data(), xm.data(), w.data(), b.data(), N, C, 1e-5);
+  std::vector<float> xmf = to<float>(x0);
+  add_layernorm_forward_bf16(xmf.data(), o16.data(), m.data(), r.data(), xf.data(), wf.data(), bf.data(), N, C, 1e-5);
+  for (size_t i = 0; i < xm.size(); ++i) ASSERT_EQ(double(xmf[i]), xm[i]);
+  expect_bf16_of(o16, out, "residual+layernorm");
+}
+
+TEST(Bf16Ops, ActivationAndBiasGradMatchFloatOps) {
+  const int64_t M = 33, N = 200;
+  Rng rng(12);
+  auto h = to<float>(randn(rng, M * N, 2.0)), dout = to<float>(randn(rng, M * N));
+  for (Act act : {Act::Gelu, Act::QuickGelu}) {
+    // Forward: bitwise the float op, rounded.
+    std::vector<float> g(M * N);
+    std::vector<bf16> g16(M * N);
+    act_forward<float>(g.data(), h.data(), M * N, act);
+    act_forward_bf16(g16.data(), h.data(), M * N, act);
+    for (size_t i = 0; i < g.size(); ++i) ASSERT_EQ(g16[i].bits, to_bf16(g[i]).bits) << i;
+    // Backward: dh bitwise the float op, rounded; dbias the fp32 column sums of dh.
+    std::vector<float> dh(M * N), dbias(N, 0.25f);
+    std::vector<bf16> dh16(M * N);
+    act_backward<float>(dh.data(), dout.data(), h.data(), M * N, act);
+    act_backward_bf16(dh16.data(), dbias.data(), dout.data(), h.data(), M, N, act);
+    for (size_t i = 0; i < dh.size(); ++i) ASSERT_EQ(dh16[i].bits, to_bf16(dh[i]).bits) << i;
+    for (int64_t j = 0; j < N; ++j) {
+      double s = 0.25, mag = 0;
+      for (int64_t i = 0; i < M; ++i) s += dh[i * N + j], mag += std::abs(dh[i * N + j]);
+      EXPECT_NEAR(dbias[j], s, double(M) * 6e-8 * mag + 1e-7) << j;  // M fp32 additions
+    }
+    // The fused MLP backward entry: both outputs bitwise the float ops, rounded; the same
+    // column sums (same order: rows per thread, threads in order).
+    std::vector<float> dbias2(N, 0.25f);
+    std::vector<bf16> a16(M * N), dh16b(M * N);
+    act_value_grad_bf16(a16.data(), dh16b.data(), dbias2.data(), dout.data(), h.data(), M, N, act);
+    for (size_t i = 0; i < g.size(); ++i) ASSERT_EQ(a16[i].bits, g16[i].bits) << i;
+    for (size_t i = 0; i < dh.size(); ++i) ASSERT_EQ(dh16b[i].bits, dh16[i].bits) << i;
+    EXPECT_EQ(dbias2, dbias);
+  }
+  std::vector<float> dbias(N, 0.0f);
+  std::vector<bf16> d16(M * N);
+  bias_grad_to_bf16(d16.data(), dbias.data(), dout.data(), M, N);
+  for (size_t i = 0; i < dout.size(); ++i) ASSERT_EQ(d16[i].bits, to_bf16(dout[i]).bits);
+  for (int64_t j = 0; j < N; ++j) {
+    double s = 0, mag = 0;
+    for (int64_t i = 0; i < M; ++i) s += dout[i * N + j], mag += std::abs(dout[i * N + j]);
+    EXPECT_NEAR(dbias[j], s, double(M) * 6e-8 * mag) << j;
+  }
+  bias_grad_to_bf16(d16.data(), nullptr, dout.data(), M, N);  // no bias: conversion only
+}
+
+TEST(Bf16Ops, AttentionMatchesDoubleBf16Reference) {
+  const int64_t B = 3, C = 128, H = 2;
+  for (int64_t Tn : {50, 17}) {
+    for (bool causal : {false, true}) {
+      Rng rng(uint64_t(13 + Tn + causal));
+      auto qkv16 = to_b16(randn(rng, B * Tn * 3 * C));
+      auto do16 = to_b16(randn(rng, B * Tn * C));
+      std::vector<double> qkv = widen(qkv16), dout = widen(do16);
+      std::vector<double> out(B * Tn * C), att(B * H * Tn * Tn), dqkv(B * Tn * 3 * C), scr(B * H * Tn * Tn);
+      attention_forward<double>(out.data(), att.data(), qkv.data(), B, Tn, C, H, causal, Prec::BF16);
+      attention_backward<double>(dqkv.data(), scr.data(), dout.data(), qkv.data(), att.data(), B, Tn, C, H, causal,
+                                 Prec::BF16);
+      std::vector<bf16> o16(B * Tn * C);
+      std::vector<float> attf(B * H * Tn * Tn), dq(B * Tn * 3 * C);
+      attention_forward_bf16(o16.data(), attf.data(), qkv16.data(), B, Tn, C, H, causal);
+      attention_backward_bf16(dq.data(), do16.data(), qkv16.data(), attf.data(), B, Tn, C, H);
+      // Probabilities in fp32: ~1e-6. Outputs: P and dS are rounded to bf16 inside, and an fp32
+      // value a hair from a rounding tie may round the other way than the double one: a few
+      // terms off by 2^-8 relative, so 2e-2 absolute on O(1..8) sums; a wrong head, stride or
+      // missing term is off by O(1).
+      EXPECT_LT(max_scaled_err(attf, att, 1e-6, 1e-5), 1.0) << "att T=" << Tn;
+      EXPECT_LT(max_scaled_err(widen(o16), out, 2e-2, 1e-2), 1.0) << "out T=" << Tn;
+      EXPECT_LT(max_scaled_err(dq, dqkv, 2e-2, 1e-2), 1.0) << "dqkv T=" << Tn << " causal=" << causal;
+    }
+  }
+}
+
+}  // namespace
+}  // namespace oc::ops::test
