@@ -9,13 +9,14 @@ MODEL=${MODEL:-ViT-B-32}
 DUR=${DUR:-20s}
 PORT=${PORT:-18080}
 work=$(mktemp -d)
-trap 'kill $srv 2>/dev/null || true; rm -rf "$work"' EXIT
+srv=""
+trap '[[ -n $srv ]] && kill $srv 2>/dev/null || true; rm -rf "$work"' EXIT
 
 echo "== $(date -u +%F) $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2) nproc $(nproc)"
-echo "== bench infer (batch 32)   load: $(cat /proc/loadavg)"
-"$BIN" bench infer --model "$MODEL" --batch-size 32 2>&1 | tail -3
+echo "== bench infer (batch 32, fp32)   load: $(cat /proc/loadavg)"
+"$BIN" bench infer --model "$MODEL" --batch-size 32 --precision fp32 2>&1 | tail -3
 
-python3 - "$work" <<'PY'
+/usr/bin/python3 - "$work" <<'PY'
 import base64, io, json, sys
 from PIL import Image
 import numpy as np
