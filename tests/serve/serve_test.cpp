@@ -165,7 +165,12 @@ TEST(Serve, ConcurrentClientsGetTheirOwnRows) {
   for (int i = 0; i < N; ++i) {
     auto e = got[size_t(i)].get();
     ASSERT_EQ(e.size(), 1u) << i;
-    EXPECT_EQ(e[0], want[size_t(i)]) << "client " << i << " got another client's row";
+    ASSERT_EQ(e[0].size(), want[size_t(i)].size());
+    // The server's passes hold other rows than the CLI's single pass of 16, and oneDNN's GEMM
+    // blocking depends on the row count, so values may differ in the last bits (seen: 1e-7).
+    // Another client's row differs by ~0.1 in many dimensions, so 1e-5 tells them apart.
+    for (size_t k = 0; k < e[0].size(); ++k)
+      ASSERT_NEAR(e[0][k], want[size_t(i)][k], 1e-5) << "client " << i << " got another client's row (dim " << k << ")";
   }
   httplib::Client c("127.0.0.1", s.port());
   auto m = c.Get("/metrics")->body;
@@ -254,7 +259,9 @@ TEST(Serve, SigtermFinishesQueuedRequests) {
   for (size_t i = 0; i < 4; ++i) {
     auto [status, body] = got[i].get();
     ASSERT_EQ(status, 200) << body;
-    EXPECT_EQ(embeddings(body)[0], want[i]);
+    auto e = embeddings(body)[0];
+    ASSERT_EQ(e.size(), want[i].size());
+    for (size_t k = 0; k < e.size(); ++k) ASSERT_NEAR(e[k], want[i][k], 1e-5) << i;  // pass size may differ: see above
   }
   EXPECT_EQ(s.stop(), 0) << s.log();
   EXPECT_NE(s.log().find("serve: stopped"), std::string::npos) << s.log();
