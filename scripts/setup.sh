@@ -8,6 +8,7 @@ PKGS=(cmake ninja-build g++ pkg-config libgtest-dev libbenchmark-dev libdnnl-dev
       nlohmann-json3-dev zlib1g-dev libjpeg62-turbo-dev libpng-dev libwebp-dev libzstd-dev
       libsnappy-dev libcurl4-openssl-dev libopenmpi-dev openmpi-bin dataset-fashion-mnist
       python3-torch python3-torchvision python3-regex python3-pil python3-numpy
+      libfaiss-dev libcpp-httplib-dev libssl-dev wrk  # index (faiss), serve (httplib), serve benchmark
       libopenblas0-pthread   # OpenBLAS: the PyTorch peer in benchmarks, not netlib's reference BLAS
       clang libclang-rt-dev libomp-dev llvm)  # scripts/check.sh: sanitizers, libFuzzer, llvm-symbolizer
 missing=()

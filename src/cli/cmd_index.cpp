@@ -1,0 +1,121 @@
+// openclip index build | search: an image index (embeddings + faiss) built from a folder,
+// a pattern or shards, and searched by text or by an example image (docs/INDEX.md).
+#include <cstdio>
+#include <nlohmann/json.hpp>
+
+#include "cli/command.h"
+#include "core/check.h"
+#include "core/options.h"
+#include "image/codec.h"
+#include "index/build.h"
+#include "index/checksum.h"
+#include "index/encoder.h"
+#include "index/searcher.h"
+
+namespace oc::cli {
+namespace {
+
+const char* kUsage =
+    "usage: openclip index <build|search> [options]   (openclip index <tool> --help)\n\n"
+    "  build   embed images (folder, pattern or shards) into an index folder; appends when it exists\n"
+    "  search  the nearest images of an index to a text (or an image)\n";
+
+int build(const std::vector<std::string>& args) {
+  Options o("index build", "Embed images into an index folder (appends when the folder holds an index).",
+            {{"model", OptType::String, "ViT-B-32", "model config name or JSON path"},
+             {"pretrained", OptType::String, "", "weights file"},
+             {"random-init", OptType::Flag, "", "random weights (seed 0) instead of --pretrained, for benchmarks"},
+             {"images", OptType::String, "", "a folder (recursive), a pattern (*, {a,b}, {000..009}) or shards (*.tar)"},
+             {"out", OptType::String, "", "index folder"},
+             {"batch-size", OptType::Int, "32", "images per forward pass"},
+             {"precision", OptType::String, "fp32", "fp32 or amp_bf16"},
+             {"faiss", OptType::String, "auto", "auto (exact below 200,000 vectors, HNSW above), flat or hnsw"},
+             {"json", OptType::Flag, "", "print the summary as JSON"}});
+  o.parse(args);
+  if (o.help_requested()) return std::printf("%s", o.help().c_str()), 0;
+  if (o.has("pretrained") == o.flag("random-init")) OC_USER_ERROR("index build needs --pretrained WEIGHTS (or --random-init)");
+  index::BuildOptions b;
+  b.model = o.get("model");
+  b.weights = o.get("pretrained");
+  b.precision = o.get("precision");
+  b.images = o.get("images");
+  b.out = o.get("out");
+  b.faiss = o.get("faiss");
+  b.batch = int(o.get_int("batch-size"));
+  if (b.batch < 1) OC_USER_ERROR("--batch-size must be at least 1");
+  auto r = index::build_index(b);
+  const double ips = r.embed_seconds > 0 ? r.added / r.embed_seconds : 0;
+  if (o.flag("json")) {
+    nlohmann::json j = {{"index", b.out}, {"added", r.added}, {"already_indexed", r.already}, {"failed", r.failed},
+                        {"total", r.total}, {"faiss", r.faiss_kind}, {"embed_seconds", r.embed_seconds},
+                        {"images_per_second", ips}};
+    std::printf("%s\n", j.dump().c_str());
+  } else {
+    std::printf("index %s: %lld added, %lld already indexed, %lld unreadable; %lld in all (faiss %s); %.1f images/s\n",
+                b.out.c_str(), (long long)r.added, (long long)r.already, (long long)r.failed, (long long)r.total,
+                r.faiss_kind.c_str(), ips);
+  }
+  return 0;
+}
+
+int search(const std::vector<std::string>& args) {
+  std::vector<std::string> a = args;
+  for (auto& s : a)
+    if (s == "-k") s = "--k";
+  Options o("index search", "The nearest images of an index to a text or an image.",
+            {{"text", OptType::String, "", "query text"},
+             {"image", OptType::String, "", "query image (more like this)"},
+             {"k", OptType::Int, "10", "number of results"},
+             {"pretrained", OptType::String, "", "weights (default: the path recorded in the index)"},
+             {"json", OptType::Flag, "", "results as one JSON object"}},
+            "INDEX_DIR");
+  o.parse(a);
+  if (o.help_requested()) return std::printf("%s", o.help().c_str()), 0;
+  if (o.positional().size() != 1) OC_USER_ERROR("index search needs one INDEX_DIR");
+  if (o.has("text") == o.has("image")) OC_USER_ERROR("index search needs exactly one of --text or --image");
+  const int k = int(o.get_int("k"));
+  if (k < 1) OC_USER_ERROR("-k must be at least 1");
+  index::Searcher s(o.positional()[0]);
+  const std::string weights = o.has("pretrained") ? o.get("pretrained") : s.meta().weights;
+  index::check_same_model(s.meta(), s.dir(), s.meta().model, index::weights_checksum(weights));
+  index::Encoder enc({s.meta().model, weights, "fp32", 1});
+  std::vector<float> q(size_t(enc.embed_dim()));
+  if (o.has("text")) {
+    if (o.get("text").empty()) OC_USER_ERROR("--text is empty");
+    std::vector<std::string> t = {o.get("text")};
+    enc.encode_texts(t, q.data());
+  } else {
+    auto img = decode_image_file(o.get("image"));
+    if (!img) OC_USER_ERROR("{}: {}", o.get("image"), img.error());
+    const ImageU8* p = &img.value();
+    enc.encode_images({&p, 1}, q.data());
+  }
+  auto hits = s.search(q.data(), k);
+  if (o.flag("json")) {
+    nlohmann::json res = nlohmann::json::array();
+    for (auto& h : hits)
+      res.push_back({{"id", h.id}, {"score", h.score}, {"key", h.item->key}, {"path", h.item->path},
+                     {"caption", h.item->caption}});
+    nlohmann::json j = {{"query", o.has("text") ? o.get("text") : o.get("image")}, {"results", res}};
+    std::printf("%s\n", j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace).c_str());
+  } else {
+    for (size_t i = 0; i < hits.size(); ++i)
+      std::printf("%2zu  %.4f  %s%s%s\n", i + 1, hits[i].score, hits[i].item->key.c_str(),
+                  hits[i].item->caption.empty() ? "" : "  ", hits[i].item->caption.c_str());
+  }
+  return 0;
+}
+
+int run(const std::vector<std::string>& args) {
+  if (args.empty()) return std::fprintf(stderr, "%s", kUsage), 2;
+  std::vector<std::string> rest(args.begin() + 1, args.end());
+  if (args[0] == "build") return build(rest);
+  if (args[0] == "search") return search(rest);
+  if (args[0] == "--help" || args[0] == "-h") return std::printf("%s", kUsage), 0;
+  OC_USER_ERROR("index: unknown tool '{}'; choose build or search", args[0]);
+}
+
+OC_REGISTER_COMMAND("index", "image index: build (embed a folder/shards, faiss) | search (by text or image)", run);
+
+}  // namespace
+}  // namespace oc::cli

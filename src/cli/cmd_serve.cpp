@@ -1,0 +1,99 @@
+// openclip serve: the model (and an index) behind an HTTP JSON API with dynamic batching
+// (docs/SERVE.md). SIGTERM/SIGINT stop accepting connections and finish what is queued.
+#include <signal.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <thread>
+
+#include "cli/command.h"
+#include "core/check.h"
+#include "core/options.h"
+#include "serve/server.h"
+
+namespace oc::cli {
+namespace {
+
+int g_pipe[2] = {-1, -1};
+
+void on_signal(int) {
+  const char c = 's';
+  const ssize_t r = write(g_pipe[1], &c, 1);
+  (void)r;
+}
+
+int run(const std::vector<std::string>& args) {
+  Options o("serve", "Serve embeddings, zero-shot classification and index search over HTTP.",
+            {{"model", OptType::String, "ViT-B-32", "model config name or JSON path"},
+             {"pretrained", OptType::String, "", "weights file"},
+             {"random-init", OptType::Flag, "", "random weights (seed 0) instead of --pretrained, for benchmarks"},
+             {"precision", OptType::String, "fp32", "fp32 or amp_bf16"},
+             {"index", OptType::String, "", "index folder (openclip index build) for /v1/search and the page"},
+             {"host", OptType::String, "127.0.0.1", "address to bind (0.0.0.0 exposes the server to the network)"},
+             {"port", OptType::Int, "8080", "port (0 = any free port, printed at start)"},
+             {"max-batch", OptType::Int, "32", "inputs per forward pass"},
+             {"max-wait-ms", OptType::Int, "5", "how long a request waits for others to batch with"},
+             {"max-queue", OptType::Int, "256", "requests waiting for the model before 503 + Retry-After"},
+             {"http-threads", OptType::Int, "128", "connections served at once"},
+             {"max-body-bytes", OptType::Int, "33554432", "request body limit (413 above)"},
+             {"max-image-pixels", OptType::Int, "25000000", "decoded image limit (413 above; decompression bombs)"},
+             {"max-text-bytes", OptType::Int, "4096", "bytes per text (413 above)"},
+             {"max-inputs", OptType::Int, "256", "texts, images or labels per request (413 above)"}});
+  o.parse(args);
+  if (o.help_requested()) return std::printf("%s", o.help().c_str()), 0;
+  if (o.has("pretrained") == o.flag("random-init")) OC_USER_ERROR("serve needs --pretrained WEIGHTS (or --random-init)");
+  serve::ServeOptions s;
+  s.model = o.get("model");
+  s.weights = o.get("pretrained");
+  s.precision = o.get("precision");
+  s.index_dir = o.get("index");
+  s.host = o.get("host");
+  s.port = int(o.get_int("port"));
+  s.max_batch = int(o.get_int("max-batch"));
+  s.max_wait_ms = int(o.get_int("max-wait-ms"));
+  s.max_queue = int(o.get_int("max-queue"));
+  s.http_threads = int(o.get_int("http-threads"));
+  s.max_body = size_t(o.get_int("max-body-bytes"));
+  s.max_pixels = o.get_int("max-image-pixels");
+  s.max_text_bytes = size_t(o.get_int("max-text-bytes"));
+  s.max_inputs = int(o.get_int("max-inputs"));
+  if (s.port < 0 || s.port > 65535) OC_USER_ERROR("--port must be 0..65535");
+  if (s.max_batch < 1 || s.max_wait_ms < 0 || s.max_queue < 1 || s.max_inputs < 1)
+    OC_USER_ERROR("--max-batch, --max-queue and --max-inputs must be at least 1, --max-wait-ms at least 0");
+  // SIGTERM/SIGINT: the handler only writes a byte to a pipe (async-signal-safe); a watcher
+  // thread reads it and stops the server outside the handler. (Masking plus sigwait is not
+  // enough: threads started before this point, by libraries, would take the default action.)
+  if (pipe(g_pipe) != 0) OC_USER_ERROR("serve: cannot create the signal pipe");
+  struct sigaction sa {};
+  sa.sa_handler = on_signal;
+  sa.sa_flags = SA_RESTART;
+  sigemptyset(&sa.sa_mask);
+  serve::Server server(s);
+  const int port = server.bind();
+  sigaction(SIGTERM, &sa, nullptr);
+  sigaction(SIGINT, &sa, nullptr);
+  std::thread waiter([&] {
+    char c = 0;
+    while (read(g_pipe[0], &c, 1) < 0 && errno == EINTR) {
+    }
+    if (c == 's') {
+      std::fprintf(stderr, "serve: signal received, finishing queued requests\n");
+      server.stop();
+    }
+  });
+  std::printf("serve: listening on http://%s:%d/ (model %s%s%s)\n", s.host.c_str(), port, s.model.c_str(),
+              s.index_dir.empty() ? "" : ", index ", s.index_dir.c_str());
+  std::fflush(stdout);
+  server.run();
+  const char q = 'q';  // wakes the waiter if run() ended otherwise
+  if (write(g_pipe[1], &q, 1) != 1) std::fprintf(stderr, "serve: cannot wake the signal watcher\n");
+  waiter.join();
+  std::fprintf(stderr, "serve: stopped\n");
+  return 0;
+}
+
+OC_REGISTER_COMMAND("serve", "HTTP server: embeddings, classify, index search and a search page", run);
+
+}  // namespace
+}  // namespace oc::cli

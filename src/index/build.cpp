@@ -1,0 +1,140 @@
+#include "index/build.h"
+
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <optional>
+#include <unordered_set>
+
+#include "core/check.h"
+#include "core/fs.h"
+#include "data/stats.h"
+#include "image/codec.h"
+#include "index/checksum.h"
+#include "index/encoder.h"
+#include "index/sources.h"
+#include "index/store.h"
+#include "index/vector_index.h"
+
+namespace oc::index {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// A one-line progress bar on stderr, redrawn at most 5 times a second (terminals only).
+class Progress {
+ public:
+  Progress(int64_t total, bool on) : total_(total), on_(on && isatty(2)), t0_(Clock::now()) {}
+  void update(int64_t done, bool force = false) {
+    if (!on_) return;
+    auto now = Clock::now();
+    if (!force && now - last_ < std::chrono::milliseconds(200)) return;
+    last_ = now;
+    const double s = std::chrono::duration<double>(now - t0_).count();
+    const int w = 30, fill = total_ ? int(w * done / total_) : w;
+    std::fprintf(stderr, "\r[%s%s] %lld/%lld images, %.1f images/s ", std::string(size_t(fill), '#').c_str(),
+                 std::string(size_t(w - fill), '.').c_str(), (long long)done, (long long)total_, s > 0 ? done / s : 0.0);
+    if (force) std::fprintf(stderr, "\n");
+  }
+
+ private:
+  int64_t total_;
+  bool on_;
+  Clock::time_point t0_, last_{};
+};
+
+// Decodes a batch in parallel; failed items are counted and left out (nullopt).
+std::vector<std::optional<ImageU8>> decode_batch(const std::vector<Item>& items, size_t i0, size_t n,
+                                                 data::DataStats* stats) {
+  std::vector<std::optional<ImageU8>> out(n);
+#pragma omp parallel for schedule(dynamic)
+  for (size_t i = 0; i < n; ++i) {
+    const Item& it = items[i0 + i];
+    auto bytes = read_item_bytes(it);
+    if (!bytes) { stats->skip(data::Skip::FileError, bytes.error()); continue; }
+    auto img = decode_image(bytes.value());
+    if (!img) { stats->skip(data::Skip::DecodeError, it.key + ": " + img.error()); continue; }
+    out[i] = std::move(img).value();
+  }
+  return out;
+}
+
+// The faiss index over all rows: the existing one extended when its kind still fits,
+// otherwise built anew from the embeddings.
+void write_faiss(const BuildOptions& opt, const IndexData& d, int64_t old_count, bool existed) {
+  const int64_t n = int64_t(d.items.size());
+  const IndexKind kind = choose_kind(opt.faiss, n);
+  std::optional<VectorIndex> vi;
+  if (existed && d.meta.faiss_kind == kind_name(kind)) {
+    vi.emplace(VectorIndex::load(faiss_path(opt.out)));
+    if (vi->size() != old_count) vi.reset();  // out of step (interrupted build): rebuild
+  }
+  const size_t E = size_t(d.meta.embed_dim);
+  if (vi) {
+    vi->add(d.embeddings.data() + size_t(old_count) * E, n - old_count);
+  } else {
+    vi.emplace(kind, d.meta.embed_dim);
+    vi->add(d.embeddings.data(), n);
+  }
+  vi->save(faiss_path(opt.out));
+}
+
+}  // namespace
+
+BuildResult build_index(const BuildOptions& opt) {
+  if (opt.out.empty()) OC_USER_ERROR("index build needs --out INDEX_DIR");
+  if (opt.images.empty()) OC_USER_ERROR("index build needs --images DIR|PATTERN|SHARDS");
+  if (opt.faiss != "auto") parse_kind(opt.faiss);
+  const std::string sha = weights_checksum(opt.weights);
+  IndexData d;
+  const bool existed = index_exists(opt.out);
+  if (existed) {
+    d = load_index(opt.out);
+    check_same_model(d.meta, opt.out, opt.model, sha);
+  }
+  data::DataStats stats;
+  std::vector<Item> todo;
+  BuildResult r;
+  {
+    std::unordered_set<std::string> have;
+    for (auto& it : d.items) have.insert(it.key);
+    for (auto& it : list_sources(opt.images, &stats)) {
+      if (have.insert(it.key).second) todo.push_back(std::move(it));
+      else ++r.already;
+    }
+  }
+  Encoder enc({opt.model, opt.weights, opt.precision, opt.batch});
+  if (!existed) d.meta = {opt.model, opt.weights, sha, "", enc.embed_dim(), 0};
+  const int64_t old_count = int64_t(d.items.size());
+  const size_t E = size_t(enc.embed_dim());
+  Progress bar(int64_t(todo.size()), opt.progress);
+  const auto t0 = Clock::now();
+  std::vector<float> feats;
+  for (size_t i0 = 0; i0 < todo.size(); i0 += size_t(opt.batch)) {
+    const size_t n = std::min(todo.size() - i0, size_t(opt.batch));
+    auto imgs = decode_batch(todo, i0, n, &stats);
+    std::vector<const ImageU8*> ok;
+    for (size_t i = 0; i < n; ++i)
+      if (imgs[i]) ok.push_back(&*imgs[i]), d.items.push_back(todo[i0 + i]);
+    feats.resize(ok.size() * E);
+    enc.encode_images(ok, feats.data());
+    d.embeddings.insert(d.embeddings.end(), feats.begin(), feats.end());
+    r.failed += int64_t(n - ok.size());
+    bar.update(int64_t(i0 + n));
+  }
+  bar.update(int64_t(todo.size()), true);
+  r.embed_seconds = std::chrono::duration<double>(Clock::now() - t0).count();
+  r.added = int64_t(d.items.size()) - old_count;
+  r.total = int64_t(d.items.size());
+  if (r.total == 0) OC_USER_ERROR("{}: none of the images could be read ({})", opt.images, stats.summary());
+  d.meta.count = r.total;
+  d.meta.faiss_kind = kind_name(choose_kind(opt.faiss, r.total));
+  r.faiss_kind = d.meta.faiss_kind;
+  fs::make_dirs(opt.out);
+  write_faiss(opt, d, old_count, existed);
+  save_index_files(opt.out, d);
+  return r;
+}
+
+}  // namespace oc::index

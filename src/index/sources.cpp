@@ -1,0 +1,128 @@
+#include "index/sources.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <glob.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <memory>
+
+#include "core/check.h"
+#include "core/fs.h"
+#include "data/urls.h"
+#include "data/webdataset.h"
+#include "image/codec.h"
+
+namespace oc::index {
+namespace {
+
+bool ends_with(const std::string& s, const std::string& suf) {
+  return s.size() >= suf.size() && s.compare(s.size() - suf.size(), suf.size(), suf) == 0;
+}
+
+void walk(const std::string& dir, std::vector<std::string>* out) {
+  std::unique_ptr<DIR, int (*)(DIR*)> d(opendir(dir.c_str()), closedir);
+  if (!d) OC_USER_ERROR("{}: cannot open the folder", dir);
+  while (dirent* e = readdir(d.get())) {
+    const std::string name = e->d_name;
+    if (name == "." || name == "..") continue;
+    const std::string p = fs::join(dir, name);
+    if (fs::is_dir(p)) walk(p, out);
+    else if (has_image_extension(name)) out->push_back(p);
+  }
+}
+
+// Keys and paths are absolute so the server can find the files from any working folder.
+std::string absolute(const std::string& p) {
+  if (!p.empty() && p[0] == '/') return p;
+  char buf[4096];
+  if (!getcwd(buf, sizeof buf)) OC_USER_ERROR("cannot read the working folder");
+  return fs::join(buf, p);
+}
+
+std::vector<std::string> expand(const std::string& spec) {
+  auto braces = data::expand_braces(spec);
+  if (!braces) OC_USER_ERROR("{}: {}", spec, braces.error());
+  std::vector<std::string> out;
+  for (auto& p : braces.value()) {
+    if (p.find_first_of("*?[") == std::string::npos) {
+      if (!fs::exists(p)) OC_USER_ERROR("{}: no such file", p);
+      out.push_back(p);
+      continue;
+    }
+    glob_t g{};
+    const int rc = glob(p.c_str(), 0, nullptr, &g);
+    for (size_t i = 0; rc == 0 && i < g.gl_pathc; ++i) out.push_back(g.gl_pathv[i]);
+    globfree(&g);
+  }
+  return out;
+}
+
+std::vector<Item> shard_items(const std::vector<std::string>& shards, data::DataStats* stats) {
+  size_t next = 0;
+  data::TarSampleStream s([&]() -> std::optional<std::string> {
+    if (next == shards.size()) return std::nullopt;
+    return shards[next++];
+  }, stats);
+  s.set_lazy_images(true);
+  std::vector<Item> out;
+  while (auto sample = s.next()) {
+    const data::WdsSample::Lazy* img = nullptr;
+    for (const char* ext : {"jpg", "png", "jpeg", "webp"})  // OpenCLIP's preference order
+      for (auto& l : sample->lazy)
+        if (!img && l.ext == ext) img = &l;
+    const auto* txt = sample->find("txt");
+    if (!img) { stats->skip(data::Skip::NoImage, sample->url + ":" + sample->key); continue; }
+    Item it;
+    it.key = sample->url + ":" + sample->key;
+    it.path = sample->url;
+    if (txt) it.caption.assign(txt->begin(), txt->end());
+    it.offset = img->offset;
+    it.size = img->size;
+    out.push_back(std::move(it));
+  }
+  return out;
+}
+
+}  // namespace
+
+std::vector<Item> list_sources(const std::string& spec, data::DataStats* stats) {
+  std::vector<std::string> files;
+  if (fs::is_dir(spec)) walk(spec, &files);
+  else files = expand(spec);
+  for (auto& f : files) f = absolute(f);
+  std::sort(files.begin(), files.end());
+  if (files.empty()) OC_USER_ERROR("{}: no images (.jpg .jpeg .png .webp) or shards (.tar) found", spec);
+  const bool shards = std::all_of(files.begin(), files.end(), [](auto& f) { return ends_with(f, ".tar"); });
+  if (shards) {
+    auto items = shard_items(files, stats);
+    if (items.empty()) OC_USER_ERROR("{}: the shards hold no samples with an image", spec);
+    return items;
+  }
+  std::vector<Item> items;
+  for (auto& f : files) {
+    if (!has_image_extension(f)) OC_USER_ERROR("{}: not an image (.jpg .jpeg .png .webp) or a shard (.tar)", f);
+    items.push_back({f, f, "", 0, 0});
+  }
+  return items;
+}
+
+Result<std::vector<uint8_t>> read_item_bytes(const Item& it) {
+  if (it.size == 0) return fs::read_file(it.path);
+  const int fd = open(it.path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return Err{it.path + ": cannot open the shard"};
+  std::vector<uint8_t> buf(it.size);
+  size_t got = 0;
+  while (got < buf.size()) {
+    const ssize_t r = pread(fd, buf.data() + got, buf.size() - got, off_t(it.offset + got));
+    if (r <= 0) break;
+    got += size_t(r);
+  }
+  close(fd);
+  if (got != buf.size()) return Err{fmt::format("{}: short read of {} bytes at offset {}", it.path, it.size, it.offset)};
+  return buf;
+}
+
+}  // namespace oc::index

@@ -1,0 +1,21 @@
+// What `openclip index build --images SPEC` embeds: a folder (its images, recursively,
+// sorted), a glob or brace pattern of image files, or webdataset shards (*.tar, braces
+// allowed) whose samples give the image and the caption (.txt).
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "core/result.h"
+#include "data/stats.h"
+#include "index/store.h"
+
+namespace oc::index {
+
+// Items in input order (without embeddings). Throws oc::Error when SPEC matches nothing.
+// Damaged shards are counted in `stats` and skipped.
+std::vector<Item> list_sources(const std::string& spec, data::DataStats* stats);
+// The image bytes of an item: the file, or its member of the shard.
+Result<std::vector<uint8_t>> read_item_bytes(const Item& it);
+
+}  // namespace oc::index

@@ -1,0 +1,122 @@
+#include "serve/batcher.h"
+
+#include <algorithm>
+
+#include "core/check.h"
+
+namespace oc::serve {
+
+using Clock = std::chrono::steady_clock;
+
+Batcher::Batcher(index::Encoder& enc, BatcherOptions opt, Metrics* metrics)
+    : enc_(enc), opt_(opt), metrics_(metrics) {
+  OC_CHECK(opt_.max_batch >= 1 && opt_.max_batch <= enc.max_batch(), "max_batch {} (encoder planned {})",
+           opt_.max_batch, enc.max_batch());
+  worker_ = std::thread([this] { loop(); });
+}
+
+Batcher::~Batcher() { stop(); }
+
+void Batcher::stop() {
+  {
+    std::lock_guard<std::mutex> l(mu_);
+    stopping_ = true;
+  }
+  cv_.notify_all();
+  if (worker_.joinable()) worker_.join();
+}
+
+int64_t Batcher::queue_depth() const {
+  std::lock_guard<std::mutex> l(mu_);
+  return int64_t(q_.size());
+}
+
+std::vector<float> Batcher::run(Kind kind, std::vector<int32_t> ids, std::vector<float> pixels, int64_t n) {
+  auto job = std::make_unique<Job>(Job{kind, std::move(ids), std::move(pixels), n, Clock::now(), {}});
+  auto fut = job->done.get_future();
+  {
+    std::lock_guard<std::mutex> l(mu_);
+    if (stopping_) throw ShuttingDown();
+    if (int64_t(q_.size()) >= opt_.max_queue) {
+      if (metrics_) metrics_->rejected();
+      throw QueueFull();
+    }
+    q_.push_back(std::move(job));
+    if (metrics_) metrics_->set_queue_depth(int64_t(q_.size()));
+  }
+  cv_.notify_all();
+  return fut.get();
+}
+
+// Waits (lock held) until the oldest job's kind has max_batch inputs queued, its wait is
+// over, or the server stops; then removes jobs of that kind, oldest first, up to max_batch
+// inputs (a larger single job goes alone and is split into passes by forward()).
+auto Batcher::take_batch(std::unique_lock<std::mutex>& lock) -> std::vector<std::unique_ptr<Job>> {
+  cv_.wait(lock, [&] { return stopping_ || !q_.empty(); });
+  if (q_.empty()) return {};
+  const Kind kind = q_.front()->kind;
+  const auto deadline = q_.front()->arrived + std::chrono::milliseconds(opt_.max_wait_ms);
+  auto queued = [&] {
+    int64_t n = 0;
+    for (auto& j : q_) n += j->kind == kind ? j->n : 0;
+    return n;
+  };
+  cv_.wait_until(lock, deadline, [&] { return stopping_ || queued() >= opt_.max_batch; });
+  std::vector<std::unique_ptr<Job>> batch;
+  int64_t n = 0;
+  for (auto it = q_.begin(); it != q_.end();) {
+    if ((*it)->kind == kind && (batch.empty() || n + (*it)->n <= opt_.max_batch)) {
+      n += (*it)->n;
+      batch.push_back(std::move(*it));
+      it = q_.erase(it);
+    } else {
+      ++it;
+    }
+  }
+  if (metrics_) metrics_->set_queue_depth(int64_t(q_.size()));
+  return batch;
+}
+
+void Batcher::forward(std::vector<std::unique_ptr<Job>>& jobs) {
+  const Kind kind = jobs[0]->kind;
+  const int64_t E = enc_.embed_dim(), B = opt_.max_batch;
+  const size_t row = kind == Kind::Text ? size_t(enc_.context_length()) : size_t(3 * enc_.image_size() * enc_.image_size());
+  int64_t total = 0;
+  for (auto& j : jobs) total += j->n;
+  std::vector<int32_t> ids;
+  std::vector<float> pixels;
+  for (auto& j : jobs) {
+    if (kind == Kind::Text) ids.insert(ids.end(), j->ids.begin(), j->ids.end());
+    else pixels.insert(pixels.end(), j->pixels.begin(), j->pixels.end());
+  }
+  std::vector<float> out(size_t(total * E));
+  for (int64_t i = 0; i < total; i += B) {
+    const int64_t n = std::min(B, total - i);
+    if (kind == Kind::Text) enc_.encode_tokens(ids.data() + size_t(i) * row, n, out.data() + i * E);
+    else enc_.encode_pixels(pixels.data() + size_t(i) * row, n, out.data() + i * E);
+    if (metrics_) metrics_->batch(kind == Kind::Text ? "text" : "image", int(n));
+  }
+  int64_t at = 0;
+  for (auto& j : jobs) {
+    j->done.set_value(std::vector<float>(out.begin() + at * E, out.begin() + (at + j->n) * E));
+    at += j->n;
+  }
+}
+
+void Batcher::loop() {
+  for (;;) {
+    std::vector<std::unique_ptr<Job>> batch;
+    {
+      std::unique_lock<std::mutex> lock(mu_);
+      batch = take_batch(lock);
+      if (batch.empty()) return;  // stopping and nothing left
+    }
+    try {
+      forward(batch);
+    } catch (...) {
+      for (auto& j : batch) j->done.set_exception(std::current_exception());
+    }
+  }
+}
+
+}  // namespace oc::serve

@@ -1,0 +1,200 @@
+#include "serve/handlers.h"
+
+#include <omp.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "core/check.h"
+#include "image/codec.h"
+#include "serve/base64_decode.h"
+
+namespace oc::serve {
+namespace {
+
+using json = nlohmann::json;
+
+// Handler threads prepare inputs single-threaded: many run at once, and one OpenMP team
+// per connection would oversubscribe the cores the model's forward pass needs.
+void one_omp_thread() {
+  thread_local bool set = false;
+  if (!set) omp_set_num_threads(1), set = true;
+}
+
+ImageU8 decode_upload(const Context& c, const std::string& bytes, size_t i) {
+  DecodeOptions d;
+  d.max_pixels = c.opt.max_pixels;
+  auto img = decode_image({reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()}, d);
+  if (img) return std::move(img).value();
+  if (img.error().find("exceeds the pixel limit") != std::string::npos)
+    throw HttpError(413, "image " + std::to_string(i) + ": " + img.error());
+  throw HttpError(400, "image " + std::to_string(i) + " is not a readable JPEG, PNG or WebP: " + img.error());
+}
+
+std::vector<float> run_images(const Context& c, const std::vector<ImageU8>& images) {
+  const size_t px = size_t(3 * c.enc.image_size() * c.enc.image_size());
+  std::vector<float> pixels(images.size() * px);
+  one_omp_thread();
+  for (size_t i = 0; i < images.size(); ++i) c.enc.preprocess(images[i], {pixels.data() + i * px, px});
+  return c.batcher.run(Kind::Image, {}, std::move(pixels), int64_t(images.size()));
+}
+
+std::vector<float> run_texts(const Context& c, const std::vector<std::string>& texts) {
+  for (size_t i = 0; i < texts.size(); ++i) {
+    if (texts[i].empty()) throw HttpError(400, "text " + std::to_string(i) + " is empty");
+    if (texts[i].size() > c.opt.max_text_bytes)
+      throw HttpError(413, "text " + std::to_string(i) + " has " + std::to_string(texts[i].size()) +
+                               " bytes, over the limit of " + std::to_string(c.opt.max_text_bytes));
+  }
+  one_omp_thread();
+  std::vector<int32_t> ids;
+  try {
+    ids = c.enc.tokenize(texts);
+  } catch (const Error& e) {
+    throw HttpError(400, e.what());
+  }
+  return c.batcher.run(Kind::Text, std::move(ids), {}, int64_t(texts.size()));
+}
+
+std::vector<std::string> string_list(const json& j, const char* one, const char* many, size_t max) {
+  std::vector<std::string> out;
+  if (j.contains(many)) {
+    if (!j[many].is_array()) throw HttpError(400, std::string("\"") + many + "\" must be an array of strings");
+    for (auto& t : j[many]) {
+      if (!t.is_string()) throw HttpError(400, std::string("\"") + many + "\" must be an array of strings");
+      out.push_back(t.get<std::string>());
+    }
+  } else if (j.contains(one)) {
+    if (!j[one].is_string()) throw HttpError(400, std::string("\"") + one + "\" must be a string");
+    out.push_back(j[one].get<std::string>());
+  }
+  if (out.size() > max) throw HttpError(413, std::to_string(out.size()) + " inputs, over the limit of " + std::to_string(max));
+  return out;
+}
+
+json rows(const std::vector<float>& e, size_t n, size_t dim) {
+  json out = json::array();
+  for (size_t i = 0; i < n; ++i) out.push_back(std::vector<float>(e.begin() + i * dim, e.begin() + (i + 1) * dim));
+  return out;
+}
+
+json hits_json(const Context& c, const float* q, int k) {
+  json res = json::array();
+  for (auto& h : c.searcher->search(q, k))
+    res.push_back({{"id", h.id}, {"score", h.score}, {"key", h.item->key}, {"caption", h.item->caption},
+                   {"url", "/v1/images/" + std::to_string(h.id)}});
+  return res;
+}
+
+int parse_k(const std::string& s) {
+  char* end = nullptr;
+  const long k = std::strtol(s.c_str(), &end, 10);
+  if (s.empty() || *end || k < 1 || k > 1000) throw HttpError(400, "k must be an integer from 1 to 1000");
+  return int(k);
+}
+
+}  // namespace
+
+json parse_json_body(const httplib::Request& req) {
+  bool too_deep = false;
+  json::parser_callback_t cb = [&](int depth, json::parse_event_t, json&) {
+    if (depth > 32) too_deep = true;
+    return !too_deep;
+  };
+  json j = json::parse(req.body, cb, false);
+  if (too_deep) throw HttpError(400, "the JSON body nests deeper than 32 levels");
+  if (j.is_discarded()) throw HttpError(400, "the body is not valid JSON");
+  if (!j.is_object()) throw HttpError(400, "the JSON body must be an object");
+  return j;
+}
+
+std::vector<ImageU8> request_images(const Context& c, const httplib::Request& req) {
+  std::vector<std::string> blobs;
+  if (req.is_multipart_form_data()) {
+    for (auto& [name, part] : req.files)
+      if (name == "image" || name == "images" || !part.filename.empty()) blobs.push_back(part.content);
+  } else {
+    json j = parse_json_body(req);
+    for (auto& s : string_list(j, "image", "images", size_t(c.opt.max_inputs))) {
+      auto bytes = base64_decode(s);
+      if (!bytes) throw HttpError(400, "image " + std::to_string(blobs.size()) + " is not valid base64");
+      blobs.emplace_back(bytes->begin(), bytes->end());
+    }
+  }
+  if (blobs.empty()) throw HttpError(400, "no image: send multipart/form-data with an \"image\" file, or JSON {\"image\": \"<base64>\"}");
+  if (blobs.size() > size_t(c.opt.max_inputs))
+    throw HttpError(413, std::to_string(blobs.size()) + " images, over the limit of " + std::to_string(c.opt.max_inputs));
+  std::vector<ImageU8> out;
+  for (size_t i = 0; i < blobs.size(); ++i) out.push_back(decode_upload(c, blobs[i], i));
+  return out;
+}
+
+json embed_text(const Context& c, const httplib::Request& req) {
+  json j = parse_json_body(req);
+  auto texts = string_list(j, "text", "texts", size_t(c.opt.max_inputs));
+  if (texts.empty()) throw HttpError(400, "no text: send {\"texts\": [\"...\"]} or {\"text\": \"...\"}");
+  auto e = run_texts(c, texts);
+  const size_t E = size_t(c.enc.embed_dim());
+  return {{"model", c.opt.model}, {"dim", E}, {"embeddings", rows(e, texts.size(), E)}};
+}
+
+json embed_image(const Context& c, const httplib::Request& req) {
+  auto images = request_images(c, req);
+  auto e = run_images(c, images);
+  const size_t E = size_t(c.enc.embed_dim());
+  return {{"model", c.opt.model}, {"dim", E}, {"embeddings", rows(e, images.size(), E)}};
+}
+
+json classify(const Context& c, const httplib::Request& req) {
+  std::vector<std::string> labels;
+  if (req.is_multipart_form_data()) {
+    for (auto& [name, part] : req.files)
+      if (name == "labels" || name == "label") labels.push_back(part.content);
+    if (labels.size() > size_t(c.opt.max_inputs)) throw HttpError(413, "too many labels");
+  } else {
+    labels = string_list(parse_json_body(req), "label", "labels", size_t(c.opt.max_inputs));
+  }
+  if (labels.empty()) throw HttpError(400, "classify needs at least one label (\"labels\")");
+  auto images = request_images(c, req);
+  auto img = run_images(c, images);
+  auto txt = run_texts(c, labels);
+  const size_t E = size_t(c.enc.embed_dim());
+  json probs = json::array();
+  for (size_t i = 0; i < images.size(); ++i) probs.push_back(label_probs(img.data() + i * E, txt, labels.size(), E));
+  return {{"labels", labels}, {"probs", probs}};
+}
+
+json search(const Context& c, const httplib::Request& req) {
+  if (!c.searcher) throw HttpError(404, "no index loaded (start the server with --index INDEX_DIR)");
+  const int k = req.has_param("k") ? parse_k(req.get_param_value("k")) : 10;
+  std::vector<float> q;
+  std::string query;
+  if (req.method == "GET") {
+    query = req.get_param_value("q");
+    if (query.empty()) throw HttpError(400, "search needs a query: /v1/search?q=TEXT&k=10");
+    q = run_texts(c, {query});
+  } else {
+    auto images = request_images(c, req);
+    if (images.size() != 1) throw HttpError(400, "search by image takes exactly one image");
+    q = run_images(c, images);
+  }
+  return {{"query", query}, {"k", k}, {"results", hits_json(c, q.data(), k)}};
+}
+
+std::vector<float> label_probs(const float* f, const std::vector<float>& txt, size_t n_labels, size_t dim) {
+  std::vector<double> logits(n_labels);
+  double mx = -1e30;
+  for (size_t l = 0; l < n_labels; ++l) {
+    double dot = 0;
+    for (size_t e = 0; e < dim; ++e) dot += double(f[e]) * txt[l * dim + e];
+    logits[l] = 100.0 * dot;
+    mx = std::max(mx, logits[l]);
+  }
+  double sum = 0;
+  for (auto& x : logits) sum += (x = std::exp(x - mx));
+  std::vector<float> p;
+  for (auto& x : logits) p.push_back(float(x / sum));
+  return p;
+}
+
+}  // namespace oc::serve

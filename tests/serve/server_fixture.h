@@ -1,0 +1,107 @@
+// A real `openclip serve` process on 127.0.0.1 (port 0: the kernel picks one) for the server
+// tests, plus test-tiny weights and small PNGs. The process gets SIGTERM when the fixture ends.
+#pragma once
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "core/fs.h"
+#include "core/rng.h"
+#include "image/codec.h"
+#include "model/clip.h"
+#include "model/config.h"
+#include "model/weights.h"
+#include "test_util.h"
+
+namespace oc::test {
+
+inline std::vector<uint8_t> random_png(Rng& rng, int w, int h) {
+  ImageU8 img;
+  img.width = w, img.height = h;
+  img.rgb.resize(size_t(w * h * 3));
+  const uint8_t base[3] = {uint8_t(rng.below(256)), uint8_t(rng.below(256)), uint8_t(rng.below(256))};
+  for (size_t i = 0; i < img.rgb.size(); ++i) img.rgb[i] = uint8_t(base[i % 3] + rng.below(40));
+  return encode_image(img, ImageFormat::Png).value();
+}
+
+struct Files {
+  std::string dir, weights, other_weights;
+  std::vector<std::string> images;
+};
+
+inline Files make_files(const std::string& name, int n_images = 6) {
+  Files f;
+  f.dir = fresh_dir(name);
+  for (int seed : {11, 12}) {
+    Clip m(load_model_config("test-tiny"));
+    m.init(uint64_t(seed));
+    save_weights(m, f.dir + (seed == 11 ? "/w.safetensors" : "/other.safetensors"));
+  }
+  f.weights = f.dir + "/w.safetensors";
+  f.other_weights = f.dir + "/other.safetensors";
+  Rng rng(5);
+  fs::make_dirs(f.dir + "/img");
+  for (int i = 0; i < n_images; ++i) {
+    f.images.push_back(f.dir + "/img/im" + std::to_string(10 + i) + ".png");
+    fs::write_atomic(f.images.back(), random_png(rng, 24 + 3 * i, 30));
+  }
+  return f;
+}
+
+class ServerProc {
+ public:
+  // args: everything after `openclip serve`. Waits until the server prints its port.
+  ServerProc(const std::string& args, const std::string& log) : log_(log) {
+    std::remove(log.c_str());
+    pid_ = fork();
+    if (pid_ == 0) {
+      const int fd = open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+      dup2(fd, 1), dup2(fd, 2);
+      execl("/bin/sh", "sh", "-c", ("exec " + openclip() + " serve --model test-tiny --port 0 " + args).c_str(), nullptr);
+      _exit(127);
+    }
+    for (int i = 0; i < 1200 && port_ == 0 && alive(); ++i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+      auto text = fs::read_text(log);
+      if (!text) continue;
+      auto p = text.value().find("listening on http://127.0.0.1:");
+      if (p != std::string::npos) port_ = std::atoi(text.value().c_str() + p + 30);
+    }
+  }
+  ~ServerProc() { stop(); }
+  int port() const { return port_; }
+  std::string log() const {
+    auto t = fs::read_text(log_);
+    return t ? t.value() : std::string();
+  }
+  bool alive() {
+    if (exited_) return false;
+    int st;
+    if (waitpid(pid_, &st, WNOHANG) == pid_) exited_ = true, status_ = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+    return !exited_;
+  }
+  void signal(int sig) { kill(pid_, sig); }
+  // SIGTERM, then the exit status (SIGKILL after 30 s).
+  int stop() {
+    if (!alive()) return status_;
+    kill(pid_, SIGTERM);
+    for (int i = 0; i < 600 && alive(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    if (alive()) kill(pid_, SIGKILL), waitpid(pid_, nullptr, 0), exited_ = true, status_ = 137;
+    return status_;
+  }
+  int exit_status() { return alive() ? -1 : status_; }
+
+ private:
+  std::string log_;
+  pid_t pid_ = -1;
+  int port_ = 0, status_ = -1;
+  bool exited_ = false;
+};
+
+}  // namespace oc::test
