@@ -83,7 +83,9 @@ TEST(TrainChaos, FiveRandomSigkillsThenResumeIsBitwiseIdentical) {
     kill(pid, SIGKILL);
     int rc = 0;
     const bool killed = reap(pid, &rc);
-    if (!killed) ASSERT_EQ(rc, 0) << "run " << k << " failed by itself:\n" << fs::read_text(dir + "/chaos.out").value();
+    if (!killed) {
+      ASSERT_EQ(rc, 0) << "run " << k << " failed by itself:\n" << fs::read_text(dir + "/chaos.out").value();
+    }
     landed += killed;
     moments += fmt::format(" {:.2f}s{}", at, killed ? "" : " (finished first)");
   }
