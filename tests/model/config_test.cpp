@@ -49,9 +49,19 @@ TEST(ModelConfig, ViTB32MatchesOpenClipStateDict) {
 
 TEST(ModelConfig, ParamCountsMatchOpenClipProfile) {
   // docs/model_profile.csv of OpenCLIP, in millions (2 decimals).
-  const std::pair<const char*, double> expect[] = {{"ViT-S-32", 63.09},  {"ViT-M-32", 103.12}, {"ViT-B-16", 149.62},
-                                                   {"ViT-L-14", 427.62}, {"ViT-H-14", 986.11}, {"ViT-g-14", 1366.68},
-                                                   {"ViT-bigG-14", 2539.57}, {"ViT-B-32-256", 151.29}};
+  // Every plain-ViT config of OpenCLIP 2.24.0 (the -quickgelu, -plus and -alt variants and
+  // the other sizes; the -CLIPA ones and ViT-M-16-alt need options not built yet).
+  const std::pair<const char*, double> expect[] = {
+      {"ViT-S-32", 63.09},         {"ViT-M-32", 103.12},          {"ViT-B-16", 149.62},
+      {"ViT-L-14", 427.62},        {"ViT-H-14", 986.11},          {"ViT-g-14", 1366.68},
+      {"ViT-bigG-14", 2539.57},    {"ViT-B-32-256", 151.29},      {"ViT-B-32", 151.28},
+      {"ViT-B-32-quickgelu", 151.28}, {"ViT-S-32-alt", 43.22},    {"ViT-M-32-alt", 80.07},
+      {"ViT-S-16-alt", 42.4},      {"ViT-S-16", 62.26},           {"ViT-M-16", 102.02},
+      {"ViT-B-32-plus-256", 210.3}, {"ViT-B-16-quickgelu", 149.62}, {"ViT-B-16-plus", 208.35},
+      {"ViT-B-16-plus-240", 208.38}, {"ViT-L-16", 427.74},        {"ViT-L-14-quickgelu", 427.62},
+      {"ViT-L-14-280", 427.76},    {"ViT-L-16-320", 427.95},      {"ViT-H-16", 986.26},
+      {"ViT-H-14-quickgelu", 986.11}, {"ViT-L-14-336", 427.94},   {"ViT-H-14-378-quickgelu", 986.71},
+      {"ViT-e-14", 4581.09}};
   for (auto& [n, m] : expect) EXPECT_NEAR(double(count_params(load_model_config(n))) / 1e6, m, 0.006) << n;
 }
 
