@@ -12,11 +12,8 @@
 
 #include <algorithm>
 #include <array>
-#include <cerrno>
 #include <cstdlib>
 #include <cstring>
-#include <fstream>
-#include <sstream>
 #include <unordered_map>
 
 #include "core/check.h"
@@ -253,8 +250,8 @@ int32_t WordPieceTokenizer::unk_id() const { return impl_->unk; }
 std::string WordPieceTokenizer::find_vocab(const std::string& hf_name, const std::string& explicit_path) {
   const std::string file = hf_name + "-vocab.txt";
   const std::string how = fmt::format(
-      "The model config's text_cfg.hf_tokenizer_name is \"{}\": its WordPiece vocabulary (the vocab.txt of the "
-      "Hugging Face repository {}, one token per line) cannot be shipped with openclip. Copy it from a machine "
+      "The tokenizer \"{}\" (a model config's text_cfg.hf_tokenizer_name) needs its WordPiece vocabulary (the vocab.txt of the "
+      "Hugging Face repository {}, one token per line), which cannot be shipped with openclip. Copy it from a machine "
       "that has it (e.g. ~/.cache/huggingface/hub/models--{}/snapshots/*/vocab.txt) to {} in a data folder, or "
       "pass --hf-tokenizer-vocab PATH, or set ${}",
       hf_name, hf_name, hf_name, file, kEnvVocab);
@@ -279,12 +276,9 @@ std::string WordPieceTokenizer::find_vocab(const std::string& hf_name, const std
 }
 
 WordPieceTokenizer WordPieceTokenizer::load(const std::string& path) {
-  std::ifstream f(path, std::ios::binary);
-  if (!f) OC_USER_ERROR("cannot open WordPiece vocabulary {}: {}", path, std::strerror(errno));
-  std::stringstream ss;
-  ss << f.rdbuf();
-  const std::string data = ss.str();
-  if (f.bad()) OC_USER_ERROR("cannot read WordPiece vocabulary {}: {}", path, std::strerror(errno));
+  auto read = fs::read_text(path);
+  if (!read.ok()) OC_USER_ERROR("cannot read WordPiece vocabulary {}: {}", path, read.error());
+  const std::string& data = read.value();
 
   auto impl = std::make_unique<Impl>();
   size_t line = 0;
