@@ -284,7 +284,10 @@ Status html_unescape(std::u32string_view in, std::u32string& out) {
   return Status::success();
 }
 
-bool clean_lower_ascii(std::string_view in, std::string& out) {
+namespace {
+
+template <bool kLower>
+bool clean_ascii(std::string_view in, std::string& out) {
   // Per byte: 0 = kept (lower-cased), 1 = whitespace, 2 = needs the general path (non-ASCII,
   // '&', and controls other than \t \n \f \r, which ftfy deletes or rewrites). \r becomes \n
   // in ftfy; both collapse to one space.
@@ -306,7 +309,7 @@ bool clean_lower_ascii(std::string_view in, std::string& out) {
     uint8_t k = kClass[c];
     if (k == 0) {
       if (space) *o++ = ' ', space = false;
-      *o++ = char(c >= 'A' && c <= 'Z' ? c + 32 : c);
+      *o++ = char(kLower && c >= 'A' && c <= 'Z' ? c + 32 : c);
     } else if (k == 1) {
       space = o != o0;
     } else {
@@ -317,8 +320,9 @@ bool clean_lower_ascii(std::string_view in, std::string& out) {
   return true;
 }
 
-Status clean_lower(std::string_view in, std::string& out, CleanScratch& t) {
-  if (clean_lower_ascii(in, out)) return Status::success();
+template <bool kLower>
+Status clean(std::string_view in, std::string& out, CleanScratch& t) {
+  if (clean_ascii<kLower>(in, out)) return Status::success();
   utf8_to_u32(in, t.a);
   ftfy_fix_text(t.a, t);
   for (int pass = 0; pass < 2; pass++) {
@@ -338,9 +342,20 @@ Status clean_lower(std::string_view in, std::string& out, CleanScratch& t) {
     if (space) t.b.push_back(U' '), space = false;
     t.b.push_back(c);
   }
-  lower(t.b, t.a);
-  u32_to_utf8(t.a, out);
+  if (kLower) {
+    lower(t.b, t.a);
+    u32_to_utf8(t.a, out);
+  } else {
+    u32_to_utf8(t.b, out);
+  }
   return Status::success();
 }
+
+}  // namespace
+
+bool clean_lower_ascii(std::string_view in, std::string& out) { return clean_ascii<true>(in, out); }
+bool clean_whitespace_ascii(std::string_view in, std::string& out) { return clean_ascii<false>(in, out); }
+Status clean_lower(std::string_view in, std::string& out, CleanScratch& t) { return clean<true>(in, out, t); }
+Status clean_whitespace(std::string_view in, std::string& out, CleanScratch& t) { return clean<false>(in, out, t); }
 
 }  // namespace oc::text

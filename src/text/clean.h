@@ -25,6 +25,10 @@ Status clean_lower(std::string_view in, std::string& out, CleanScratch& scratch)
 // `out` unspecified, for anything else. Needs no UTF-8 validation.
 bool clean_lower_ascii(std::string_view in, std::string& out);
 
+// clean="whitespace" (OpenCLIP's HFTokenizer default): the same without lower().
+Status clean_whitespace(std::string_view in, std::string& out, CleanScratch& scratch);
+bool clean_whitespace_ascii(std::string_view in, std::string& out);
+
 // The steps, exposed for tests.
 void ftfy_fix_text(std::u32string& text, CleanScratch& scratch);
 Status html_unescape(std::u32string_view in, std::u32string& out);  // Python's html.unescape

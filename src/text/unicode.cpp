@@ -177,19 +177,27 @@ void lower(std::u32string_view src, std::u32string& dst) {
   }
 }
 
-void nfc_inplace(std::u32string& s) {
-  size_t first = 0;
-  while (first < s.size() && (s[first] < 0x300 || !(props(s[first]) & T::kNfcUnsafe))) first++;
-  if (first == s.size()) return;
-  // Everything before the first unsafe code point is NFC and cannot compose with what follows,
-  // except the starter just before it (it may take the unsafe one as its second).
-  if (first > 0) first--;
+// kLower holds str.lower of each code point alone, so U+03A3 maps to U+03C3 there.
+void lower_chars(std::u32string_view src, std::u32string& dst) {
+  dst.clear();
+  for (uint32_t c : src) {
+    if (c < 0x80) {
+      dst.push_back(c >= 'A' && c <= 'Z' ? char32_t(c + 32) : char32_t(c));
+      continue;
+    }
+    const T::CpMap* m = (props(c) & T::kHasLower) ? find_map(T::kLower, T::kLowerCount, c) : nullptr;
+    if (!m) {
+      dst.push_back(char32_t(c));
+      continue;
+    }
+    for (int k = 0; k < m->len; k++) dst.push_back(char32_t(T::kLowerPool[m->off + k]));
+  }
+}
 
+void nfd(std::u32string_view s, std::u32string& d) {
+  d.clear();
   // 1. Full canonical decomposition.
-  std::u32string d;
-  d.reserve(s.size() - first + 8);
-  for (size_t i = first; i < s.size(); i++) {
-    uint32_t c = s[i];
+  for (uint32_t c : s) {
     if (c >= kSBase && c < kSBase + kSCount) {
       uint32_t si = c - kSBase;
       d.push_back(char32_t(kLBase + si / kNCount));
@@ -205,15 +213,31 @@ void nfc_inplace(std::u32string& s) {
     for (int k = 0; k < m->len; k++) d.push_back(char32_t(T::kDecompPool[m->off + k]));
   }
   // 2. Canonical ordering: stable sort of each run of non-starters by combining class.
-  std::basic_string<uint8_t> ccc(d.size(), 0);
-  for (size_t i = 0; i < d.size(); i++) ccc[i] = combining_class(d[i]);
-  for (size_t i = 1; i < d.size(); i++) {
-    if (ccc[i] == 0) continue;
-    for (size_t j = i; j > 0 && ccc[j - 1] > ccc[j]; j--) {
-      std::swap(d[j - 1], d[j]);
-      std::swap(ccc[j - 1], ccc[j]);
+  uint8_t prev = 0;
+  for (size_t i = 0; i < d.size(); i++) {
+    uint8_t cc = combining_class(d[i]);
+    if (cc != 0 && prev > cc) {
+      for (size_t j = i; j > 0 && combining_class(d[j - 1]) > cc; j--) std::swap(d[j - 1], d[j]);
+    } else {
+      prev = cc;
     }
   }
+}
+
+void nfc_inplace(std::u32string& s) {
+  size_t first = 0;
+  while (first < s.size() && (s[first] < 0x300 || !(props(s[first]) & T::kNfcUnsafe))) first++;
+  if (first == s.size()) return;
+  // Everything before the first unsafe code point is NFC and cannot compose with what follows,
+  // except the starter just before it (it may take the unsafe one as its second).
+  if (first > 0) first--;
+
+  // 1-2. Full canonical decomposition and canonical ordering.
+  std::u32string d;
+  d.reserve(s.size() - first + 8);
+  nfd(std::u32string_view(s).substr(first), d);
+  std::basic_string<uint8_t> ccc(d.size(), 0);
+  for (size_t i = 0; i < d.size(); i++) ccc[i] = combining_class(d[i]);
   // 3. Canonical composition (UAX #15): a character composes with the last starter unless a
   // character in between has class 0 or a class >= its own.
   size_t starter = 0, w = 1;

@@ -65,6 +65,14 @@ uint8_t combining_class(uint32_t cp);
 // dst = str.lower() of src (full mappings and the Final_Sigma rule, which looks at src).
 void lower(std::u32string_view src, std::u32string& dst);
 
+// Each code point lower-cased on its own (Rust's char::to_lowercase, full mappings): like
+// lower() but U+03A3 always becomes U+03C3, never the final sigma.
+void lower_chars(std::u32string_view src, std::u32string& dst);
+
+// unicodedata.normalize("NFD", s) into dst (overwritten): full canonical decomposition
+// (Hangul syllables algorithmically), then canonical ordering of non-starters.
+void nfd(std::u32string_view s, std::u32string& dst);
+
 // unicodedata.normalize("NFC", s), in place. Cheap when every code point is NFC-safe.
 void nfc_inplace(std::u32string& s);
 

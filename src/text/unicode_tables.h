@@ -76,4 +76,20 @@ inline uint16_t props(uint32_t cp) {
   return kPropBlocks[(size_t(kPropIndex[cp >> kPropShift]) << kPropShift) | (cp & ((1u << kPropShift) - 1))];
 }
 
+// BERT's classes (tests/reference/gen_bert_tables.py -> unicode_bert_tables.cpp), one byte per
+// code point in a two-stage table like kPropIndex/kPropBlocks; used by text/wordpiece.cpp.
+enum : uint8_t {
+  kBertRemoved = 1 << 0,  // NUL, U+FFFD, Cc/Cf/Co except \t \n \r: dropped by clean_text
+  kBertSpace = 1 << 1,    // \t \n \r or White_Space: a word separator
+  kBertMn = 1 << 2,       // general category Mn: dropped after NFD (strip_accents)
+  kBertPunct = 1 << 3,    // ASCII punctuation or category P*: a word of its own
+};
+extern const uint16_t kBertIndex[];
+extern const uint8_t kBertBlocks[];
+extern const size_t kBertBlockCount;
+
+inline uint8_t bert_props(uint32_t cp) {
+  return kBertBlocks[(size_t(kBertIndex[cp >> kPropShift]) << kPropShift) | (cp & ((1u << kPropShift) - 1))];
+}
+
 }  // namespace oc::text::tables
