@@ -48,7 +48,8 @@ TEST(Safetensors, RoundTripInReferenceOrder) {
   EXPECT_EQ(order, (std::vector<std::string>{"ids", "a.bias", "logit_scale", "nothing", "visual.proj", "i32", "brain",
                                              "half", "u8", "flags"}));
   for (auto& [n, h] : t) {
-    auto it = std::find_if(r->tensors.begin(), r->tensors.end(), [&](auto& x) { return x.first == n; });
+    const std::string& name = n;  // clang 14 cannot capture a structured binding
+    auto it = std::find_if(r->tensors.begin(), r->tensors.end(), [&](auto& x) { return x.first == name; });
     ASSERT_NE(it, r->tensors.end()) << n;
     EXPECT_EQ(it->second.dtype, h.dtype) << n;
     EXPECT_EQ(it->second.shape, h.shape) << n;
