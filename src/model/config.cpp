@@ -1,5 +1,6 @@
 #include "model/config.h"
 
+#include <limits>
 #include <nlohmann/json.hpp>
 #include <string_view>
 #include <utility>
@@ -24,6 +25,10 @@ void read_field(const json& obj, const char* key, T* out, const std::string& whe
     if (!v.is_boolean()) OC_USER_ERROR("{}: \"{}\" must be true or false", where, key);
   } else if constexpr (std::is_integral_v<T>) {
     if (!v.is_number_integer()) OC_USER_ERROR("{}: \"{}\" must be an integer, got {}", where, key, v.dump());
+    const bool fits = v.is_number_unsigned() ? v.get<uint64_t>() <= uint64_t(std::numeric_limits<T>::max())
+                                             : v.get<int64_t>() >= int64_t(std::numeric_limits<T>::min()) &&
+                                                   v.get<int64_t>() <= int64_t(std::numeric_limits<T>::max());
+    if (!fits) OC_USER_ERROR("{}: \"{}\" is out of range: {}", where, key, v.dump());
   } else {
     if (!v.is_number()) OC_USER_ERROR("{}: \"{}\" must be a number, got {}", where, key, v.dump());
   }
@@ -48,6 +53,8 @@ ModelCfg parse_model_config(const std::string& text, const std::string& name, co
     j = json::parse(text);
   } catch (const json::parse_error& e) {
     OC_USER_ERROR("{}: malformed JSON at byte {}: {}", where, e.byte, e.what());
+  } catch (const json::exception& e) {  // a number that overflows a double (1e999): out_of_range
+    OC_USER_ERROR("{}: malformed JSON: {}", where, e.what());
   }
   if (!j.is_object()) OC_USER_ERROR("{}: expected a JSON object", where);
   check_config_keys(j, ConfigSection::Top, where);

@@ -83,6 +83,10 @@ TEST(ModelConfig, BadConfigsGiveClearErrors) {
     return std::string();
   };
   EXPECT_NE(msg("{not json").find("malformed JSON"), std::string::npos);
+  // Found by fuzz_model_config: a number that overflows a double is the JSON library's
+  // out_of_range, not a parse_error, and escaped as an abort.
+  EXPECT_NE(msg(R"({"embed_dim": 512444444e888878888})").find("malformed JSON"), std::string::npos);
+  EXPECT_NE(msg(R"({"embed_dim": 99999999999, "vision_cfg": {}, "text_cfg": {}})").find("out of range"), std::string::npos);
   EXPECT_NE(msg(R"({"embed_dim": 512, "text_cfg": {}})").find("vision_cfg"), std::string::npos);
   EXPECT_NE(msg(R"({"embed_dim": 512, "vision_cfg": {"layers": [3,4,6,3]}, "text_cfg": {}})").find("ResNet"),
             std::string::npos);
