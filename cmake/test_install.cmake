@@ -2,9 +2,9 @@
 # there, build examples/classify.cpp against it as a downstream project would (a fresh
 # configure with find_package(openclip CONFIG), and a plain compile with pkg-config), and run
 # both with the installed data files only.
-# Inputs: BUILD_DIR SOURCE_DIR SCRATCH GENERATOR CXX LIBDIR.
+# Inputs: BUILD_DIR SOURCE_DIR SCRATCH GENERATOR CXX LIBDIR, PYTHON (when the module is built).
 function(run)
-  execute_process(COMMAND ${ARGN} RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE out)
+  execute_process(COMMAND ${ARGN} WORKING_DIRECTORY ${SCRATCH} RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE out)
   if(NOT rc EQUAL 0)
     message(FATAL_ERROR "failed (${rc}): ${ARGN}\n${out}")
   endif()
@@ -13,6 +13,7 @@ endfunction()
 
 set(P ${SCRATCH}/prefix)
 file(REMOVE_RECURSE ${SCRATCH})
+file(MAKE_DIRECTORY ${SCRATCH})  # the working directory: not the build tree, which holds a module too
 run(${CMAKE_COMMAND} --install ${BUILD_DIR} --prefix ${P})
 foreach(f bin/openclip include/openclip/openclip.h ${LIBDIR}/libopenclip_core.a ${LIBDIR}/libopenclip_model.a
           ${LIBDIR}/libopenclip_configs.a ${LIBDIR}/cmake/openclip/openclipConfig.cmake
@@ -61,5 +62,19 @@ endif()
 run(${P}/bin/openclip info --json)
 if(NOT out MATCHES "\"vocab\": *\"${P}/share/openclip/bpe_simple_vocab_16e6.txt.gz\"")
   message(FATAL_ERROR "the installed CLI does not use the installed vocabulary:\n${out}")
+endif()
+
+# 4. The installed Python module imports and tokenizes with the installed vocabulary.
+if(PYTHON)
+  file(GLOB module ${P}/lib/python*/dist-packages/openclip_cpp*.so)
+  if(NOT module)
+    message(FATAL_ERROR "the Python module was built but not installed under ${P}/lib/python*/dist-packages")
+  endif()
+  get_filename_component(pydir ${module} DIRECTORY)
+  set(ENV{PYTHONPATH} ${pydir})
+  run(${PYTHON} -c "import openclip_cpp as oc\nprint(oc.__file__, oc.tokenize(['a dog'])[0, :4].tolist())")
+  if(NOT out MATCHES "^${pydir}/openclip_cpp.*\\[49406, 320, 1929, 49407\\]")
+    message(FATAL_ERROR "installed openclip_cpp: ${out}")
+  endif()
 endif()
 message(STATUS "install_package: ${cmake_out}")
