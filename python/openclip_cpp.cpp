@@ -88,13 +88,18 @@ class PyModel {
   }
 
   py::array_t<float> encode_arrays(const py::list& items, bool normalize) {
-    std::vector<U8Array> arrays;  // holds converted (contiguous uint8) copies alive
-    for (auto item : items) arrays.push_back(U8Array::ensure(item));
-    std::vector<openclip::ImageView> views;
-    for (size_t i = 0; i < arrays.size(); ++i) {
-      if (!arrays[i]) throw oc::Error("encode_image: item " + std::to_string(i) + " is neither a path nor an array");
-      views.push_back(image_view(arrays[i]));
+    std::vector<U8Array> arrays;  // keeps the C-contiguous views (or copies) alive
+    for (auto item : items) {
+      // uint8 only: a silent cast of float or int pixels would give plausible wrong embeddings.
+      if (!py::isinstance<py::array_t<uint8_t>>(item))
+        throw oc::Error("encode_image: item " + std::to_string(arrays.size()) + " is " +
+                        std::string(py::str(py::type::of(item).attr("__name__"))) +
+                        (py::isinstance<py::array>(item) ? " of dtype " + std::string(py::str(item.attr("dtype"))) : "") +
+                        ", not a path or a uint8 (height, width, 3) array");
+      arrays.push_back(U8Array::ensure(item));
     }
+    std::vector<openclip::ImageView> views;
+    for (const auto& a : arrays) views.push_back(image_view(a));
     std::vector<std::vector<float>> rows;
     {
       py::gil_scoped_release nogil;

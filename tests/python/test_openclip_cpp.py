@@ -122,6 +122,12 @@ class OpenclipCpp(unittest.TestCase):
             self.model.encode_image(np.zeros((4, 4), np.uint8))
         self.assertIn("(height, width, 3)", str(e.exception))
         with self.assertRaises(RuntimeError) as e:
+            self.model.encode_image([self.arrays[0].astype(np.float32)])
+        self.assertIn("dtype float32", str(e.exception))
+        # A non-contiguous uint8 view is accepted and equals its contiguous copy.
+        view = self.arrays[1][:, ::-1]
+        np.testing.assert_array_equal(self.model.encode_image(view), self.model.encode_image(np.ascontiguousarray(view)))
+        with self.assertRaises(RuntimeError) as e:
             oc.create_model("test-tiny", self.paths[0])
         self.assertIn(self.paths[0], str(e.exception))
         args = ["--model", "no-such-model", "--dataset-type", "synthetic", "--logs", os.path.join(SCRATCH, "err")]
