@@ -9,6 +9,7 @@ PKGS=(cmake ninja-build g++ pkg-config libgtest-dev libbenchmark-dev libdnnl-dev
       libsnappy-dev libcurl4-openssl-dev libopenmpi-dev openmpi-bin dataset-fashion-mnist
       python3-torch python3-torchvision python3-regex python3-pil python3-numpy
       libfaiss-dev libcpp-httplib-dev libssl-dev wrk  # index (faiss), serve (httplib), serve benchmark
+      pybind11-dev python3-dev  # the Python module openclip_cpp (python/)
       libopenblas0-pthread   # OpenBLAS: the PyTorch peer in benchmarks, not netlib's reference BLAS
       clang libclang-rt-dev libomp-dev llvm)  # scripts/check.sh: sanitizers, libFuzzer, llvm-symbolizer
 missing=()

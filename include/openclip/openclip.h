@@ -17,6 +17,12 @@ struct LoadOptions {
   int threads = 0;                 // 0 = all cores
 };
 
+// A decoded image: 8-bit RGB, row-major height x width x 3 (HWC), as numpy and PIL hold it.
+struct ImageView {
+  const uint8_t* rgb = nullptr;
+  int height = 0, width = 0;
+};
+
 class Model {
  public:
   // model: a built-in config name ("ViT-B-32") or a JSON config path; weights: .pt/.bin/
@@ -33,6 +39,8 @@ class Model {
   // Embeddings (L2-normalized unless normalize is false), one vector of embed_dim() floats per input. Images are files
   // (JPEG/PNG/WebP) run through OpenCLIP's eval transform.
   std::vector<std::vector<float>> encode_image_files(const std::vector<std::string>& paths, bool normalize = true);
+  // Images already decoded (ImageView), through the same eval transform as files.
+  std::vector<std::vector<float>> encode_images(const std::vector<ImageView>& images, bool normalize = true);
   std::vector<std::vector<float>> encode_texts(const std::vector<std::string>& texts, bool normalize = true);
   // softmax(100 * image . text) over the labels, per image: OpenCLIP's label probabilities.
   std::vector<std::vector<float>> classify(const std::vector<std::string>& image_paths,

@@ -71,10 +71,15 @@ MachineInfo machine_info() {
   return m;
 }
 
+// Search order (machine.h), with the configured install prefix's share/openclip (`cmake
+// --install`) before the executable-relative one, which serves a relocated installed binary.
 std::vector<std::string> data_dirs() {
   std::vector<std::string> dirs;
   if (const char* e = std::getenv("OPENCLIP_DATA_DIR"); e && *e) dirs.push_back(e);
   dirs.push_back(OPENCLIP_DATA_DIR);
+#ifdef OPENCLIP_INSTALL_DATA_DIR
+  dirs.push_back(OPENCLIP_INSTALL_DATA_DIR);  // <prefix>/share/openclip of `cmake --install`
+#endif
   char exe[4096] = {0};
   if (::readlink("/proc/self/exe", exe, sizeof exe - 1) > 0)
     dirs.push_back(fs::join(fs::dirname(fs::dirname(exe)), "share/openclip"));

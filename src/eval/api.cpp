@@ -43,23 +43,47 @@ int Model::embed_dim() const { return impl_->clip->cfg().embed_dim; }
 int Model::image_size() const { return impl_->clip->cfg().vision.image_size; }
 int Model::context_length() const { return impl_->clip->cfg().text.context_length; }
 
-std::vector<std::vector<float>> Model::encode_image_files(const std::vector<std::string>& paths, bool normalize) {
-  const int S = image_size(), E = embed_dim();
+// Images in chunks of `batch`: get(i) gives image i decoded, then OpenCLIP's eval transform.
+template <class GetImage>
+static std::vector<std::vector<float>> encode_chunked(oc::Clip& clip, const oc::PreprocessCfg& pre, size_t count,
+                                                      size_t batch, int E, bool normalize, GetImage get) {
+  const size_t px = 3 * size_t(pre.size) * size_t(pre.size);
   std::vector<std::vector<float>> out;
   std::vector<float> pixels, feats;
-  for (size_t i0 = 0; i0 < paths.size(); i0 += size_t(impl_->batch)) {
-    const size_t n = std::min(paths.size() - i0, size_t(impl_->batch));
-    pixels.assign(n * 3 * size_t(S) * size_t(S), 0.0f);
-    for (size_t i = 0; i < n; ++i) {
-      auto img = oc::decode_source_image_file(paths[i0 + i]);  // preprocess(Image.open(path)): resize in the mode
-      if (!img) throw oc::Error(paths[i0 + i] + ": " + img.error());
-      oc::preprocess_eval(img.value(), impl_->pre, {pixels.data() + i * 3 * S * S, size_t(3 * S * S)});
-    }
+  for (size_t i0 = 0; i0 < count; i0 += batch) {
+    const size_t n = std::min(count - i0, batch);
+    pixels.assign(n * px, 0.0f);
+    for (size_t i = 0; i < n; ++i) oc::preprocess_eval(get(i0 + i), pre, {pixels.data() + i * px, px});
     feats.resize(n * size_t(E));
-    impl_->clip->encode_image(pixels.data(), int64_t(n), feats.data(), normalize);
+    clip.encode_image(pixels.data(), int64_t(n), feats.data(), normalize);
     for (size_t i = 0; i < n; ++i) out.emplace_back(feats.begin() + i * E, feats.begin() + (i + 1) * E);
   }
   return out;
+}
+
+std::vector<std::vector<float>> Model::encode_image_files(const std::vector<std::string>& paths, bool normalize) {
+  return encode_chunked(*impl_->clip, impl_->pre, paths.size(), size_t(impl_->batch), embed_dim(), normalize,
+                        [&](size_t i) {
+                          auto img = oc::decode_source_image_file(paths[i]);  // preprocess(Image.open(path)): resize in the mode
+                          if (!img) throw oc::Error(paths[i] + ": " + img.error());
+                          return std::move(img.value());
+                        });
+}
+
+std::vector<std::vector<float>> Model::encode_images(const std::vector<ImageView>& images, bool normalize) {
+  for (size_t i = 0; i < images.size(); ++i)
+    if (!images[i].rgb || images[i].height < 1 || images[i].width < 1)
+      throw oc::Error("image " + std::to_string(i) + ": empty (" + std::to_string(images[i].height) + "x" +
+                      std::to_string(images[i].width) + ")");
+  return encode_chunked(*impl_->clip, impl_->pre, images.size(), size_t(impl_->batch), embed_dim(), normalize,
+                        [&](size_t i) {
+                          oc::SourceImage img;  // as an RGB file decodes: the same transform path
+                          img.mode = oc::PixelMode::RGB;
+                          img.height = images[i].height;
+                          img.width = images[i].width;
+                          img.pixels.assign(images[i].rgb, images[i].rgb + size_t(img.height) * img.width * 3);
+                          return img;
+                        });
 }
 
 std::vector<std::vector<float>> Model::encode_texts(const std::vector<std::string>& texts, bool normalize) {

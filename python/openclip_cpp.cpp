@@ -1,0 +1,157 @@
+// The Python module openclip_cpp (pybind11): the public API (include/openclip/openclip.h)
+// with numpy in and out, plus tokenize and train. Every call that computes releases the GIL.
+// Errors are oc::Error / std::runtime_error, which pybind11 raises as RuntimeError with the
+// same message the CLI prints after "error: ".
+#include <pybind11/numpy.h>
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include <openclip/openclip.h>
+#include <string>
+#include <vector>
+
+#include "core/check.h"
+#include "text/tokenizer.h"
+#include "train/trainer.h"
+
+namespace py = pybind11;
+
+namespace {
+
+using U8Array = py::array_t<uint8_t, py::array::c_style | py::array::forcecast>;
+
+// [n, dim] float32 from the library's rows.
+py::array_t<float> to_numpy(const std::vector<std::vector<float>>& rows, int dim) {
+  py::array_t<float> out({py::ssize_t(rows.size()), py::ssize_t(dim)});
+  float* p = out.mutable_data();
+  for (const auto& r : rows) p = std::copy(r.begin(), r.end(), p);
+  return out;
+}
+
+// One uint8 HWC RGB array; the arrays are kept alive by the caller's list while we compute.
+openclip::ImageView image_view(const U8Array& a) {
+  if (a.ndim() != 3 || a.shape(2) != 3)
+    throw oc::Error("encode_image: an image array must be uint8 with shape (height, width, 3), got " +
+                    std::to_string(a.ndim()) + " dimensions" +
+                    (a.ndim() == 3 ? " and " + std::to_string(a.shape(2)) + " channels" : ""));
+  return {a.data(), int(a.shape(0)), int(a.shape(1))};
+}
+
+class PyModel {
+ public:
+  PyModel(const std::string& name, const std::string& pretrained, const std::string& precision, int batch_size)
+      : m_(load(name, pretrained, precision, batch_size)) {}
+
+  int embed_dim() const { return m_.embed_dim(); }
+  int image_size() const { return m_.image_size(); }
+  int context_length() const { return m_.context_length(); }
+
+  // A path, a list of paths, a uint8 HWC array, or a list of arrays.
+  py::array_t<float> encode_image(py::object images, bool normalize) {
+    if (py::isinstance<py::str>(images)) return encode_paths({images.cast<std::string>()}, normalize);
+    if (py::isinstance<py::array>(images)) {
+      py::list one;
+      one.append(images);
+      return encode_arrays(one, normalize);
+    }
+    py::list items(images);
+    if (items.size() > 0 && py::isinstance<py::str>(items[0])) return encode_paths(items.cast<std::vector<std::string>>(), normalize);
+    return encode_arrays(items, normalize);
+  }
+
+  py::array_t<float> encode_text(const std::vector<std::string>& texts, bool normalize) {
+    std::vector<std::vector<float>> rows;
+    {
+      py::gil_scoped_release nogil;
+      rows = m_.encode_texts(texts, normalize);
+    }
+    return to_numpy(rows, m_.embed_dim());
+  }
+
+ private:
+  static openclip::Model load(const std::string& name, const std::string& pretrained, const std::string& precision,
+                              int batch_size) {
+    openclip::LoadOptions lo;
+    lo.precision = precision;
+    lo.batch_size = batch_size;
+    py::gil_scoped_release nogil;
+    return openclip::Model::load(name, pretrained, lo);
+  }
+
+  py::array_t<float> encode_paths(const std::vector<std::string>& paths, bool normalize) {
+    std::vector<std::vector<float>> rows;
+    {
+      py::gil_scoped_release nogil;
+      rows = m_.encode_image_files(paths, normalize);
+    }
+    return to_numpy(rows, m_.embed_dim());
+  }
+
+  py::array_t<float> encode_arrays(const py::list& items, bool normalize) {
+    std::vector<U8Array> arrays;  // keeps the C-contiguous views (or copies) alive
+    for (auto item : items) {
+      // uint8 only: a silent cast of float or int pixels would give plausible wrong embeddings.
+      if (!py::isinstance<py::array_t<uint8_t>>(item))
+        throw oc::Error("encode_image: item " + std::to_string(arrays.size()) + " is " +
+                        std::string(py::str(py::type::of(item).attr("__name__"))) +
+                        (py::isinstance<py::array>(item) ? " of dtype " + std::string(py::str(item.attr("dtype"))) : "") +
+                        ", not a path or a uint8 (height, width, 3) array");
+      arrays.push_back(U8Array::ensure(item));
+    }
+    std::vector<openclip::ImageView> views;
+    for (const auto& a : arrays) views.push_back(image_view(a));
+    std::vector<std::vector<float>> rows;
+    {
+      py::gil_scoped_release nogil;
+      rows = m_.encode_images(views, normalize);
+    }
+    return to_numpy(rows, m_.embed_dim());
+  }
+
+  openclip::Model m_;
+};
+
+// OpenCLIP's tokenize(): [n, context_length] int64 ids (the CLIP BPE vocabulary).
+py::array_t<int64_t> tokenize(const std::vector<std::string>& texts, int context_length) {
+  if (context_length < 2) throw oc::Error("tokenize: context_length must be at least 2, got " + std::to_string(context_length));
+  static const oc::Tokenizer tok = oc::Tokenizer::load_default();
+  std::vector<size_t> bad;
+  std::vector<int32_t> ids;
+  {
+    py::gil_scoped_release nogil;
+    ids = tok.tokenize_batch(texts, context_length, &bad);
+  }
+  if (!bad.empty()) throw oc::Error("text " + std::to_string(bad[0]) + " is not valid UTF-8");
+  py::array_t<int64_t> out({py::ssize_t(texts.size()), py::ssize_t(context_length)});
+  std::copy(ids.begin(), ids.end(), out.mutable_data());
+  return out;
+}
+
+int train(const std::vector<std::string>& args) {
+  py::gil_scoped_release nogil;
+  return oc::train_main(args);
+}
+
+}  // namespace
+
+PYBIND11_MODULE(openclip_cpp, m) {
+  m.doc() = "openclip-cpp: OpenCLIP models in native C++ (encode images and texts, tokenize, train)";
+  py::class_<PyModel>(m, "Model")
+      .def_property_readonly("embed_dim", &PyModel::embed_dim)
+      .def_property_readonly("image_size", &PyModel::image_size)
+      .def_property_readonly("context_length", &PyModel::context_length)
+      .def("encode_image", &PyModel::encode_image, py::arg("images"), py::arg("normalize") = true,
+           "float32 [n, embed_dim] for a path, a list of paths, a uint8 (H, W, 3) RGB array or a list of them")
+      .def("encode_text", &PyModel::encode_text, py::arg("texts"), py::arg("normalize") = true,
+           "float32 [n, embed_dim] for a list of str");
+  m.def(
+      "create_model",
+      [](const std::string& name, const std::string& pretrained, const std::string& precision, int batch_size) {
+        return PyModel(name, pretrained, precision, batch_size);
+      },
+      py::arg("name"), py::arg("pretrained") = "", py::arg("precision") = "fp32", py::arg("batch_size") = 32,
+      "a config name (\"ViT-B-32\") or JSON path, and a weights file (\"\" = random init)");
+  m.def("tokenize", &tokenize, py::arg("texts"), py::arg("context_length") = oc::kDefaultContextLength);
+  m.def("train", &train, py::arg("args"), "runs `openclip train ARGS...`; returns its exit status");
+  m.attr("__version__") = OPENCLIP_VERSION;
+}

@@ -1,0 +1,142 @@
+"""The Python module openclip_cpp against the CLI (ctest -L python; run by Debian's python3).
+
+A test-tiny checkpoint is trained through openclip_cpp.train (one epoch of the synthetic task),
+then images (files and uint8 arrays) and texts are embedded by the module and by
+`openclip embed`: the float32 results must be equal bit for bit (same library calls, same
+batching). Errors must raise RuntimeError with the CLI's message.
+Environment (set by CMake): PYTHONPATH (the module), OPENCLIP_BINARY, OPENCLIP_TEST_SCRATCH.
+"""
+import os
+import shutil
+import struct
+import subprocess
+import sys
+import unittest
+import zlib
+
+import numpy as np
+
+import openclip_cpp as oc
+
+CLI = os.environ["OPENCLIP_BINARY"]
+SCRATCH = os.environ.get("OPENCLIP_TEST_SCRATCH", "/tmp/openclip_python_test")
+
+
+def write_png(path, rgb):
+    """An 8-bit RGB PNG (no PIL on the test machine: zlib and struct suffice)."""
+    h, w, _ = rgb.shape
+    raw = b"".join(b"\x00" + rgb[y].tobytes() for y in range(h))
+
+    def chunk(tag, data):
+        return struct.pack(">I", len(data)) + tag + data + struct.pack(">I", zlib.crc32(tag + data) & 0xFFFFFFFF)
+
+    with open(path, "wb") as f:
+        f.write(b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", struct.pack(">IIBBBBB", w, h, 8, 2, 0, 0, 0))
+                + chunk(b"IDAT", zlib.compress(raw)) + chunk(b"IEND", b""))
+
+
+def cli(*args):
+    r = subprocess.run([CLI, *args], capture_output=True, text=True)
+    if r.returncode != 0:
+        raise AssertionError(f"openclip {' '.join(args)} failed ({r.returncode}):\n{r.stdout}{r.stderr}")
+    return r
+
+
+class OpenclipCpp(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        shutil.rmtree(SCRATCH, ignore_errors=True)
+        os.makedirs(SCRATCH)
+        status = oc.train(["--dataset-type", "synthetic-learnable", "--train-num-samples", "64", "--batch-size", "32",
+                           "--epochs", "1", "--model", "test-tiny", "--precision", "fp32", "--workers", "1",
+                           "--seed", "3", "--logs", SCRATCH, "--name", "py"])
+        assert status == 0, f"train returned {status}"
+        cls.weights = os.path.join(SCRATCH, "py", "checkpoints", "epoch_1.pt")
+        assert os.path.exists(cls.weights), cls.weights
+        rng = np.random.default_rng(7)
+        # Sizes around and away from the model's input, odd sizes included (resize + crop).
+        cls.arrays = [rng.integers(0, 256, size=(h, w, 3), dtype=np.uint8) for h, w in [(32, 32), (45, 61), (70, 33)]]
+        cls.images = os.path.join(SCRATCH, "images")
+        os.makedirs(cls.images)
+        cls.paths = []
+        for i, a in enumerate(cls.arrays):
+            cls.paths.append(os.path.join(cls.images, f"{i}.png"))
+            write_png(cls.paths[-1], a)
+        cls.model = oc.create_model("test-tiny", cls.weights)
+
+    def test_images_equal_embed_bit_for_bit(self):
+        out = os.path.join(SCRATCH, "img.npy")
+        cli("embed", "--model", "test-tiny", "--pretrained", self.weights, "--images", self.images, "--out", out)
+        ref = np.load(out)
+        from_paths = self.model.encode_image(self.paths)
+        from_arrays = self.model.encode_image(self.arrays)
+        self.assertEqual(from_paths.dtype, np.float32)
+        self.assertEqual(from_paths.shape, (3, self.model.embed_dim))
+        np.testing.assert_array_equal(from_paths, ref)
+        np.testing.assert_array_equal(from_arrays, ref)
+        np.testing.assert_array_equal(self.model.encode_image(self.arrays[1]), ref[1:2])
+        np.testing.assert_array_equal(self.model.encode_image(self.paths[2]), ref[2:3])
+        # Not a trivially equal output: the images differ, so must their embeddings.
+        self.assertFalse(np.array_equal(ref[0], ref[1]))
+
+    def test_texts_equal_embed_bit_for_bit(self):
+        texts = ["a photo of a dog", "a diagram", "ünïcödé text", "x" * 500]
+        path = os.path.join(SCRATCH, "texts.txt")
+        with open(path, "w", encoding="utf-8") as f:
+            f.write("\n".join(texts) + "\n")
+        out = os.path.join(SCRATCH, "txt.npy")
+        cli("embed", "--model", "test-tiny", "--pretrained", self.weights, "--texts", path, "--out", out)
+        got = self.model.encode_text(texts)
+        self.assertEqual(got.dtype, np.float32)
+        np.testing.assert_array_equal(got, np.load(out))
+        raw = self.model.encode_text(texts, normalize=False)
+        np.testing.assert_allclose(np.linalg.norm(got, axis=1), 1.0, rtol=1e-5)  # fp32 rounding of a norm
+        self.assertFalse(np.allclose(np.linalg.norm(raw, axis=1), 1.0))
+
+    def test_tokenize_equals_cli(self):
+        texts = ["Hello, World!", "a photo of a cat"]
+        ids = oc.tokenize(texts)
+        self.assertEqual(ids.shape, (2, 77))
+        r = subprocess.run([CLI, "tokenize"], input="\n".join(texts) + "\n", capture_output=True, text=True)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        cli_rows = [[int(t) for t in line.split()] for line in r.stdout.strip().splitlines()]
+        for row, cli_row in zip(ids.tolist(), cli_rows):
+            self.assertEqual([t for t in row if t != 0], [t for t in cli_row if t != 0])
+        self.assertEqual(ids[0, 0], 49406)
+
+    def test_errors_raise_with_the_cli_message(self):
+        bad = os.path.join(SCRATCH, "bad.png")  # exists, is no image: the library's decode error
+        with open(bad, "wb") as f:
+            f.write(b"not an image")
+        with self.assertRaises(RuntimeError) as e:
+            self.model.encode_image([self.paths[0], bad])
+        self.assertIn(bad, str(e.exception))
+        r = subprocess.run([CLI, "embed", "--model", "test-tiny", "--pretrained", self.weights, "--images", bad,
+                            "--out", os.path.join(SCRATCH, "x.npy")], capture_output=True, text=True)
+        self.assertEqual(r.returncode, 1)
+        self.assertIn("openclip embed: error: " + str(e.exception), r.stderr)
+        with self.assertRaises(RuntimeError) as e:
+            oc.create_model("no-such-model", "")
+        self.assertIn("no-such-model", str(e.exception))
+        with self.assertRaises(RuntimeError) as e:
+            self.model.encode_image(np.zeros((4, 4), np.uint8))
+        self.assertIn("(height, width, 3)", str(e.exception))
+        with self.assertRaises(RuntimeError) as e:
+            self.model.encode_image([self.arrays[0].astype(np.float32)])
+        self.assertIn("dtype float32", str(e.exception))
+        # A non-contiguous uint8 view is accepted and equals its contiguous copy.
+        view = self.arrays[1][:, ::-1]
+        np.testing.assert_array_equal(self.model.encode_image(view), self.model.encode_image(np.ascontiguousarray(view)))
+        with self.assertRaises(RuntimeError) as e:
+            oc.create_model("test-tiny", self.paths[0])
+        self.assertIn(self.paths[0], str(e.exception))
+        args = ["--model", "no-such-model", "--dataset-type", "synthetic", "--logs", os.path.join(SCRATCH, "err")]
+        with self.assertRaises(RuntimeError) as e:
+            oc.train(args + ["--name", "py"])
+        r = subprocess.run([CLI, "train", *args, "--name", "cli"], capture_output=True, text=True)
+        self.assertEqual(r.returncode, 1)
+        self.assertIn("openclip train: error: " + str(e.exception), r.stderr)
+
+
+if __name__ == "__main__":
+    unittest.main(verbosity=2, argv=[sys.argv[0]])
