@@ -160,11 +160,19 @@ TEST(Serve, ConcurrentClientsGetTheirOwnRows) {
       c.set_read_timeout(60, 0);
       json body = {{"text", "text number " + std::to_string(i) + " of the batch"}};
       auto r = c.Post("/v1/embed/text", body.dump(), "application/json");
+      // Under a loaded machine a few of 16 simultaneous new connections can end in a transport
+      // error (httplib::Error::Read: no response on that connection; seen 4 of 16 with four
+      // suites at once, once in CI) before the server handles them: retry once on a transport
+      // error only. An HTTP error or another client's row still fails the test. (Suspected:
+      // the listen backlog of Debian's compiled cpp-httplib; see the closing note.)
+      if (!r) r = c.Post("/v1/embed/text", body.dump(), "application/json");
+      if (!r || r->status != 200)
+        ADD_FAILURE() << "client " << i << ": " << (r ? std::to_string(r->status) + " " + r->body : httplib::to_string(r.error()));
       return r && r->status == 200 ? embeddings(r->body) : std::vector<std::vector<float>>{};
     }));
   for (int i = 0; i < N; ++i) {
     auto e = got[size_t(i)].get();
-    ASSERT_EQ(e.size(), 1u) << i;
+    ASSERT_EQ(e.size(), 1u) << i << "\n" << s.log();
     ASSERT_EQ(e[0].size(), want[size_t(i)].size());
     // The server's passes hold other rows than the CLI's single pass of 16, and oneDNN's GEMM
     // blocking depends on the row count, so values may differ in the last bits (seen: 1e-7).
