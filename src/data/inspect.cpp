@@ -141,6 +141,32 @@ std::string InspectReport::text() const {
   return o;
 }
 
+namespace {
+// One sample that passed the field selection: its image format and size (from the header, or
+// by decoding), whether OpenCLIP would use it, and the statistics of the usable ones.
+void add_sample(std::span<const uint8_t> image, std::string_view caption, bool decode, InspectReport* rep) {
+  int w = 0, h = 0;
+  std::string fmt_name;
+  bool ok = image_header_size(image, &w, &h, &fmt_name);
+  rep->formats[fmt_name]++;
+  if (decode) {
+    auto img = decode_image(image);
+    ok = img.ok();
+    if (ok) w = img->width, h = img->height;
+  }
+  if (!ok) {
+    rep->skipped[skip_name(Skip::DecodeError)]++;
+  } else if (!valid_utf8(caption)) {
+    rep->skipped[skip_name(Skip::BadCaption)]++;
+  } else {
+    ++rep->usable;
+    rep->width.add(w);
+    rep->height.add(h);
+    rep->caption_chars.add(double(caption.size()));
+  }
+}
+}  // namespace
+
 InspectReport inspect_shards(const std::vector<std::string>& urls, bool decode) {
   InspectReport rep;
   rep.shards = int64_t(urls.size());
@@ -167,26 +193,9 @@ InspectReport inspect_shards(const std::vector<std::string>& urls, bool decode) 
         rep.skipped[skip_name(why)]++;
         continue;
       }
-      int w = 0, h = 0;
-      std::string fmt_name;
-      bool ok = image_header_size(*sel->image, &w, &h, &fmt_name);
-      rep.formats[fmt_name]++;
-      if (decode) {
-        auto img = decode_image(*sel->image);
-        ok = img.ok();
-        if (ok) w = img->width, h = img->height;
-      }
-      std::string_view cap(reinterpret_cast<const char*>(sel->caption->data()), sel->caption->size());
-      if (!ok) {
-        rep.skipped[skip_name(Skip::DecodeError)]++;
-      } else if (!valid_utf8(cap)) {
-        rep.skipped[skip_name(Skip::BadCaption)]++;
-      } else {
-        ++rep.usable;
-        rep.width.add(w);
-        rep.height.add(h);
-        rep.caption_chars.add(double(cap.size()));
-      }
+      add_sample(*sel->image,
+                 std::string_view(reinterpret_cast<const char*>(sel->caption->data()), sel->caption->size()), decode,
+                 &rep);
     }
     rep.shards_opened += s.shards_opened();
     rep.per_shard[url_basename(url)] = in_shard;
@@ -222,25 +231,7 @@ InspectReport inspect_csv(const std::string& path, char sep, const std::string& 
       rep.problems.emplace_back(path, fmt::format("row {}: {}", i + 1, bytes.error()));
       continue;
     }
-    int w = 0, h = 0;
-    std::string fmt_name;
-    bool ok = image_header_size(*bytes, &w, &h, &fmt_name);
-    rep.formats[fmt_name]++;
-    if (decode) {
-      auto img = decode_image(*bytes);
-      ok = img.ok();
-      if (ok) w = img->width, h = img->height;
-    }
-    if (!ok) {
-      rep.skipped[skip_name(Skip::DecodeError)]++;
-    } else if (!valid_utf8(cap)) {
-      rep.skipped[skip_name(Skip::BadCaption)]++;
-    } else {
-      ++rep.usable;
-      rep.width.add(w);
-      rep.height.add(h);
-      rep.caption_chars.add(double(cap.size()));
-    }
+    add_sample(*bytes, cap, decode, &rep);
   }
   return rep;
 }

@@ -405,13 +405,8 @@ Status Tokenizer::Impl::encode_into(std::string_view text, size_t limit, std::ve
     encode_clean(t.text, limit, out, t);
     return Status::success();
   }
-  size_t bad = text::utf8_invalid_offset(text);
-  if (bad != std::string_view::npos) {
-    std::string bytes;
-    for (size_t k = bad; k < std::min(text.size(), bad + 4); k++)
-      bytes += fmt::format("{}0x{:02X}", k > bad ? " " : "", uint8_t(text[k]));
-    return Err{fmt::format("invalid UTF-8 at byte offset {} (bytes {})", bad, bytes)};
-  }
+  if (size_t bad = text::utf8_invalid_offset(text); bad != std::string_view::npos)
+    return Err{text::utf8_error_message(text, bad)};
   Status st = text::clean_lower(text, t.text, t.clean);
   if (!st.ok()) return st;
   encode_clean(t.text, limit, out, t);

@@ -4,8 +4,17 @@
 #include <algorithm>
 #include <cstring>
 
+#include <fmt/format.h>
+
 namespace oc::text {
 namespace T = tables;
+
+std::string utf8_error_message(std::string_view s, size_t bad) {
+  std::string bytes;
+  for (size_t k = bad; k < std::min(s.size(), bad + 4); k++)
+    bytes += fmt::format("{}0x{:02X}", k > bad ? " " : "", uint8_t(s[k]));
+  return fmt::format("invalid UTF-8 at byte offset {} (bytes {})", bad, bytes);
+}
 
 size_t utf8_invalid_offset(std::string_view s) {
   const auto* p = reinterpret_cast<const uint8_t*>(s.data());

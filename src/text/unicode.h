@@ -13,6 +13,8 @@ namespace oc::text {
 // Offset of the first byte of the first ill-formed UTF-8 sequence (Unicode Table 3-7:
 // no overlongs, no surrogates, nothing above U+10FFFF), or npos when `s` is valid.
 size_t utf8_invalid_offset(std::string_view s);
+// "invalid UTF-8 at byte offset N (bytes 0x.. 0x..)" for the ill-formed sequence at `bad`.
+std::string utf8_error_message(std::string_view s, size_t bad);
 
 // Decodes one code point of *valid* UTF-8 at s[i], advancing i.
 inline uint32_t utf8_next(const char* s, size_t& i) {

@@ -221,13 +221,8 @@ struct WordPieceTokenizer::Impl {
 
   Status encode_into(std::string_view text, size_t limit, std::vector<int32_t>& out, Scratch& t) const {
     if (!text::clean_whitespace_ascii(text, t.text)) {
-      size_t bad = text::utf8_invalid_offset(text);
-      if (bad != std::string_view::npos) {
-        std::string bytes;
-        for (size_t k = bad; k < std::min(text.size(), bad + 4); k++)
-          bytes += fmt::format("{}0x{:02X}", k > bad ? " " : "", uint8_t(text[k]));
-        return Err{fmt::format("invalid UTF-8 at byte offset {} (bytes {})", bad, bytes)};
-      }
+      if (size_t bad = text::utf8_invalid_offset(text); bad != std::string_view::npos)
+        return Err{text::utf8_error_message(text, bad)};
       Status st = text::clean_whitespace(text, t.text, t.clean);
       if (!st.ok()) return st;
     }

@@ -15,41 +15,22 @@
 #include "model/config.h"
 #include "model/weights.h"
 #include "test_util.h"
+#include "tiny_model_files.h"
 
 namespace oc {
 namespace {
 
 using test::run;
 
-struct Fixture {
-  std::string dir, weights, other_weights;
-  std::vector<std::string> images;  // sorted, as the index lists a folder
-};
-
-std::vector<uint8_t> random_png(Rng& rng, int w, int h) {
-  ImageU8 img;
-  img.width = w, img.height = h;
-  img.rgb.resize(size_t(w * h * 3));
-  const uint8_t base[3] = {uint8_t(rng.below(256)), uint8_t(rng.below(256)), uint8_t(rng.below(256))};
-  for (size_t i = 0; i < img.rgb.size(); ++i) img.rgb[i] = uint8_t(base[i % 3] + rng.below(40));
-  return encode_image(img, ImageFormat::Png).value();
-}
+using Fixture = test::TinyModelFiles;  // images: sorted, as the index lists a folder
 
 Fixture make_fixture(const std::string& name, int n = 12) {
-  Fixture f;
-  f.dir = test::fresh_dir(name);
-  for (int seed : {11, 12}) {
-    Clip m(load_model_config("test-tiny"));
-    m.init(uint64_t(seed));
-    save_weights(m, f.dir + (seed == 11 ? "/w.safetensors" : "/other.safetensors"));
-  }
-  f.weights = f.dir + "/w.safetensors";
-  f.other_weights = f.dir + "/other.safetensors";
+  Fixture f = test::make_tiny_model_files(name);
   Rng rng(3);
   fs::make_dirs(f.dir + "/img/sub");
   for (int i = 0; i < n; ++i) {
     const std::string p = f.dir + (i % 3 ? "/img/" : "/img/sub/") + "im" + std::to_string(10 + i) + ".png";
-    fs::write_atomic(p, random_png(rng, 20 + i, 24));
+    fs::write_atomic(p, test::random_png(rng, 20 + i, 24));
     f.images.push_back(p);
   }
   std::sort(f.images.begin(), f.images.end());
@@ -160,7 +141,7 @@ TEST(IndexCli, ShardsGiveCaptionsAndHnswFindsItself) {
   data::TarWriter w(sink);
   std::vector<uint8_t> third;
   for (int i = 0; i < 6; ++i) {
-    auto png = random_png(rng, 30, 30);
+    auto png = test::random_png(rng, 30, 30);
     if (i == 3) third = png;
     char key[16];
     std::snprintf(key, sizeof key, "%09d", i);

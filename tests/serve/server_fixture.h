@@ -12,39 +12,15 @@
 #include <vector>
 
 #include "core/fs.h"
-#include "core/rng.h"
-#include "image/codec.h"
-#include "model/clip.h"
-#include "model/config.h"
-#include "model/weights.h"
 #include "test_util.h"
+#include "tiny_model_files.h"
 
 namespace oc::test {
 
-inline std::vector<uint8_t> random_png(Rng& rng, int w, int h) {
-  ImageU8 img;
-  img.width = w, img.height = h;
-  img.rgb.resize(size_t(w * h * 3));
-  const uint8_t base[3] = {uint8_t(rng.below(256)), uint8_t(rng.below(256)), uint8_t(rng.below(256))};
-  for (size_t i = 0; i < img.rgb.size(); ++i) img.rgb[i] = uint8_t(base[i % 3] + rng.below(40));
-  return encode_image(img, ImageFormat::Png).value();
-}
-
-struct Files {
-  std::string dir, weights, other_weights;
-  std::vector<std::string> images;
-};
+using Files = TinyModelFiles;
 
 inline Files make_files(const std::string& name, int n_images = 6) {
-  Files f;
-  f.dir = fresh_dir(name);
-  for (int seed : {11, 12}) {
-    Clip m(load_model_config("test-tiny"));
-    m.init(uint64_t(seed));
-    save_weights(m, f.dir + (seed == 11 ? "/w.safetensors" : "/other.safetensors"));
-  }
-  f.weights = f.dir + "/w.safetensors";
-  f.other_weights = f.dir + "/other.safetensors";
+  Files f = make_tiny_model_files(name);
   Rng rng(5);
   fs::make_dirs(f.dir + "/img");
   for (int i = 0; i < n_images; ++i) {

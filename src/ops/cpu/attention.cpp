@@ -40,6 +40,18 @@ void softmax_row(T* row, int64_t n, int64_t Tn, T scale) {
   for (int64_t j = n; j < Tn; ++j) row[j] = 0;
 }
 
+// Softmax backward on one row, with the score scale folded in:
+// ds = scale * p * (ds - rowsum(ds * p)) (ds holds dP on entry). Masked entries have p = 0,
+// so their dS is 0 without a branch.
+template <typename T>
+void softmax_backward_row(T* ds, const T* p, int64_t Tn, T scale) {
+  T dot = 0;
+#pragma omp simd reduction(+ : dot)
+  for (int64_t j = 0; j < Tn; ++j) dot += ds[j] * p[j];
+#pragma omp simd
+  for (int64_t j = 0; j < Tn; ++j) ds[j] = scale * p[j] * (ds[j] - dot);
+}
+
 }  // namespace
 
 template <typename T>
@@ -81,17 +93,7 @@ void attention_backward(T* dqkv, T* scratch, const T* dout, const T* qkv, const 
     T* dS = scratch + bh * Tn * Tn;
     gemm<T>(false, true, Tn, Tn, D, 1.0f, dO, C, v, C3, 0.0f, dS, Tn, prec);   // dP = dO V^T
     gemm<T>(true, false, Tn, D, Tn, 1.0f, P, Tn, dO, C, 0.0f, dv, C3, prec);   // dV = P^T dO
-    // Softmax backward, with the score scale folded in: dS = scale * P * (dP - rowsum(dP * P)).
-    // Masked entries have P = 0, so their dS is 0 without a branch.
-    for (int64_t i = 0; i < Tn; ++i) {
-      T* ds = dS + i * Tn;
-      const T* p = P + i * Tn;
-      T dot = 0;
-#pragma omp simd reduction(+ : dot)
-      for (int64_t j = 0; j < Tn; ++j) dot += ds[j] * p[j];
-#pragma omp simd
-      for (int64_t j = 0; j < Tn; ++j) ds[j] = scale * p[j] * (ds[j] - dot);
-    }
+    for (int64_t i = 0; i < Tn; ++i) softmax_backward_row(dS + i * Tn, P + i * Tn, Tn, scale);
     gemm<T>(false, false, Tn, D, Tn, 1.0f, dS, Tn, k, C3, 0.0f, dq, C3, prec);  // dQ = dS K
     gemm<T>(true, false, Tn, D, Tn, 1.0f, dS, Tn, q, C3, 0.0f, dk, C3, prec);   // dK = dS^T Q
   }
@@ -163,16 +165,10 @@ void attention_backward_bf16(float* dqkv, const bf16* dout, const bf16* qkv, con
     sgemm1(false, true, Tn, Tn, D, dO, D, v, D, dS, Tn);  // dP = dO V^T
     cpu::round_row(pr, P, Tn * Tn);
     sgemm1(true, false, Tn, D, Tn, pr, Tn, dO, D, dv, C3);  // dV = P^T dO
-    // dS = scale * P * (dP - rowsum(dP * P)) in fp32, then rounded: it feeds dQ and dK.
+    // dS in fp32, then rounded: it feeds dQ and dK.
     for (int64_t i = 0; i < Tn; ++i) {
-      float* ds = dS + i * Tn;
-      const float* p = P + i * Tn;
-      float dot = 0;
-#pragma omp simd reduction(+ : dot)
-      for (int64_t j = 0; j < Tn; ++j) dot += ds[j] * p[j];
-#pragma omp simd
-      for (int64_t j = 0; j < Tn; ++j) ds[j] = scale * p[j] * (ds[j] - dot);
-      cpu::round_row(ds, ds, Tn);
+      softmax_backward_row(dS + i * Tn, P + i * Tn, Tn, scale);
+      cpu::round_row(dS + i * Tn, dS + i * Tn, Tn);
     }
     sgemm1(false, false, Tn, D, Tn, dS, Tn, k, D, dq, C3);  // dQ = dS K
     sgemm1(true, false, Tn, D, Tn, dS, Tn, q, D, dk, C3);   // dK = dS^T Q

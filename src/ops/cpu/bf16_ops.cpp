@@ -9,6 +9,7 @@
 
 #include "ops/cpu/act_internal.h"
 #include "ops/cpu/bf16_convert.h"
+#include "ops/cpu/layernorm_row.h"
 #include "ops/cpu/scratch.h"
 
 namespace oc::ops {
@@ -17,19 +18,8 @@ namespace {
 // One LayerNorm row as layernorm_forward<float> computes it, the output rounded to bf16.
 void ln_row(bf16* out, float* tmp, float* mean, float* rstd, const float* x, const float* w, const float* b, int64_t C,
             double eps) {
-  float sum = 0;
-#pragma omp simd reduction(+ : sum)
-  for (int64_t c = 0; c < C; ++c) sum += x[c];
-  const float m = sum / float(C);
-  float ss = 0;
-#pragma omp simd reduction(+ : ss)
-  for (int64_t c = 0; c < C; ++c) ss += (x[c] - m) * (x[c] - m);
-  const float rs = 1.0f / std::sqrt(ss / float(C) + float(eps));
-#pragma omp simd
-  for (int64_t c = 0; c < C; ++c) tmp[c] = (x[c] - m) * rs * w[c] + b[c];
+  cpu::layernorm_row(tmp, mean, rstd, x, w, b, C, eps);
   cpu::to_bf16_row(out, tmp, C);
-  *mean = m;
-  *rstd = rs;
 }
 
 // Rows [0, M) split across threads; f(row, tid_partial) where partial is this thread's

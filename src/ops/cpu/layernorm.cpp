@@ -7,6 +7,7 @@
 
 #include <cmath>
 
+#include "ops/cpu/layernorm_row.h"
 #include "ops/cpu/scratch.h"
 
 namespace oc::ops {
@@ -15,22 +16,8 @@ template <typename T>
 void layernorm_forward(T* out, T* mean, T* rstd, const T* inp, const T* weight, const T* bias, int64_t N,
                        int64_t C, double eps) {
 #pragma omp parallel for schedule(static)
-  for (int64_t i = 0; i < N; ++i) {
-    const T* x = inp + i * C;
-    T* y = out + i * C;
-    T sum = 0;
-#pragma omp simd reduction(+ : sum)
-    for (int64_t c = 0; c < C; ++c) sum += x[c];
-    const T m = sum / T(C);
-    T ss = 0;
-#pragma omp simd reduction(+ : ss)
-    for (int64_t c = 0; c < C; ++c) ss += (x[c] - m) * (x[c] - m);
-    const T rs = T(1) / std::sqrt(ss / T(C) + T(eps));
-#pragma omp simd
-    for (int64_t c = 0; c < C; ++c) y[c] = (x[c] - m) * rs * weight[c] + bias[c];
-    mean[i] = m;
-    rstd[i] = rs;
-  }
+  for (int64_t i = 0; i < N; ++i)
+    cpu::layernorm_row(out + i * C, mean + i, rstd + i, inp + i * C, weight, bias, C, eps);
 }
 
 template <typename T>
