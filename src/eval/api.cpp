@@ -4,6 +4,7 @@
 #include <openclip/openclip.h>
 
 #include "core/check.h"
+#include "eval/metrics.h"
 #include "core/parallel.h"
 #include "image/codec.h"
 #include "image/transform.h"
@@ -104,21 +105,9 @@ std::vector<std::vector<float>> Model::classify(const std::vector<std::string>& 
   auto img = encode_image_files(image_paths);
   auto txt = encode_texts(labels);
   std::vector<std::vector<float>> probs;
-  for (auto& f : img) {
-    std::vector<double> logits(labels.size());
-    double mx = -1e30;
-    for (size_t l = 0; l < labels.size(); ++l) {
-      double dot = 0;
-      for (size_t e = 0; e < f.size(); ++e) dot += double(f[e]) * txt[l][e];
-      logits[l] = 100.0 * dot;
-      mx = std::max(mx, logits[l]);
-    }
-    double sum = 0;
-    for (auto& x : logits) sum += (x = std::exp(x - mx));
-    std::vector<float> p;
-    for (auto& x : logits) p.push_back(float(x / sum));
-    probs.push_back(std::move(p));
-  }
+  std::vector<float> flat;
+  for (auto& t : txt) flat.insert(flat.end(), t.begin(), t.end());
+  for (auto& f : img) probs.push_back(oc::label_probabilities(f.data(), flat.data(), labels.size(), f.size()));
   return probs;
 }
 

@@ -6,6 +6,7 @@
 #include <cmath>
 
 #include "core/check.h"
+#include "eval/metrics.h"
 #include "image/codec.h"
 #include "serve/base64_decode.h"
 
@@ -160,7 +161,7 @@ json classify(const Context& c, const httplib::Request& req) {
   auto txt = run_texts(c, labels);
   const size_t E = size_t(c.enc.embed_dim());
   json probs = json::array();
-  for (size_t i = 0; i < images.size(); ++i) probs.push_back(label_probs(img.data() + i * E, txt, labels.size(), E));
+  for (size_t i = 0; i < images.size(); ++i) probs.push_back(label_probabilities(img.data() + i * E, txt.data(), labels.size(), size_t(E)));
   return {{"labels", labels}, {"probs", probs}};
 }
 
@@ -179,22 +180,6 @@ json search(const Context& c, const httplib::Request& req) {
     q = run_images(c, images);
   }
   return {{"query", query}, {"k", k}, {"results", hits_json(c, q.data(), k)}};
-}
-
-std::vector<float> label_probs(const float* f, const std::vector<float>& txt, size_t n_labels, size_t dim) {
-  std::vector<double> logits(n_labels);
-  double mx = -1e30;
-  for (size_t l = 0; l < n_labels; ++l) {
-    double dot = 0;
-    for (size_t e = 0; e < dim; ++e) dot += double(f[e]) * txt[l * dim + e];
-    logits[l] = 100.0 * dot;
-    mx = std::max(mx, logits[l]);
-  }
-  double sum = 0;
-  for (auto& x : logits) sum += (x = std::exp(x - mx));
-  std::vector<float> p;
-  for (auto& x : logits) p.push_back(float(x / sum));
-  return p;
 }
 
 }  // namespace oc::serve

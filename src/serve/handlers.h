@@ -39,7 +39,4 @@ nlohmann::json embed_image(const Context& c, const httplib::Request& req);
 nlohmann::json classify(const Context& c, const httplib::Request& req);
 nlohmann::json search(const Context& c, const httplib::Request& req);  // GET ?q= or POST image
 
-// softmax(100 * image . label) over the labels, computed as openclip::Model::classify does.
-std::vector<float> label_probs(const float* image, const std::vector<float>& labels, size_t n_labels, size_t dim);
-
 }  // namespace oc::serve
