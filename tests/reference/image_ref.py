@@ -41,6 +41,16 @@ STD = (0.26862954, 0.26130258, 0.27577711)
 NORMALIZE = T.Normalize(mean=MEAN, std=STD)
 
 
+
+def crop_boxes(w, h, seed, n):
+    """The whole image, then n random (left, top, width, height) boxes inside it."""
+    rng = np.random.RandomState(seed)
+    boxes = [(0, 0, w, h)]
+    for _ in range(n):
+        cw, ch = rng.randint(1, w + 1), rng.randint(1, h + 1)
+        boxes.append((rng.randint(0, w - cw + 1), rng.randint(0, h - ch + 1), cw, ch))
+    return boxes
+
 def content(w, h, channels, seed):
     """Gradients, a sine, a hard-edged 0/255 checker patch and seeded noise."""
     rng = np.random.RandomState(seed)
@@ -279,13 +289,7 @@ def gen_mode(out, lines):
             with open(os.path.join(out, ref), "wb") as f:
                 f.write(to_f32(eval_transform_mode(img, m, interp, size, fill)))
             lines.append(f"srceval {name} {m} {interp} {size} {fill} {ref}")
-        w, h = img.size
-        rng = np.random.RandomState(2000 + k)
-        boxes = [(0, 0, w, h)]
-        for _ in range(3):
-            cw, ch = rng.randint(1, w + 1), rng.randint(1, h + 1)
-            boxes.append((rng.randint(0, w - cw + 1), rng.randint(0, h - ch + 1), cw, ch))
-        for j, (left, top, cw, ch) in enumerate(boxes):
+        for j, (left, top, cw, ch) in enumerate(crop_boxes(*img.size, 2000 + k, 3)):
             ref = f"srccrop_{k}_{j}.rgb"
             c = F.resized_crop(img, top, left, ch, cw, [224, 224], T.InterpolationMode.BICUBIC).convert("RGB")
             with open(os.path.join(out, ref), "wb") as f:
@@ -350,13 +354,7 @@ def gen(out):
                 f.write(to_f32(eval_transform(img, mode, interp, size, fill)))
             lines.append(f"eval {name} {mode} {interp} {size} {fill} {ref}")
         # Fixed crop boxes through torchvision's resized_crop (the train path).
-        w, h = img.size
-        rng = np.random.RandomState(1000 + k)
-        boxes = [(0, 0, w, h)]
-        for _ in range(2):
-            cw, ch = rng.randint(1, w + 1), rng.randint(1, h + 1)
-            boxes.append((rng.randint(0, w - cw + 1), rng.randint(0, h - ch + 1), cw, ch))
-        for j, (left, top, cw, ch) in enumerate(boxes):
+        for j, (left, top, cw, ch) in enumerate(crop_boxes(*img.size, 1000 + k, 2)):
             ref = f"crop_{k}_{j}.rgb"
             c = F.resized_crop(img, top, left, ch, cw, [224, 224], T.InterpolationMode.BICUBIC)
             with open(os.path.join(out, ref), "wb") as f:
