@@ -6,7 +6,10 @@ pickle, torch.save, PIL) or byte by byte where Python has none (safetensors, TFR
 IDX); Parquet seeds are the committed test fixtures. Rerun after changing a format:
     /usr/bin/python3 tests/fuzz/make_seeds.py   (Debian's: PIL and torch)
 """
-import collections, gzip, io, json, os, pickle, shutil, struct, tarfile, zipfile
+import collections, gzip, io, json, os, pickle, struct, sys, tarfile, zipfile
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "reference"))
+from io_ref import masked  # noqa: E402  TensorBoard's masked CRC32C, one copy
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
@@ -47,20 +50,6 @@ def tar_bytes(members, fmt):
     return raw.ljust(n + 1024, b"\0")  # two end blocks, without tarfile's 10 KiB padding
 
 
-def crc32c(data):
-    crc = 0xFFFFFFFF
-    for byte in data:
-        crc ^= byte
-        for _ in range(8):
-            crc = (crc >> 1) ^ (0x82F63B78 if crc & 1 else 0)
-    return crc ^ 0xFFFFFFFF
-
-
-def masked(data):
-    c = crc32c(data)
-    return (((c >> 15) | (c << 17)) + 0xA282EAD8) & 0xFFFFFFFF
-
-
 def tfrecord(payload):
     n = struct.pack("<Q", len(payload))
     return n + struct.pack("<I", masked(n)) + payload + struct.pack("<I", masked(payload))
@@ -83,7 +72,11 @@ def field(num, wire, payload):
 
 
 def main():
-    shutil.rmtree(OUT, ignore_errors=True)
+    # Start over, but keep `regress-*`: inputs that once crashed a target, kept as seeds.
+    for root, _, files in os.walk(OUT):
+        for f in files:
+            if not f.startswith("regress-"):
+                os.remove(os.path.join(root, f))
     imgs = tiny_images()
 
     # Images and tokenizer (the two targets that predate the corpus).
@@ -106,8 +99,8 @@ def main():
     for name, z64 in (("stored.zip", False), ("zip64.zip", True)):
         b = io.BytesIO()
         with zipfile.ZipFile(b, "w", zipfile.ZIP_STORED, allowZip64=True) as z:
-            z.writestr("archive/data.pkl", pickle.dumps({"a": 1}, protocol=2))
-            with z.open("archive/data/0", "w", force_zip64=z64) as f:
+            z.writestr(zipfile.ZipInfo("archive/data.pkl"), pickle.dumps({"a": 1}, protocol=2))  # 1980: same bytes every run
+            with z.open(zipfile.ZipInfo("archive/data/0"), "w", force_zip64=z64) as f:
                 f.write(b"\0" * 16)
         put("fuzz_zip", name, b.getvalue())
 

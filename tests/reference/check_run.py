@@ -19,6 +19,7 @@ import sys
 import zipfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from io_ref import masked  # noqa: E402  TensorBoard's masked CRC-32C
 
 
 def fail(msg):
@@ -58,20 +59,6 @@ def check_checkpoint(path, config):
         if bad:
             fail(f"bad CRC in zip member {bad}")
     print(json.dumps({"epoch": ck["epoch"], "name": ck["name"], "keys": len(sd)}))
-
-
-def crc32c(data):
-    crc = 0xFFFFFFFF
-    for b in data:
-        crc ^= b
-        for _ in range(8):
-            crc = (crc >> 1) ^ (0x82F63B78 if crc & 1 else 0)
-    return crc ^ 0xFFFFFFFF
-
-
-def masked(data):
-    c = crc32c(data)
-    return (((c >> 15) | (c << 17)) + 0xA282EAD8) & 0xFFFFFFFF
 
 
 def varint(b, i):
