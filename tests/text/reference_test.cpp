@@ -22,15 +22,6 @@ namespace {
 
 using nlohmann::json;
 
-std::vector<json> read_jsonl(const std::string& path) {
-  std::vector<json> rows;
-  std::ifstream f(path);
-  std::string line;
-  while (std::getline(f, line))
-    if (!line.empty()) rows.push_back(json::parse(line));
-  return rows;
-}
-
 std::string escaped(const std::string& s) { return json(s).dump(); }
 
 TEST(Reference, CorpusMatchesPython) {
@@ -44,7 +35,7 @@ TEST(Reference, CorpusMatchesPython) {
                     " --seed " + std::to_string(seed) + " --vocab " + test::shell_quote(vocab) + " --out " +
                     test::shell_quote(out);
   ASSERT_EQ(std::system(cmd.c_str()), 0) << cmd;
-  auto rows = read_jsonl(out);
+  auto rows = test::read_jsonl(out);
   ASSERT_EQ(rows.size(), count);
 
   int bad_clean = 0, bad_ids = 0, truncated = 0, non_ascii = 0;
@@ -100,7 +91,7 @@ TEST(Reference, DecodeMatchesPython) {
   std::string cmd = std::string(test::kPython) + " " + test::ref_script() + " decode --vocab " + test::shell_quote(vocab) +
                     " --input " + test::shell_quote(in) + " --out " + test::shell_quote(out);
   ASSERT_EQ(std::system(cmd.c_str()), 0) << cmd;
-  auto rows = read_jsonl(out);
+  auto rows = test::read_jsonl(out);
   ASSERT_EQ(rows.size(), seqs.size());
   int bad = 0;
   for (size_t i = 0; i < seqs.size(); i++) {

@@ -7,6 +7,9 @@
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
 
 #include "text/tokenizer.h"
 
@@ -28,6 +31,16 @@ inline bool have_python_regex() {
 inline std::string ref_script() { return std::string(OPENCLIP_TEST_DIR) + "/reference/tokenizer_ref.py"; }
 
 inline std::string temp_path(const std::string& name) { return ::testing::TempDir() + "oc_text_" + name; }
+
+// The rows of a JSON-lines file (the Python references' output).
+inline std::vector<nlohmann::json> read_jsonl(const std::string& path) {
+  std::vector<nlohmann::json> rows;
+  std::ifstream f(path);
+  std::string line;
+  while (std::getline(f, line))
+    if (!line.empty()) rows.push_back(nlohmann::json::parse(line));
+  return rows;
+}
 
 inline std::string read_all(const std::string& path) {
   std::ifstream f(path, std::ios::binary);

@@ -245,15 +245,6 @@ TEST(WordPiece, TokenizerSelection) {
   }
 }
 
-std::vector<json> read_jsonl(const std::string& path) {
-  std::vector<json> rows;
-  std::ifstream f(path);
-  std::string line;
-  while (std::getline(f, line))
-    if (!line.empty()) rows.push_back(json::parse(line));
-  return rows;
-}
-
 std::string ids_str(const Ids& v) {
   std::string s;
   for (int32_t x : v) s += " " + std::to_string(x);
@@ -272,7 +263,7 @@ TEST(WordPieceReference, CorpusMatchesPython) {
                     test::shell_quote(vocab) + " --count " + std::to_string(count) + " --seed " + std::to_string(seed) +
                     " --out " + test::shell_quote(out);
   ASSERT_EQ(std::system(cmd.c_str()), 0) << cmd;
-  auto rows = read_jsonl(out);
+  auto rows = test::read_jsonl(out);
   ASSERT_EQ(rows.size(), count);
   WordPieceTokenizer tok = WordPieceTokenizer::load(vocab);
 
