@@ -145,6 +145,8 @@ TEST(Bf16Ops, LayerNormMatchesDouble) {
   std::vector<float> m(N), r(N);
   layernorm_forward_bf16(o16.data(), m.data(), r.data(), xf.data(), wf.data(), bf.data(), N, C, 1e-5);
   expect_bf16_of(o16, out, "layernorm");
+  // fp32 statistics against double: C = 96 terms summed in fp32 err by ~C * 2^-24 = 6e-6
+  // relative; 1e-5 is that bound, far below a wrong eps or divisor (~1e-2).
   for (int64_t i = 0; i < N; ++i) {
     EXPECT_NEAR(m[i], mean[i], 1e-5 * (1 + std::abs(mean[i])));
     EXPECT_NEAR(r[i], rstd[i], 1e-5 * rstd[i]);
@@ -197,6 +199,7 @@ TEST(Bf16Ops, ActivationAndBiasGradMatchFloatOps) {
   for (int64_t j = 0; j < N; ++j) {
     double s = 0, mag = 0;
     for (int64_t i = 0; i < M; ++i) s += dout[i * N + j], mag += std::abs(dout[i * N + j]);
+    // An fp32 sum of M terms errs by at most ~M * 2^-24 (6e-8) of the sum of magnitudes.
     EXPECT_NEAR(dbias[j], s, double(M) * 6e-8 * mag) << j;
   }
   bias_grad_to_bf16(d16.data(), nullptr, dout.data(), M, N);  // no bias: conversion only

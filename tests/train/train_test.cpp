@@ -276,6 +276,8 @@ TEST(TrainFeatures, SigLipTrainsAndSavesLogitBias) {
   EXPECT_EQ(sd[3].first, "logit_bias");
   const float bias = sd[3].second.to_f32()[0];
   EXPECT_NE(bias, -10.0f) << "logit_bias is trained";
+  // 8 AdamW steps of lr <= 2e-3 move a scalar by at most ~8 * 2e-3 (AdamW's update is ~lr):
+  // 1.0 only rules out a wrong init or a runaway update.
   EXPECT_NEAR(bias, -10.0f, 1.0f);
   for (const char* bad : {" --local-loss", " --gather-with-grad", " --accum-freq 2"}) {
     auto b = run(cmd + " --name bad" + bad);
