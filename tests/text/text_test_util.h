@@ -2,8 +2,11 @@
 #pragma once
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <string>
@@ -30,7 +33,21 @@ inline bool have_python_regex() {
 
 inline std::string ref_script() { return std::string(OPENCLIP_TEST_DIR) + "/reference/tokenizer_ref.py"; }
 
-inline std::string temp_path(const std::string& name) { return ::testing::TempDir() + "oc_text_" + name; }
+// Per process: ctest runs each test in its own process, two at a time, and a file another
+// process is rewriting (the same vocabulary, say) would be read half-written. The folder goes
+// when the process exits.
+struct ProcessTempDir {
+  std::string dir = ::testing::TempDir() + "oc_text_" + std::to_string(::getpid());
+  ProcessTempDir() { std::filesystem::create_directories(dir); }
+  ~ProcessTempDir() {
+    std::error_code ec;
+    std::filesystem::remove_all(dir, ec);
+  }
+};
+inline std::string temp_path(const std::string& name) {
+  static const ProcessTempDir tmp;
+  return tmp.dir + "/" + name;
+}
 
 // The rows of a JSON-lines file (the Python references' output).
 inline std::vector<nlohmann::json> read_jsonl(const std::string& path) {
