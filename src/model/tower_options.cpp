@@ -21,10 +21,9 @@ int64_t VisionTower::patches_kept(int64_t Np, double prob) {
   return std::max<int64_t>(1, int64_t(double(Np) * (1.0 - prob)));  // Python's int() truncates
 }
 
-namespace {
 // K distinct patches per sample, a uniformly random ordered subset (what topk of iid randn
 // gives): a partial Fisher-Yates shuffle from one seeded stream per sample.
-void random_keep(uint64_t seed, int64_t B, int64_t Np, int64_t K, int32_t* idx) {
+void VisionTower::random_patch_keep(uint64_t seed, int64_t B, int64_t Np, int64_t K, int32_t* idx) {
   std::vector<int32_t> perm(static_cast<size_t>(Np));
   for (int64_t b = 0; b < B; ++b) {
     Rng rng(mix_seed(seed, uint64_t(b)));
@@ -36,7 +35,6 @@ void random_keep(uint64_t seed, int64_t B, int64_t Np, int64_t K, int32_t* idx) 
     }
   }
 }
-}  // namespace
 
 const float* VisionTower::patch_dropout_forward(int64_t B) {
   const auto& v = cfg_.vision;
@@ -48,7 +46,7 @@ const float* VisionTower::patch_dropout_forward(int64_t B) {
   const int64_t K = patches_kept(Np, v.patch_dropout), Tk = K + 1;
   std::vector<int32_t> pick(size_t(B * K));
   if (patch_keep_) patch_keep_(B, Np, K, pick.data());
-  else random_keep(mix_seed(dropout_seed_, dropout_calls_), B, Np, K, pick.data());
+  else random_patch_keep(mix_seed(dropout_seed_, dropout_calls_), B, Np, K, pick.data());
   ++dropout_calls_;
   keep_.resize(size_t(B * Tk));
   for (int64_t b = 0; b < B; ++b) {

@@ -42,6 +42,10 @@ class VisionTower {
   int64_t tokens_used() const { return T_; }
   // max(1, int(Np * (1 - prob))): OpenCLIP's PatchDropout count.
   static int64_t patches_kept(int64_t Np, double prob);
+  // The default draw: per sample a uniformly random ordered K-subset of [0, Np) (partial
+  // Fisher-Yates from one stream per sample). Not torch's generator: the same seed does not
+  // give OpenCLIP's patches, only the same distribution.
+  static void random_patch_keep(uint64_t seed, int64_t B, int64_t Np, int64_t K, int32_t* idx);
 
  private:
   // The OpenCLIP options, in tower_options.cpp.
