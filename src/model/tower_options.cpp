@@ -133,6 +133,12 @@ int64_t TextTower::pool_positions(const int32_t* tokens, int64_t B) {
     const int32_t* row = tokens + b * ctx;
     int64_t best = 0;
     for (int64_t i = 0; i < ctx; ++i) {
+      if ((row[i] < 0 || row[i] >= V) && !t.hf_tokenizer_name.empty())
+        OC_USER_ERROR("token id {} at row {}, position {} is outside the vocabulary [0, {}): this model tokenizes "
+                      "with {} (WordPiece), and the ids were made by another tokenizer. The data loader and "
+                      "evaluation still tokenize with CLIP's BPE: tokenize with `openclip tokenize --model {}` "
+                      "for this model",
+                      row[i], b, i, V, t.hf_tokenizer_name, cfg_.name);
       if (row[i] < 0 || row[i] >= V)
         OC_USER_ERROR("token id {} at row {}, position {} is outside the vocabulary [0, {})", row[i], b, i, V);
       if (row[i] > row[best]) best = i;

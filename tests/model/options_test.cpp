@@ -9,6 +9,7 @@
 #include <set>
 #include <vector>
 
+#include "core/check.h"
 #include "core/rng.h"
 #include "model/clip.h"
 #include "optim/step.h"
@@ -132,11 +133,31 @@ void check_bf16_near_fp32(const std::string& path) {
   }
   std::printf("[amp_bf16 vs fp32] %s: loss %.2e, worst gradient %.2e\n", c.name.c_str(),
               std::fabs(loss[1] - loss[0]) / loss[0], worst);
-  if (c.vision.ls_init_value) EXPECT_EQ(gammas, 2 * (c.vision.layers + c.text.layers));
+  if (c.vision.ls_init_value) {
+    EXPECT_EQ(gammas, 2 * (c.vision.layers + c.text.layers));
+  }
 }
 
 TEST(Options, AmpBf16NearFp32) {
   for (const char* n : {"tiny-ls", "tiny-clipa", "tiny-pdrop"}) check_bf16_near_fp32(cfg_path(n));
+}
+
+TEST(Options, BpeIdsForAWordPieceModelNameTheTokenizer) {
+  // Until the data loader and evaluation tokenize with the config's tokenizer, CLIP's BPE ids
+  // (start 49406) reaching a -CLIPA text tower (vocabulary 32000 here 1000) say why.
+  ModelCfg c = load_model_config(cfg_path("tiny-clipa"));
+  Clip m(c);
+  m.init(0);
+  m.plan_inference(1);
+  std::vector<int32_t> row(size_t(c.text.context_length), 0);
+  row[0] = 49406, row[1] = 49407;
+  std::vector<float> out(size_t(c.embed_dim));
+  try {
+    m.encode_text(row.data(), 1, out.data());
+    ADD_FAILURE() << "out-of-vocabulary ids were accepted";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("bert-base-uncased (WordPiece)"), std::string::npos) << e.what();
+  }
 }
 
 }  // namespace
