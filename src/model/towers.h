@@ -4,6 +4,9 @@
 //   text:   tok_emb + pos -> causal blocks -> ln_final(x[eot]) -> @ text_projection
 // The text tower runs only up to the batch's last end-of-text token: with a causal mask,
 // later positions change neither the pooled output nor any gradient.
+// OpenCLIP's options (tower_options.cpp): patch dropout after the positional embedding,
+// no_ln_pre, average pooling and final_ln_after_pool; text pool first/last, no causal mask
+// (then the full context runs), proj_bias. LayerScale is in the blocks.
 #pragma once
 #include <cstdint>
 #include <functional>
