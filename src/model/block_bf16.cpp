@@ -6,6 +6,7 @@
 #include "ops/bf16_gemm.h"
 #include "ops/bf16_ops.h"
 #include "ops/layernorm.h"
+#include "ops/tokens.h"
 
 namespace oc {
 
@@ -28,6 +29,7 @@ void block_forward_bf16(const BlockParams& P, const BlockWeights16& W16, const B
     e.bias = P.out_b;
     ops::gemm_bf16(false, true, N, W, W, a.ao16, W, W16.out_w, W, a.xm, W, e);
   }
+  if (P.ls1) ops::layer_scale_forward(a.xm, P.ls1, N, W);  // LayerScale ls_1
   {
     OC_PROFILE("residual+layernorm");  // xm = x + attn; ln_2(xm)
     ops::add_layernorm_forward_bf16(a.xm, ln, a.mean2, a.rstd2, a.x, P.ln2_w, P.ln2_b, N, W, d.eps);
@@ -48,8 +50,25 @@ void block_forward_bf16(const BlockParams& P, const BlockWeights16& W16, const B
     e.bias = P.proj_b;
     ops::gemm_bf16(false, true, N, W, F, g, F, W16.proj_w, F, y, W, e);
   }
+  if (P.ls2) ops::layer_scale_forward(y, P.ls2, N, W);  // LayerScale ls_2
   { OC_PROFILE("residual_add"); ops::add_inplace(y, a.xm, N * W); }  // y = xm + mlp
 }
+
+namespace {
+// LayerScale's backward for a branch y = x + gamma * (inp16 @ w16^T + b): recomputes the
+// branch output o (the forward's GEMM, same operands) into buf, adds sum(dy * o) to dgamma
+// and leaves gamma * dy in buf. Returns the branch's gradient (dy itself without LayerScale).
+const float* layer_scale_grad_bf16(const float* gamma, float* dgamma, float* buf, const float* dy, const bf16* inp16,
+                                   const bf16* w16, const float* b, int64_t N, int64_t K, int64_t W) {
+  if (!gamma) return dy;
+  OC_PROFILE("layer_scale_bwd");
+  ops::Epilogue e;
+  e.bias = b;
+  ops::gemm_bf16(false, true, N, W, K, inp16, K, w16, K, buf, W, e);
+  ops::layer_scale_backward(dgamma, buf, dy, gamma, N, W);
+  return buf;
+}
+}  // namespace
 
 void block_backward_bf16(const BlockParams& P, const BlockWeights16& W16, const BlockParams& G, const BlockActs& a,
                          StackMemory& mem, const StackDims& d) {
@@ -65,7 +84,9 @@ void block_backward_bf16(const BlockParams& P, const BlockWeights16& W16, const 
   acc.beta = 1.0f;  // weight gradients accumulate
   bf16* dh16 = mem.s16_big2();
   // MLP: y = xm + c_proj(act(c_fc(ln_2(xm)))).  dres holds dy = dxm (residual path).
-  { OC_PROFILE("bias_grad"); ops::bias_grad_to_bf16(b16, G.proj_b, dres, N, W); }  // dy in bf16
+  if (P.ls2) ops::act_forward_bf16(big16, a.h, N * F, d.act);  // act(h) as forward had it, for o
+  const float* dy2 = layer_scale_grad_bf16(P.ls2, G.ls2, mem.ln_buf(), dres, big16, W16.proj_w, P.proj_b, N, F, W);
+  { OC_PROFILE("bias_grad"); ops::bias_grad_to_bf16(b16, G.proj_b, dy2, N, W); }  // dy in bf16
   { OC_PROFILE("linear_bwd"); ops::gemm_bf16(false, false, N, F, W, b16, W, W16.proj_w, F, dbig, F); }  // d act
   {
     OC_PROFILE("gelu_bwd");  // act(h) recomputed in bf16, dh in bf16, fc bias gradient: one pass
@@ -80,7 +101,8 @@ void block_backward_bf16(const BlockParams& P, const BlockWeights16& W16, const 
   }
   { OC_PROFILE("layernorm_bwd"); ops::layernorm_backward(dres, G.ln2_w, G.ln2_b, rec, a.xm, P.ln2_w, a.mean2, a.rstd2, N, W); }
   // Attention: xm = x + out_proj(attn(in_proj(ln_1(x)))).  dres = dxm = dx (residual path).
-  { OC_PROFILE("bias_grad"); ops::bias_grad_to_bf16(b16, G.out_b, dres, N, W); }
+  const float* dy1 = layer_scale_grad_bf16(P.ls1, G.ls1, mem.ln_buf(), dres, a.ao16, W16.out_w, P.out_b, N, W, W);
+  { OC_PROFILE("bias_grad"); ops::bias_grad_to_bf16(b16, G.out_b, dy1, N, W); }
   {
     OC_PROFILE("linear_bwd");
     ops::gemm_bf16(false, false, N, W, W, b16, W, W16.out_w, W, a16, W);            // d ao (bf16: only GEMMs read it)

@@ -5,6 +5,7 @@
 
 #include "core/check.h"
 #include "core/profile.h"
+#include "core/rng.h"
 #include "model/params.h"
 
 namespace oc {
@@ -14,7 +15,10 @@ Clip::Clip(ModelCfg cfg) : cfg_(std::move(cfg)), table_(make_param_table(cfg_)) 
   p_ = bind_params(cfg_, table_, params_.data());
 }
 
-void Clip::init(uint64_t seed) { init_params(cfg_, table_, params_.data(), seed); }
+void Clip::init(uint64_t seed) {
+  init_params(cfg_, table_, params_.data(), seed);
+  vision_.set_patch_dropout_seed(mix_seed(seed, 0x70617463));  // patch dropout draws follow the init seed
+}
 
 void Clip::set_precision(Precision p) {
   const bool replan = B_max_ > 0 && (p != Precision::Fp32) != bf16_acts();
@@ -60,7 +64,7 @@ Clip::Features Clip::forward(const float* images, const int32_t* tokens, int64_t
   const ops::Prec mp = matmul_prec(prec_);
   if (bf16_acts()) refresh_bf16(true, true);  // once per step: the optimizer has moved the weights
   Features f;
-  f.image = vision_.forward(p_, images, B, mp);
+  f.image = vision_.forward(p_, images, B, mp, /*normalize=*/true, /*drop_patches=*/true);
   f.text = text_.forward(p_, tokens, B, mp);
   return f;
 }

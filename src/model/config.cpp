@@ -38,6 +38,62 @@ void read_field(const json& obj, const char* key, T* out, const std::string& whe
 void require_positive(int v, const char* key, const std::string& where) {
   if (v <= 0) OC_USER_ERROR("{}: \"{}\" must be positive, got {}", where, key, v);
 }
+
+// A string option with its allowed values; returns the index of the value read (0 if absent).
+int read_choice(const json& obj, const char* key, std::initializer_list<const char*> allowed, const std::string& where) {
+  if (!obj.contains(key)) return 0;
+  const json& v = obj[key];
+  std::string names;
+  int i = 0;
+  for (const char* a : allowed) {
+    if (v.is_string() && v.get<std::string>() == a) return i;
+    names += (i++ ? ", " : "") + std::string(a);
+  }
+  OC_USER_ERROR("{}: \"{}\" is {}; openclip-cpp builds {} (\"none\" returns every token's features, which CLIP's "
+                "contrastive loss cannot use)",
+                where, key, v.dump(), names);
+}
+
+// ls_init_value: null (no LayerScale) or a number.
+void read_layer_scale(const json& obj, std::optional<double>* out, const std::string& where) {
+  if (!obj.contains("ls_init_value") || obj["ls_init_value"].is_null()) return;
+  double v = 0;
+  read_field(obj, "ls_init_value", &v, where);
+  *out = v;
+}
+
+// The OpenCLIP VisionTransformer options (config_keys.cpp accepts them).
+void read_vision_options(const json& v, VisionCfg* c, const std::string& where) {
+  read_layer_scale(v, &c->ls_init_value, where);
+  read_field(v, "patch_dropout", &c->patch_dropout, where);
+  if (!(c->patch_dropout >= 0 && c->patch_dropout < 1))
+    OC_USER_ERROR("{}: \"patch_dropout\" must be in [0, 1), got {}", where, c->patch_dropout);
+  read_field(v, "no_ln_pre", &c->no_ln_pre, where);
+  read_field(v, "final_ln_after_pool", &c->final_ln_after_pool, where);
+  c->avg_pool = read_choice(v, "pool_type", {"tok", "avg"}, where) == 1;
+}
+
+// The OpenCLIP TextTransformer options (config_keys.cpp accepts them).
+void read_text_options(const json& t, TextCfg* c, const std::string& where) {
+  read_layer_scale(t, &c->ls_init_value, where);
+  read_field(t, "no_causal_mask", &c->no_causal_mask, where);
+  read_field(t, "proj_bias", &c->proj_bias, where);
+  read_field(t, "pad_id", &c->pad_id, where);
+  read_field(t, "final_ln_after_pool", &c->final_ln_after_pool, where);
+  c->pool = TextCfg::Pool(read_choice(t, "pool_type", {"argmax", "first", "last"}, where));
+  if (t.contains("hf_tokenizer_name") && !t["hf_tokenizer_name"].is_null()) {
+    const json& n = t["hf_tokenizer_name"];
+    if (!n.is_string() || n.get<std::string>() != "bert-base-uncased")
+      OC_USER_ERROR("{}: \"hf_tokenizer_name\" {} is not supported: openclip-cpp has Hugging Face's "
+                    "\"bert-base-uncased\" WordPiece tokenizer (the -CLIPA configs) and CLIP's BPE (no key)",
+                    where, n.dump());
+    c->hf_tokenizer_name = n.get<std::string>();
+  }
+  if (t.contains("tokenizer_kwargs") && !t["tokenizer_kwargs"].is_null()) {
+    if (!t["tokenizer_kwargs"].is_object()) OC_USER_ERROR("{}: \"tokenizer_kwargs\" must be an object", where);
+    c->tokenizer_kwargs_json = t["tokenizer_kwargs"].dump();
+  }
+}
 }  // namespace
 
 std::vector<std::string> builtin_model_names() {
@@ -85,6 +141,7 @@ ModelCfg parse_model_config(const std::string& text, const std::string& name, co
   read_field(v, "head_width", &c.vision.head_width, vw);
   read_field(v, "patch_size", &c.vision.patch_size, vw);
   read_field(v, "mlp_ratio", &c.vision.mlp_ratio, vw);
+  read_vision_options(v, &c.vision, vw);
   const json& t = j["text_cfg"];
   const std::string tw = where + " text_cfg";
   if (t.contains("hf_model_name") && !t["hf_model_name"].is_null())
@@ -96,6 +153,7 @@ ModelCfg parse_model_config(const std::string& text, const std::string& name, co
   read_field(t, "heads", &c.text.heads, tw);
   read_field(t, "layers", &c.text.layers, tw);
   read_field(t, "mlp_ratio", &c.text.mlp_ratio, tw);
+  read_text_options(t, &c.text, tw);
   require_positive(c.embed_dim, "embed_dim", where);
   for (auto [val, key] : {std::pair{c.vision.image_size, "image_size"}, {c.vision.layers, "layers"},
                           {c.vision.width, "width"}, {c.vision.head_width, "head_width"},
@@ -131,6 +189,27 @@ ModelCfg load_model_config(const std::string& name_or_path) {
   OC_USER_ERROR("unknown model '{}': not a built-in config ({}) and not a JSON file", name_or_path, names);
 }
 
+namespace {
+// The non-default OpenCLIP options, as OpenCLIP's JSON spells them.
+void add_option_json(const ModelCfg& c, json* j) {
+  json& v = (*j)["vision_cfg"];
+  json& t = (*j)["text_cfg"];
+  if (c.vision.ls_init_value) v["ls_init_value"] = *c.vision.ls_init_value;
+  if (c.vision.patch_dropout > 0) v["patch_dropout"] = c.vision.patch_dropout;
+  if (c.vision.no_ln_pre) v["no_ln_pre"] = true;
+  if (c.vision.avg_pool) v["pool_type"] = "avg";
+  if (c.vision.final_ln_after_pool) v["final_ln_after_pool"] = true;
+  if (c.text.ls_init_value) t["ls_init_value"] = *c.text.ls_init_value;
+  if (c.text.no_causal_mask) t["no_causal_mask"] = true;
+  if (c.text.pool != TextCfg::Pool::Argmax) t["pool_type"] = c.text.pool == TextCfg::Pool::First ? "first" : "last";
+  if (c.text.proj_bias) t["proj_bias"] = true;
+  if (c.text.pad_id != 0) t["pad_id"] = c.text.pad_id;
+  if (c.text.final_ln_after_pool) t["final_ln_after_pool"] = true;
+  if (!c.text.hf_tokenizer_name.empty()) t["hf_tokenizer_name"] = c.text.hf_tokenizer_name;
+  if (!c.text.tokenizer_kwargs_json.empty()) t["tokenizer_kwargs"] = json::parse(c.text.tokenizer_kwargs_json);
+}
+}  // namespace
+
 std::string model_config_json(const ModelCfg& c) {
   json j;
   j["embed_dim"] = c.embed_dim;
@@ -142,6 +221,7 @@ std::string model_config_json(const ModelCfg& c) {
                      {"mlp_ratio", c.vision.mlp_ratio}};
   j["text_cfg"] = {{"context_length", c.text.context_length}, {"vocab_size", c.text.vocab_size},
                    {"width", c.text.width}, {"heads", c.text.heads}, {"layers", c.text.layers}};
+  add_option_json(c, &j);
   return j.dump(2);
 }
 
@@ -157,11 +237,14 @@ int64_t count_params(const ModelCfg& c) {
   const auto& v = c.vision;
   const auto& t = c.text;
   int64_t vision = int64_t(v.width) * 3 * v.patch_size * v.patch_size + v.width + int64_t(v.tokens()) * v.width +
-                   2 * v.width + v.layers * block_params(v.width, v.mlp_width()) + 2 * v.width +
+                   (v.no_ln_pre ? 0 : 2 * v.width) + v.layers * block_params(v.width, v.mlp_width()) + 2 * v.width +
                    int64_t(v.width) * c.embed_dim;
+  if (v.ls_init_value) vision += int64_t(v.layers) * 2 * v.width;  // ls_1, ls_2 gamma
   int64_t text = int64_t(t.vocab_size) * t.width + int64_t(t.context_length) * t.width +
                  t.layers * block_params(t.width, t.mlp_width()) + 2 * t.width + int64_t(t.width) * c.embed_dim;
-  return vision + text + 1;
+  if (t.ls_init_value) text += int64_t(t.layers) * 2 * t.width;
+  if (t.proj_bias) text += c.embed_dim;
+  return vision + text + 1 + (c.init_logit_bias ? 1 : 0);
 }
 
 double forward_gflops_image(const ModelCfg& c) {

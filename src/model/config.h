@@ -16,6 +16,12 @@ struct VisionCfg {
   int head_width = 64;
   int patch_size = 32;
   double mlp_ratio = 4.0;
+  // OpenCLIP's VisionTransformer options (the -CLIPA and -alt configs).
+  std::optional<double> ls_init_value;  // LayerScale (ls_1/ls_2.gamma) in every block when set
+  double patch_dropout = 0.0;           // training only: fraction of patches dropped
+  bool no_ln_pre = false;               // no ln_pre (and no visual.ln_pre.* parameters)
+  bool avg_pool = false;                // pool_type "avg" (mean of the patch tokens); else "tok"
+  bool final_ln_after_pool = false;     // ln_post on the pooled vector instead of every token
   int heads() const { return width / head_width; }
   int grid() const { return image_size / patch_size; }
   int tokens() const { return grid() * grid() + 1; }  // patches + class token
@@ -29,6 +35,20 @@ struct TextCfg {
   int heads = 8;
   int layers = 12;
   double mlp_ratio = 4.0;
+  // OpenCLIP's TextTransformer options (the -CLIPA configs).
+  enum class Pool { Argmax, First, Last };
+  std::optional<double> ls_init_value;  // LayerScale in every block when set
+  bool no_causal_mask = false;          // full attention between all tokens
+  Pool pool = Pool::Argmax;             // pool_type
+  bool proj_bias = false;               // text_projection is nn.Linear (weight [E,W] + bias)
+  // Read and kept for the config's JSON, without effect as in OpenCLIP 2.24.0's CLIP: pad_id
+  // only builds CoCa's cls mask, final_ln_after_pool is not passed to the text tower.
+  int pad_id = 0;
+  bool final_ln_after_pool = false;
+  // The tokenizer (text/text_tokenizer.h reads these from the config's JSON): empty for
+  // CLIP's BPE, "bert-base-uncased" for WordPiece; tokenizer_kwargs kept as JSON text.
+  std::string hf_tokenizer_name;
+  std::string tokenizer_kwargs_json;
   int mlp_width() const { return int(width * mlp_ratio); }
 };
 

@@ -37,19 +37,21 @@ void add(ParamTable& t, std::string name, Shape shape) {
   t.params.push_back(std::move(p));
 }
 
-void add_block(ParamTable& t, const std::string& prefix, int64_t w, int64_t f) {
+void add_block(ParamTable& t, const std::string& prefix, int64_t w, int64_t f, bool layer_scale) {
   add(t, prefix + "ln_1.weight", {w});
   add(t, prefix + "ln_1.bias", {w});
   add(t, prefix + "attn.in_proj_weight", {3 * w, w});
   add(t, prefix + "attn.in_proj_bias", {3 * w});
   add(t, prefix + "attn.out_proj.weight", {w, w});
   add(t, prefix + "attn.out_proj.bias", {w});
+  if (layer_scale) add(t, prefix + "ls_1.gamma", {w});
   add(t, prefix + "ln_2.weight", {w});
   add(t, prefix + "ln_2.bias", {w});
   add(t, prefix + "mlp.c_fc.weight", {f, w});
   add(t, prefix + "mlp.c_fc.bias", {f});
   add(t, prefix + "mlp.c_proj.weight", {w, f});
   add(t, prefix + "mlp.c_proj.bias", {w});
+  if (layer_scale) add(t, prefix + "ls_2.gamma", {w});
 }
 
 std::string vblock(int i) { return "visual.transformer.resblocks." + std::to_string(i) + "."; }
@@ -62,22 +64,28 @@ ParamTable make_param_table(const ModelCfg& c) {
   const auto& v = c.vision;
   const auto& x = c.text;
   add(t, "positional_embedding", {x.context_length, x.width});
-  add(t, "text_projection", {x.width, c.embed_dim});
+  if (!x.proj_bias) add(t, "text_projection", {x.width, c.embed_dim});  // an nn.Parameter
   add(t, "logit_scale", {});
   if (c.init_logit_bias) add(t, "logit_bias", {});  // OpenCLIP registers it right after logit_scale
   add(t, "visual.class_embedding", {v.width});
   add(t, "visual.positional_embedding", {v.tokens(), v.width});
   add(t, "visual.proj", {v.width, c.embed_dim});
   add(t, "visual.conv1.weight", {v.width, 3, v.patch_size, v.patch_size});
-  add(t, "visual.ln_pre.weight", {v.width});
-  add(t, "visual.ln_pre.bias", {v.width});
-  for (int i = 0; i < v.layers; ++i) add_block(t, vblock(i), v.width, v.mlp_width());
+  if (!v.no_ln_pre) {
+    add(t, "visual.ln_pre.weight", {v.width});
+    add(t, "visual.ln_pre.bias", {v.width});
+  }
+  for (int i = 0; i < v.layers; ++i) add_block(t, vblock(i), v.width, v.mlp_width(), v.ls_init_value.has_value());
   add(t, "visual.ln_post.weight", {v.width});
   add(t, "visual.ln_post.bias", {v.width});
-  for (int i = 0; i < x.layers; ++i) add_block(t, tblock(i), x.width, x.mlp_width());
+  for (int i = 0; i < x.layers; ++i) add_block(t, tblock(i), x.width, x.mlp_width(), x.ls_init_value.has_value());
   add(t, "token_embedding.weight", {x.vocab_size, x.width});
   add(t, "ln_final.weight", {x.width});
   add(t, "ln_final.bias", {x.width});
+  if (x.proj_bias) {  // an nn.Linear: a submodule, so after ln_final in the state_dict
+    add(t, "text_projection.weight", {c.embed_dim, x.width});
+    add(t, "text_projection.bias", {c.embed_dim});
+  }
   return t;
 }
 
@@ -89,19 +97,26 @@ float* at(const ParamTable& t, float* base, const std::string& name) {
 }
 
 BlockParams bind_block(const ParamTable& t, float* base, const std::string& pre) {
-  return {at(t, base, pre + "ln_1.weight"),          at(t, base, pre + "ln_1.bias"),
+  BlockParams b{at(t, base, pre + "ln_1.weight"),          at(t, base, pre + "ln_1.bias"),
           at(t, base, pre + "attn.in_proj_weight"),  at(t, base, pre + "attn.in_proj_bias"),
           at(t, base, pre + "attn.out_proj.weight"), at(t, base, pre + "attn.out_proj.bias"),
           at(t, base, pre + "ln_2.weight"),          at(t, base, pre + "ln_2.bias"),
           at(t, base, pre + "mlp.c_fc.weight"),      at(t, base, pre + "mlp.c_fc.bias"),
           at(t, base, pre + "mlp.c_proj.weight"),    at(t, base, pre + "mlp.c_proj.bias")};
+  if (t.find(pre + "ls_1.gamma")) b.ls1 = at(t, base, pre + "ls_1.gamma"), b.ls2 = at(t, base, pre + "ls_2.gamma");
+  return b;
 }
 }  // namespace
 
 ClipParams bind_params(const ModelCfg& c, const ParamTable& t, float* base) {
   ClipParams p;
   p.t_pos = at(t, base, "positional_embedding");
-  p.t_proj = at(t, base, "text_projection");
+  if (c.text.proj_bias) {
+    p.t_proj = at(t, base, "text_projection.weight");
+    p.t_proj_b = at(t, base, "text_projection.bias");
+  } else {
+    p.t_proj = at(t, base, "text_projection");
+  }
   p.logit_scale = at(t, base, "logit_scale");
   if (c.init_logit_bias) p.logit_bias = at(t, base, "logit_bias");
   p.tok_emb = at(t, base, "token_embedding.weight");
@@ -112,8 +127,12 @@ ClipParams bind_params(const ModelCfg& c, const ParamTable& t, float* base) {
   p.v_pos = at(t, base, "visual.positional_embedding");
   p.v_proj = at(t, base, "visual.proj");
   p.v_conv = at(t, base, "visual.conv1.weight");
-  p.ln_pre_w = at(t, base, "visual.ln_pre.weight");
-  p.ln_pre_b = at(t, base, "visual.ln_pre.bias");
+  if (!c.vision.no_ln_pre) {
+    p.ln_pre_w = at(t, base, "visual.ln_pre.weight");
+    p.ln_pre_b = at(t, base, "visual.ln_pre.bias");
+  } else {
+    p.ln_pre_w = p.ln_pre_b = nullptr;
+  }
   p.ln_post_w = at(t, base, "visual.ln_post.weight");
   p.ln_post_b = at(t, base, "visual.ln_post.bias");
   for (int i = 0; i < c.vision.layers; ++i) p.v_blocks.push_back(bind_block(t, base, vblock(i)));
@@ -154,8 +173,12 @@ void init_params(const ModelCfg& c, const ParamTable& t, float* base, uint64_t s
       fill_normal(d, p.numel, 0.02, rng);
     } else if (n == "positional_embedding") {
       fill_normal(d, p.numel, 0.01, rng);
-    } else if (n == "text_projection") {
-      fill_normal(d, p.numel, attn_std, rng);
+    } else if (n == "text_projection" || n == "text_projection.weight") {
+      fill_normal(d, p.numel, attn_std, rng);  // nn.Parameter or nn.Linear weight: std width^-0.5
+    } else if (n == "text_projection.bias") {
+      fill(d, p.numel, 0.0f);
+    } else if (ends("ls_1.gamma") || ends("ls_2.gamma")) {
+      fill(d, p.numel, float(*(vis ? c.vision.ls_init_value : c.text.ls_init_value)));
     } else if (n == "visual.class_embedding" || n == "visual.positional_embedding" || n == "visual.proj") {
       fill_normal(d, p.numel, std::pow(vw, -0.5), rng);
     } else if (ends(".weight") && (n.find("ln_") != std::string::npos || n.find("ln_final") != std::string::npos)) {

@@ -42,12 +42,15 @@ struct BlockParams {
   float* fc_b;    // [F]
   float* proj_w;  // [W, F]   mlp.c_proj.weight
   float* proj_b;  // [W]
+  // LayerScale (ls_init_value set): ls_1.gamma, ls_2.gamma; null without.
+  float* ls1 = nullptr;  // [W]  scales the attention branch
+  float* ls2 = nullptr;  // [W]  scales the MLP branch
 };
 
 struct ClipParams {
   // text (flattened into CLIP, as OpenCLIP's CLIP class)
   float* t_pos;        // [ctx, Wt]   positional_embedding
-  float* t_proj;       // [Wt, E]     text_projection
+  float* t_proj;       // [Wt, E]     text_projection; with proj_bias: text_projection.weight [E, Wt]
   float* logit_scale;  // []          logit_scale
   float* logit_bias = nullptr;  // [] logit_bias (SigLIP models only: init_logit_bias)
   float* tok_emb;      // [V, Wt]     token_embedding.weight
@@ -59,11 +62,12 @@ struct ClipParams {
   float* v_pos;        // [G*G+1, Wv]     visual.positional_embedding
   float* v_proj;       // [Wv, E]         visual.proj
   float* v_conv;       // [Wv, 3, P, P]   visual.conv1.weight
-  float* ln_pre_w;     // [Wv]
+  float* ln_pre_w;     // [Wv]  (null with no_ln_pre)
   float* ln_pre_b;
   float* ln_post_w;    // [Wv]
   float* ln_post_b;
   std::vector<BlockParams> v_blocks;
+  float* t_proj_b = nullptr;  // [E]  text_projection.bias (proj_bias only)
 };
 
 // Binds named pointers into `base` (an arena laid out by `table`).

@@ -34,7 +34,8 @@ bool is_lp_param(std::string_view name) {
   auto ends = [&](std::string_view s) { return name.size() >= s.size() && name.substr(name.size() - s.size()) == s; };
   // nn.Linear / nn.Conv2d weights and biases (c_fc, c_proj, out_proj, conv1), the
   // MultiheadAttention in_proj weight and bias, and the two nn.Parameter projections.
-  return name == "text_projection" || name == "visual.proj" || ends("conv1.weight") ||
+  // text_projection.weight/.bias: the projection as nn.Linear (text_cfg.proj_bias).
+  return name == "text_projection" || name.rfind("text_projection.", 0) == 0 || name == "visual.proj" || ends("conv1.weight") ||
          name.find(".attn.") != std::string_view::npos || name.find(".mlp.") != std::string_view::npos;
 }
 

@@ -45,36 +45,40 @@ void VisionTower::plan(const ModelCfg& cfg, int64_t B, bool training, bool check
   const auto& v = cfg.vision;
   const int64_t W = v.width, T = v.tokens(), Np = T - 1, K = 3 * v.patch_size * v.patch_size, E = cfg.embed_dim;
   mem_.plan(B, T, W, v.heads(), v.mlp_width(), v.layers, training, checkpoint, bf16_acts);
+  const bool ln_every_token = v.avg_pool && !v.final_ln_after_pool;
   const size_t sizes[] = {size_t(B * Np * K), size_t(B * Np * W), size_t(B * T * W), size_t(B * T), size_t(B * T),
-                          size_t(B * W), size_t(B * W), size_t(B), size_t(B), size_t(B * E), size_t(B * E), size_t(B),
+                          size_t(B * W), size_t(B * W), size_t(B * T), size_t(B * T), size_t(B * E), size_t(B * E), size_t(B),
                           size_t(B * E), size_t(B * W), size_t(B * W), size_t(B * T * W), size_t(B * T * W),
-                          size_t(B * Np * W)};
+                          size_t(B * Np * W), size_t(training && v.patch_dropout > 0 ? B * T * W : 0),
+                          size_t(ln_every_token ? B * T * W : 0)};
   size_t total = 0;
   for (size_t s : sizes) total += up16(s);
   extra_.resize(total, false);
   Carver c{extra_.data()};
   float** slots[] = {&patches_,  &patch_out_, &x0_,        &pre_mean_,   &pre_rstd_, &cls_in_,
                      &pooled_,   &post_mean_, &post_rstd_, &feat_raw_,   &feat_,     &norm_,
-                     &d_feat_raw_, &d_pooled_, &d_cls_in_, &d_stack_out_, &d_x0_,    &d_patch_out_};
+                     &d_feat_raw_, &d_pooled_, &d_cls_in_, &d_stack_out_, &d_x0_,    &d_patch_out_,
+                     &x_drop_,   &ln_all_};
   for (size_t i = 0; i < std::size(sizes); ++i) *slots[i] = c.take(sizes[i]);
   cls_index_.assign(size_t(B), 0);
 }
 
 const float* VisionTower::forward(const ClipParams& p, const float* images, int64_t B, ops::Prec prec,
-                                  bool normalize) {
+                                  bool normalize, bool drop_patches) {
   OC_CHECK(B > 0 && B <= B_max_, "vision tower planned for batch <= {}, got {}", B_max_, B);
   B_ = B;
+  drop_ = drop_patches && training_ && cfg_.vision.patch_dropout > 0;
   const auto& v = cfg_.vision;
   const int64_t W = v.width, T = v.tokens(), Np = T - 1, P = v.patch_size, K = 3 * P * P, E = cfg_.embed_dim;
   ops::im2patches(patches_, images, B, int64_t(v.image_size), P);
   ops::linear_forward(patch_out_, patches_, p.v_conv, static_cast<const float*>(nullptr), B * Np, K, W, prec);
   ops::vit_embed_forward(x0_, patch_out_, p.v_cls, p.v_pos, B, Np, W);
-  BlockActs a0 = mem_.layer(0, B, T);
-  ops::layernorm_forward(a0.x, pre_mean_, pre_rstd_, x0_, p.ln_pre_w, p.ln_pre_b, B * T, W, cfg_.ln_eps);
-  StackDims d = dims(B, T, W, v.heads(), v.mlp_width(), v.layers, false, cfg_, prec, mem_, w16_);
+  const float* emb = patch_dropout_forward(B);  // x0_, or the kept tokens (T_ of them)
+  BlockActs a0 = mem_.layer(0, B, T_);
+  ln_pre_forward(p, a0.x, emb, B);
+  StackDims d = dims(B, T_, W, v.heads(), v.mlp_width(), v.layers, false, cfg_, prec, mem_, w16_);
   stack_forward(p.v_blocks, mem_, d);
-  ops::gather_rows_forward(cls_in_, mem_.out(B, T), cls_index_.data(), B, T, W);  // the class token
-  ops::layernorm_forward(pooled_, post_mean_, post_rstd_, cls_in_, p.ln_post_w, p.ln_post_b, B, W, cfg_.ln_eps);
+  pool_forward(p, B);  // ln_post and the class token or the patch mean -> pooled_
   ops::proj_forward(feat_raw_, pooled_, p.v_proj, B, W, E, prec);
   if (!normalize) return feat_raw_;
   ops::l2norm_forward(feat_, norm_, feat_raw_, B, E);
@@ -88,16 +92,12 @@ void VisionTower::backward(const ClipParams& p, const ClipParams& g, const float
   const int64_t W = v.width, T = v.tokens(), Np = T - 1, P = v.patch_size, K = 3 * P * P, E = cfg_.embed_dim;
   ops::l2norm_backward(d_feat_raw_, d_feat, feat_, norm_, B, E);
   ops::proj_backward(d_pooled_, g.v_proj, d_feat_raw_, pooled_, p.v_proj, B, W, E, prec);
-  std::memset(d_cls_in_, 0, sizeof(float) * size_t(B * W));
-  ops::layernorm_backward(d_cls_in_, g.ln_post_w, g.ln_post_b, d_pooled_, cls_in_, p.ln_post_w, post_mean_,
-                          post_rstd_, B, W);
-  std::memset(d_stack_out_, 0, sizeof(float) * size_t(B * T * W));
-  ops::gather_rows_backward(d_stack_out_, d_cls_in_, cls_index_.data(), B, T, W);
-  StackDims d = dims(B, T, W, v.heads(), v.mlp_width(), v.layers, false, cfg_, prec, mem_, w16_);
+  pool_backward(p, g, B);  // -> d_stack_out_
+  StackDims d = dims(B, T_, W, v.heads(), v.mlp_width(), v.layers, false, cfg_, prec, mem_, w16_);
   stack_backward(p.v_blocks, g.v_blocks, mem_, d_stack_out_, d);
-  std::memset(d_x0_, 0, sizeof(float) * size_t(B * T * W));
-  ops::layernorm_backward(d_x0_, g.ln_pre_w, g.ln_pre_b, mem_.d_res(), x0_, p.ln_pre_w, pre_mean_, pre_rstd_, B * T,
-                          W);
+  // d_stack_out_ is free again: with patch dropout it takes the kept tokens' gradient.
+  ln_pre_backward(p, g, dropping() ? d_stack_out_ : d_x0_, B);
+  patch_dropout_backward(B);  // d_stack_out_ -> d_x0_ (d_x0_ already holds it otherwise)
   ops::vit_embed_backward(d_patch_out_, g.v_cls, g.v_pos, d_x0_, B, Np, W);
   ops::linear_backward(static_cast<float*>(nullptr), g.v_conv, static_cast<float*>(nullptr), d_patch_out_, patches_,
                        p.v_conv, B * Np, K, W, prec);
@@ -128,30 +128,18 @@ const float* TextTower::forward(const ClipParams& p, const int32_t* tokens, int6
   B_ = B;
   const auto& t = cfg_.text;
   const int64_t ctx = t.context_length, W = t.width, E = cfg_.embed_dim, V = t.vocab_size;
-  // Pool position = argmax of the ids (first maximum, as torch.argmax): the end-of-text token.
-  int64_t T = 1;
-  for (int64_t b = 0; b < B; ++b) {
-    const int32_t* row = tokens + b * ctx;
-    int64_t best = 0;
-    for (int64_t i = 0; i < ctx; ++i) {
-      if (row[i] < 0 || row[i] >= V)
-        OC_USER_ERROR("token id {} at row {}, position {} is outside the vocabulary [0, {})", row[i], b, i, V);
-      if (row[i] > row[best]) best = i;
-    }
-    eot_[size_t(b)] = int32_t(best);
-    T = std::max(T, best + 1);
-  }
+  int64_t T = pool_positions(tokens, B);
   if (full_context_) T = ctx;
   T_ = T;
   for (int64_t b = 0; b < B; ++b)
     std::memcpy(&tok_[size_t(b * T)], tokens + b * ctx, sizeof(int32_t) * size_t(T));
   BlockActs a0 = mem_.layer(0, B, T);
   ops::token_embed_forward(a0.x, tok_.data(), p.tok_emb, p.t_pos, B, T, W, V);
-  StackDims d = dims(B, T, W, t.heads, t.mlp_width(), t.layers, true, cfg_, prec, mem_, w16_);
+  StackDims d = dims(B, T, W, t.heads, t.mlp_width(), t.layers, !t.no_causal_mask, cfg_, prec, mem_, w16_);
   stack_forward(p.t_blocks, mem_, d);
   ops::gather_rows_forward(pooled_in_, mem_.out(B, T), eot_.data(), B, T, W);
   ops::layernorm_forward(pooled_, fin_mean_, fin_rstd_, pooled_in_, p.ln_final_w, p.ln_final_b, B, W, cfg_.ln_eps);
-  ops::proj_forward(feat_raw_, pooled_, p.t_proj, B, W, E, prec);
+  project_forward(p, B, prec);  // pooled_ -> feat_raw_
   if (!normalize) return feat_raw_;
   ops::l2norm_forward(feat_, norm_, feat_raw_, B, E);
   return feat_;
@@ -163,13 +151,13 @@ void TextTower::backward(const ClipParams& p, const ClipParams& g, const float* 
   const auto& t = cfg_.text;
   const int64_t W = t.width, E = cfg_.embed_dim, V = t.vocab_size;
   ops::l2norm_backward(d_feat_raw_, d_feat, feat_, norm_, B, E);
-  ops::proj_backward(d_pooled_, g.t_proj, d_feat_raw_, pooled_, p.t_proj, B, W, E, prec);
+  project_backward(p, g, B, prec);  // d_feat_raw_ -> d_pooled_
   std::memset(d_pooled_in_, 0, sizeof(float) * size_t(B * W));
   ops::layernorm_backward(d_pooled_in_, g.ln_final_w, g.ln_final_b, d_pooled_, pooled_in_, p.ln_final_w, fin_mean_,
                           fin_rstd_, B, W);
   std::memset(d_stack_out_, 0, sizeof(float) * size_t(B * T * W));
   ops::gather_rows_backward(d_stack_out_, d_pooled_in_, eot_.data(), B, T, W);
-  StackDims d = dims(B, T, W, t.heads, t.mlp_width(), t.layers, true, cfg_, prec, mem_, w16_);
+  StackDims d = dims(B, T, W, t.heads, t.mlp_width(), t.layers, !t.no_causal_mask, cfg_, prec, mem_, w16_);
   stack_backward(p.t_blocks, g.t_blocks, mem_, d_stack_out_, d);
   ops::token_embed_backward(g.tok_emb, g.t_pos, mem_.d_res(), tok_.data(), B, T, W, V);
 }

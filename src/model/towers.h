@@ -4,8 +4,13 @@
 //   text:   tok_emb + pos -> causal blocks -> ln_final(x[eot]) -> @ text_projection
 // The text tower runs only up to the batch's last end-of-text token: with a causal mask,
 // later positions change neither the pooled output nor any gradient.
+// OpenCLIP's options (tower_options.cpp): patch dropout after the positional embedding,
+// no_ln_pre, average pooling and final_ln_after_pool; text pool first/last, no causal mask
+// (then the full context runs), proj_bias. LayerScale is in the blocks.
 #pragma once
 #include <cstdint>
+#include <functional>
+#include <vector>
 
 #include "core/buffer.h"
 #include "model/config.h"
@@ -20,20 +25,52 @@ class VisionTower {
   void plan(const ModelCfg& cfg, int64_t B_max, bool training, bool checkpoint = false, bool bf16_acts = false);
   void set_bf16_weights(const std::vector<BlockWeights16>* w16) { w16_ = w16; }
   // images [B,3,S,S] -> features [B,E] (L2-normalized when normalize, the default).
-  // Keeps what backward needs when planned for training.
-  const float* forward(const ClipParams& p, const float* images, int64_t B, ops::Prec prec, bool normalize = true);
+  // Keeps what backward needs when planned for training. drop_patches: apply the config's
+  // patch dropout (the training step's forward; OpenCLIP's module in train mode).
+  const float* forward(const ClipParams& p, const float* images, int64_t B, ops::Prec prec, bool normalize = true,
+                       bool drop_patches = false);
   // d_feat [B,E]: gradient w.r.t. the normalized features of the last forward.
   void backward(const ClipParams& p, const ClipParams& g, const float* d_feat, ops::Prec prec);
   double mib() const { return mem_.mib() + extra_.mib(); }
   int64_t planned_batch() const { return B_max_; }
   void set_block_hook(std::function<void(int64_t)> f) { mem_.on_block_backward = std::move(f); }
+  // Patch dropout (vision_cfg.patch_dropout > 0, training forwards only). Which patches each
+  // sample keeps: K distinct indices in [0, Np) per sample, written to idx[B*K]. The default
+  // draws a uniformly random ordered subset per sample (as OpenCLIP's topk of randn) from
+  // mix_seed(seed, forward number); tests may replace it.
+  using PatchKeepFn = std::function<void(int64_t B, int64_t Np, int64_t K, int32_t* idx)>;
+  void set_patch_keep(PatchKeepFn f) { patch_keep_ = std::move(f); }
+  void set_patch_dropout_seed(uint64_t seed) { dropout_seed_ = seed, dropout_calls_ = 0; }
+  // Tokens the stack ran on in the last forward (1 + kept patches with patch dropout).
+  int64_t tokens_used() const { return T_; }
+  // max(1, int(Np * (1 - prob))): OpenCLIP's PatchDropout count.
+  static int64_t patches_kept(int64_t Np, double prob);
+  // The default draw: per sample a uniformly random ordered K-subset of [0, Np) (partial
+  // Fisher-Yates from one stream per sample). Not torch's generator: the same seed does not
+  // give OpenCLIP's patches, only the same distribution.
+  static void random_patch_keep(uint64_t seed, int64_t B, int64_t Np, int64_t K, int32_t* idx);
 
  private:
+  // The OpenCLIP options, in tower_options.cpp.
+  const float* patch_dropout_forward(int64_t B);  // returns the embeddings the stack starts from
+  void patch_dropout_backward(int64_t B);         // d_stack_out_ (d of those) -> d_x0_
+  void ln_pre_forward(const ClipParams& p, float* out, const float* emb, int64_t B);
+  void ln_pre_backward(const ClipParams& p, const ClipParams& g, float* d_emb, int64_t B);
+  void pool_forward(const ClipParams& p, int64_t B);
+  void pool_backward(const ClipParams& p, const ClipParams& g, int64_t B);
+  bool dropping() const { return drop_; }
+
   ModelCfg cfg_;
   StackMemory mem_;
   FloatBuffer extra_;
   const std::vector<BlockWeights16>* w16_ = nullptr;
-  int64_t B_max_ = 0, B_ = 0;
+  int64_t B_max_ = 0, B_ = 0, T_ = 0;
+  PatchKeepFn patch_keep_;
+  uint64_t dropout_seed_ = 0, dropout_calls_ = 0;
+  bool drop_ = false;          // the last forward dropped patches
+  std::vector<int32_t> keep_;  // [B, 1+K] token indices gathered by patch dropout (0: the class token)
+  float* x_drop_ = nullptr;    // [B, 1+K, W] the kept embeddings
+  float* ln_all_ = nullptr;    // [B, T, W] ln_post of every token (pool_type avg without final_ln_after_pool)
   bool training_ = false;
   std::vector<int32_t> cls_index_;  // B_max zeros: the class token's position, for pooling
   float *patches_, *patch_out_, *x0_, *pre_mean_, *pre_rstd_, *cls_in_, *pooled_, *post_mean_, *post_rstd_,
@@ -56,6 +93,11 @@ class TextTower {
   double mib() const { return mem_.mib() + extra_.mib(); }
 
  private:
+  // The OpenCLIP options, in tower_options.cpp.
+  int64_t pool_positions(const int32_t* tokens, int64_t B);  // fills eot_, returns the tokens to compute
+  void project_forward(const ClipParams& p, int64_t B, ops::Prec prec);
+  void project_backward(const ClipParams& p, const ClipParams& g, int64_t B, ops::Prec prec);
+
   ModelCfg cfg_;
   StackMemory mem_;
   FloatBuffer extra_;

@@ -9,6 +9,7 @@
 #include "ops/attention.h"
 #include "ops/layernorm.h"
 #include "ops/linear.h"
+#include "ops/tokens.h"
 
 namespace oc {
 
@@ -105,16 +106,30 @@ void block_forward(const BlockParams& P, const BlockActs& a, float* y, float* ln
   { OC_PROFILE("linear"); ops::linear_forward(a.qkv, ln, P.in_w, P.in_b, N, W, 3 * W, d.prec); }
   { OC_PROFILE("attention"); ops::attention_forward(a.ao, a.att, a.qkv, d.B, d.T, W, d.H, d.causal, d.prec); }
   { OC_PROFILE("linear"); ops::linear_forward(a.xm, a.ao, P.out_w, P.out_b, N, W, W, d.prec); }
+  if (P.ls1) ops::layer_scale_forward(a.xm, P.ls1, N, W);  // LayerScale ls_1
   { OC_PROFILE("residual_add"); ops::add_inplace(a.xm, a.x, N * W); }  // xm = x + attn
   { OC_PROFILE("layernorm"); ops::layernorm_forward(ln, a.mean2, a.rstd2, a.xm, P.ln2_w, P.ln2_b, N, W, d.eps); }
   { OC_PROFILE("linear"); ops::linear_forward(a.h, ln, P.fc_w, P.fc_b, N, W, F, d.prec); }
   { OC_PROFILE("gelu"); ops::act_forward(g, a.h, N * F, d.act); }
   { OC_PROFILE("linear"); ops::linear_forward(y, g, P.proj_w, P.proj_b, N, F, W, d.prec); }
+  if (P.ls2) ops::layer_scale_forward(y, P.ls2, N, W);  // LayerScale ls_2
   { OC_PROFILE("residual_add"); ops::add_inplace(y, a.xm, N * W); }  // y = xm + mlp
 }
 }  // namespace
 
 namespace {
+// LayerScale's backward for a branch y = x + gamma * (inp @ w^T + b): recomputes the branch
+// output o into buf (it is not kept), adds sum(dy * o) to dgamma and leaves gamma * dy in buf.
+// Returns the gradient the branch's linear layer sees (dy itself without LayerScale).
+const float* layer_scale_grad(const float* gamma, float* dgamma, float* buf, const float* dy, const float* inp,
+                              const float* w, const float* b, int64_t N, int64_t K, int64_t W, ops::Prec prec) {
+  if (!gamma) return dy;
+  OC_PROFILE("layer_scale_bwd");
+  ops::linear_forward(buf, inp, w, b, N, K, W, prec);
+  ops::layer_scale_backward(dgamma, buf, dy, gamma, N, W);
+  return buf;
+}
+
 bool bf16_blocks(const StackMemory& mem, const StackDims& d) {
   if (!d.w16) return false;
   OC_CHECK(mem.bf16_acts() && d.prec == ops::Prec::BF16 && int64_t(d.w16->size()) == d.layers,
@@ -160,13 +175,15 @@ void stack_backward(const std::vector<BlockParams>& p, const std::vector<BlockPa
     }
     // MLP: y = xm + c_proj(act(c_fc(ln_2(xm)))).  dres holds dy = dxm (residual path).
     { OC_PROFILE("gelu"); ops::act_forward(rec, a.h, N * F, d.act); }  // recompute act(h)
-    { OC_PROFILE("linear_bwd"); ops::linear_backward(dbig, G.proj_w, G.proj_b, dres, rec, P.proj_w, N, F, W, d.prec); }  // dbig = d act
+    const float* dy2 = layer_scale_grad(P.ls2, G.ls2, ln, dres, rec, P.proj_w, P.proj_b, N, F, W, d.prec);
+    { OC_PROFILE("linear_bwd"); ops::linear_backward(dbig, G.proj_w, G.proj_b, dy2, rec, P.proj_w, N, F, W, d.prec); }  // dbig = d act
     { OC_PROFILE("gelu_bwd"); ops::act_backward(dbig, dbig, a.h, N * F, d.act); }  // dbig = dh
     { OC_PROFILE("layernorm"); ops::layernorm_forward(ln, stat, stat + N, a.xm, P.ln2_w, P.ln2_b, N, W, d.eps); }  // recompute ln_2
     { OC_PROFILE("linear_bwd"); ops::linear_backward(rec, G.fc_w, G.fc_b, dbig, ln, P.fc_w, N, W, F, d.prec); }  // rec = d ln_2
     { OC_PROFILE("layernorm_bwd"); ops::layernorm_backward(dres, G.ln2_w, G.ln2_b, rec, a.xm, P.ln2_w, a.mean2, a.rstd2, N, W); }
     // Attention: xm = x + out_proj(attn(in_proj(ln_1(x)))).  dres = dxm = dx (residual path).
-    { OC_PROFILE("linear_bwd"); ops::linear_backward(rec, G.out_w, G.out_b, dres, a.ao, P.out_w, N, W, W, d.prec); }  // rec = d ao
+    const float* dy1 = layer_scale_grad(P.ls1, G.ls1, ln, dres, a.ao, P.out_w, P.out_b, N, W, W, d.prec);
+    { OC_PROFILE("linear_bwd"); ops::linear_backward(rec, G.out_w, G.out_b, dy1, a.ao, P.out_w, N, W, W, d.prec); }  // rec = d ao
     { OC_PROFILE("attention_bwd"); ops::attention_backward(dbig, mem.d_att(), rec, a.qkv, a.att, d.B, d.T, W, d.H, d.causal, d.prec); }
     { OC_PROFILE("layernorm"); ops::layernorm_forward(ln, stat, stat + N, a.x, P.ln1_w, P.ln1_b, N, W, d.eps); }  // recompute ln_1
     { OC_PROFILE("linear_bwd"); ops::linear_backward(rec, G.in_w, G.in_b, dbig, ln, P.in_w, N, W, 3 * W, d.prec); }  // rec = d ln_1

@@ -49,8 +49,9 @@ TEST(ModelConfig, ViTB32MatchesOpenClipStateDict) {
 
 TEST(ModelConfig, ParamCountsMatchOpenClipProfile) {
   // docs/model_profile.csv of OpenCLIP, in millions (2 decimals).
-  // Every plain-ViT config of OpenCLIP 2.24.0 (the -quickgelu, -plus and -alt variants and
-  // the other sizes; the -CLIPA ones and ViT-M-16-alt need options not built yet).
+  // Every plain-ViT config of OpenCLIP 2.24.0: the -quickgelu, -plus, -alt (ViT-M-16-alt:
+  // LayerScale) and -CLIPA variants (no ln_pre, average pooling, text pool "last") and the
+  // other sizes.
   const std::pair<const char*, double> expect[] = {
       {"ViT-S-32", 63.09},         {"ViT-M-32", 103.12},          {"ViT-B-16", 149.62},
       {"ViT-L-14", 427.62},        {"ViT-H-14", 986.11},          {"ViT-g-14", 1366.68},
@@ -61,8 +62,53 @@ TEST(ModelConfig, ParamCountsMatchOpenClipProfile) {
       {"ViT-B-16-plus-240", 208.38}, {"ViT-L-16", 427.74},        {"ViT-L-14-quickgelu", 427.62},
       {"ViT-L-14-280", 427.76},    {"ViT-L-16-320", 427.95},      {"ViT-H-16", 986.26},
       {"ViT-H-14-quickgelu", 986.11}, {"ViT-L-14-336", 427.94},   {"ViT-H-14-378-quickgelu", 986.71},
-      {"ViT-e-14", 4581.09}};
-  for (auto& [n, m] : expect) EXPECT_NEAR(double(count_params(load_model_config(n))) / 1e6, m, 0.006) << n;
+      {"ViT-e-14", 4581.09},       {"ViT-M-16-alt", 78.98},       {"ViT-L-14-CLIPA", 414.21},
+      {"ViT-H-14-CLIPA", 968.24},  {"ViT-L-14-CLIPA-336", 414.54}, {"ViT-H-14-CLIPA-336", 968.64},
+      {"ViT-bigG-14-CLIPA", 2517.22}, {"ViT-bigG-14-CLIPA-336", 2517.76}};
+  for (auto& [n, m] : expect) {
+    const ModelCfg c = load_model_config(n);
+    EXPECT_NEAR(double(count_params(c)) / 1e6, m, 0.006) << n;
+    EXPECT_EQ(make_param_table(c).count(), count_params(c)) << n << ": the built model has the counted parameters";
+  }
+}
+
+TEST(ModelConfig, OptionsGiveOpenClipStateDict) {
+  // ViT-M-16-alt: LayerScale in every block, in ResidualAttentionBlock's registration order.
+  ParamTable t = make_param_table(load_model_config("ViT-M-16-alt"));
+  auto index = [&](const std::string& n) {
+    for (size_t i = 0; i < t.params.size(); ++i)
+      if (t.params[i].name == n) return int(i);
+    return -1;
+  };
+  const std::string b0 = "visual.transformer.resblocks.0.";
+  EXPECT_EQ(index(b0 + "ls_1.gamma"), index(b0 + "attn.out_proj.bias") + 1);
+  EXPECT_EQ(index(b0 + "ln_2.weight"), index(b0 + "ls_1.gamma") + 1);
+  EXPECT_EQ(index(b0 + "ls_2.gamma"), index(b0 + "mlp.c_proj.bias") + 1);
+  EXPECT_EQ(t.find(b0 + "ls_2.gamma")->shape, (Shape{512}));
+  EXPECT_FALSE(t.find(b0 + "ls_1.gamma")->decay);  // ndim < 2
+  EXPECT_EQ(t.find("transformer.resblocks.0.ls_1.gamma"), nullptr) << "text_cfg has no ls_init_value";
+  // -CLIPA: no visual.ln_pre; the text projection is still a parameter.
+  ParamTable c = make_param_table(load_model_config("ViT-L-14-CLIPA"));
+  EXPECT_EQ(c.find("visual.ln_pre.weight"), nullptr);
+  EXPECT_EQ(c.find("text_projection")->shape, (Shape{768, 768}));
+  // proj_bias: text_projection is an nn.Linear, a submodule registered after ln_final.
+  ModelCfg pb = load_model_config("test-tiny");
+  pb.text.proj_bias = true;
+  ParamTable tp = make_param_table(pb);
+  EXPECT_EQ(tp.find("text_projection"), nullptr);
+  EXPECT_EQ(tp.params[tp.params.size() - 2].name, "text_projection.weight");
+  EXPECT_EQ(tp.params.back().name, "text_projection.bias");
+  EXPECT_EQ(tp.find("text_projection.weight")->shape, (Shape{32, 48}));
+  EXPECT_EQ(tp.params[1].name, "logit_scale");
+  // The options survive the config's JSON (stored next to exported weights).
+  ModelCfg a = load_model_config("ViT-bigG-14-CLIPA-336");
+  ModelCfg back = parse_model_config(model_config_json(a), "x");
+  EXPECT_EQ(count_params(back), count_params(a));
+  EXPECT_TRUE(back.vision.no_ln_pre && back.vision.avg_pool && back.vision.final_ln_after_pool);
+  EXPECT_TRUE(back.text.no_causal_mask);
+  EXPECT_EQ(back.text.pool, TextCfg::Pool::Last);
+  EXPECT_EQ(back.text.hf_tokenizer_name, "bert-base-uncased");
+  EXPECT_NE(back.text.tokenizer_kwargs_json.find("strip_sep_token"), std::string::npos);
 }
 
 TEST(ModelConfig, FlopsMatchOpenClipProfile) {
@@ -105,14 +151,27 @@ TEST(ModelConfig, BadConfigsGiveClearErrors) {
   EXPECT_EQ(msg(cfg(R"(, "no_ln_pre": false, "pool_type": "tok", "ls_init_value": null, "patch_dropout": 0)",
                     R"(, "pool_type": "argmax", "proj_bias": false, "pad_id": 0)")),
             "");
+  // The options the -CLIPA and -alt configs use are built.
+  EXPECT_EQ(msg(cfg(R"(, "no_ln_pre": true, "pool_type": "avg", "final_ln_after_pool": true, "ls_init_value": 1e-4, "patch_dropout": 0.5)",
+                    R"(, "pool_type": "last", "no_causal_mask": true, "proj_bias": true, "pad_id": 1, "ls_init_value": 0.1, "hf_tokenizer_name": "bert-base-uncased", "tokenizer_kwargs": {"strip_sep_token": true})")),
+            "");
   // Anything else names the key, the section and what to do; never trained as another model.
-  std::string e = msg(cfg(R"(, "no_ln_pre": true)", ""));
-  EXPECT_NE(e.find("vision_cfg: \"no_ln_pre\": true"), std::string::npos) << e;
+  std::string e = msg(cfg(R"(, "attentional_pool": true)", ""));
+  EXPECT_NE(e.find("vision_cfg: \"attentional_pool\": true"), std::string::npos) << e;
+  EXPECT_NE(e.find("CoCa"), std::string::npos) << e;
   EXPECT_NE(e.find("Remove the key"), std::string::npos) << e;
-  e = msg(cfg("", R"(, "pool_type": "last")"));
-  EXPECT_NE(e.find("text_cfg: \"pool_type\""), std::string::npos) << e;
-  e = msg(cfg(R"(, "patch_dropout": 0.5)", ""));
+  e = msg(cfg("", R"(, "embed_cls": true)"));
+  EXPECT_NE(e.find("text_cfg: \"embed_cls\""), std::string::npos) << e;
+  e = msg(cfg(R"(, "pool_type": "none")", ""));
+  EXPECT_NE(e.find("vision_cfg: \"pool_type\" is \"none\""), std::string::npos) << e;
+  e = msg(cfg("", R"(, "pool_type": "mean")"));
+  EXPECT_NE(e.find("text_cfg: \"pool_type\" is \"mean\""), std::string::npos) << e;
+  e = msg(cfg(R"(, "patch_dropout": 1.0)", ""));
   EXPECT_NE(e.find("patch_dropout"), std::string::npos) << e;
+  e = msg(cfg("", R"(, "hf_tokenizer_name": "roberta-base")"));
+  EXPECT_NE(e.find("\"hf_tokenizer_name\" \"roberta-base\" is not supported"), std::string::npos) << e;
+  e = msg(cfg(R"(, "pos_embed_type": "sin_cos_2d")", ""));
+  EXPECT_NE(e.find("pos_embed_type"), std::string::npos) << e;
   e = msg(cfg("", "", R"(, "custom_text": true)"));
   EXPECT_NE(e.find("CustomTextCLIP"), std::string::npos) << e;
   e = msg(cfg("", "", R"(, "multimodal_cfg": {"width": 512})"));
@@ -125,14 +184,14 @@ TEST(ModelConfig, BadConfigsGiveClearErrors) {
   const std::string path = ::testing::TempDir() + "/odd-config.json";
   {
     std::FILE* f = std::fopen(path.c_str(), "w");
-    std::fputs(cfg("", R"(, "no_causal_mask": true)").c_str(), f);
+    std::fputs(cfg("", R"(, "output_tokens": true)").c_str(), f);
     std::fclose(f);
   }
   try {
     load_model_config(path);
-    ADD_FAILURE() << "no_causal_mask: true was accepted";
+    ADD_FAILURE() << "output_tokens: true was accepted";
   } catch (const Error& err) {
-    EXPECT_NE(std::string(err.what()).find(path + " text_cfg: \"no_causal_mask\""), std::string::npos) << err.what();
+    EXPECT_NE(std::string(err.what()).find(path + " text_cfg: \"output_tokens\""), std::string::npos) << err.what();
   }
   try {
     load_model_config("ViT-Q-99");

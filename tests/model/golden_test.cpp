@@ -32,10 +32,11 @@ struct Golden {
 };
 
 // Runs golden.py; returns false (test skipped) when Debian's python3-torch is missing.
-bool make_golden(const std::string& precision, Golden* g) {
+// `config`: a built-in name or a JSON path (both sides read the same file).
+bool make_golden(const std::string& precision, Golden* g, const std::string& config = "test-tiny") {
   if (std::system("/usr/bin/python3 -c 'import torch' >/dev/null 2>&1") != 0) return false;
-  const std::string dir = ::testing::TempDir() + "/golden_" + precision;
-  const std::string cmd = "/usr/bin/python3 " OPENCLIP_TEST_DIR "/reference/golden.py --config test-tiny --out " + dir +
+  const std::string dir = ::testing::TempDir() + "/golden_" + precision + "_" + fs::basename(config);
+  const std::string cmd = "/usr/bin/python3 " OPENCLIP_TEST_DIR "/reference/golden.py --config " + config + " --out " + dir +
                           " --precision " + precision + " --steps 10 --batch 4 --seed 0 >/dev/null";
   EXPECT_EQ(std::system(cmd.c_str()), 0) << cmd;
   auto st = io::read_safetensors(dir + "/golden.safetensors");
@@ -65,11 +66,12 @@ struct Tolerances {
 };
 
 // `golden_precision` names golden.py's mode; the model runs at `precision`.
-void check_against_golden(const std::string& golden_precision, Precision precision, const Tolerances& tol) {
+void check_against_golden(const std::string& golden_precision, Precision precision, const Tolerances& tol,
+                          const std::string& config = "test-tiny") {
   Golden g;
-  if (!make_golden(golden_precision, &g)) GTEST_SKIP() << "needs /usr/bin/python3 with torch";
-  const std::string tag = golden_precision;
-  ModelCfg cfg = load_model_config("test-tiny");
+  if (!make_golden(golden_precision, &g, config)) GTEST_SKIP() << "needs /usr/bin/python3 with torch";
+  const std::string tag = golden_precision + " " + fs::basename(config);
+  ModelCfg cfg = load_model_config(config);
   const int64_t B = g.at("input.images").shape[0], E = cfg.embed_dim;
   Clip m(cfg);
   load_state_dict(m, with_prefix(g, "param."), "golden params");
@@ -79,12 +81,36 @@ void check_against_golden(const std::string& golden_precision, Precision precisi
   std::vector<int32_t> tokens(size_t(g.at("input.tokens").numel()));
   std::memcpy(tokens.data(), g.at("input.tokens").bytes.data(), tokens.size() * 4);
 
+  // Patch dropout: replay the reference's recorded draws (ours come from another generator):
+  // forward number n uses step max(0, n - 2)'s, since the features and the first gradients
+  // below are two forwards of step 0.
+  const bool drop = cfg.vision.patch_dropout > 0;
+  std::vector<int32_t> keep;
+  int64_t forwards = 0;
+  if (drop) {
+    const HostTensor& k = g.at("input.patch_keep");
+    keep.resize(size_t(k.numel()));
+    std::memcpy(keep.data(), k.bytes.data(), keep.size() * 4);
+    m.vision_tower().set_patch_keep([&](int64_t Bk, int64_t Np, int64_t K, int32_t* idx) {
+      EXPECT_EQ(Bk * K * k.shape[0], int64_t(keep.size())) << "kept patches per step, Np " << Np;
+      const int64_t s = std::max<int64_t>(0, forwards++ - 2);
+      std::memcpy(idx, keep.data() + s * Bk * K, sizeof(int32_t) * size_t(Bk * K));
+    });
+  }
+  std::vector<float> img(size_t(B * E)), txt(size_t(B * E));
+  if (drop) {  // the reference's features are the training forward's: with the kept patches
+    Clip::Features f = m.forward(images.data(), tokens.data(), B);
+    std::memcpy(img.data(), f.image, sizeof(float) * img.size());
+    std::memcpy(txt.data(), f.text, sizeof(float) * txt.size());
+  } else {
+    ++forwards;
+  }
   ContrastiveStep step(m, B);
   const double loss = step.forward_backward(images.data(), tokens.data(), B);
-  // Features from an inference pass at the same parameters.
-  std::vector<float> img(size_t(B * E)), txt(size_t(B * E));
-  m.encode_image(images.data(), B, img.data());
-  m.encode_text(tokens.data(), B, txt.data());
+  if (!drop) {  // features from an inference pass at the same parameters
+    m.encode_image(images.data(), B, img.data());
+    m.encode_text(tokens.data(), B, txt.data());
+  }
   const double e_img = rel_err(img.data(), g.f("out.image_features")), e_txt = rel_err(txt.data(), g.f("out.text_features"));
   EXPECT_LE(e_img, tol.features) << "image features";
   EXPECT_LE(e_txt, tol.features) << "text features";
@@ -143,6 +169,25 @@ TEST(Golden, Fp32MatchesPyTorch) {
   // backward pass. AdamW turns tiny gradient differences into sign-like updates only where
   // |g| ~ eps, so final parameters get a looser bound than the first gradients.
   check_against_golden("fp32", Precision::Fp32, {2e-5, 1e-5, 2e-4, 1e-4, 1e-3});
+}
+
+// The OpenCLIP tower options on tiny configs (tests/model/configs), same bounds as test-tiny's
+// fp32 test and for the same reason (fp32 both sides, only summation order differs):
+//   tiny-clipa: no_ln_pre, pool_type avg + final_ln_after_pool; text pool "last", no causal mask
+//   tiny-ls:    LayerScale in both towers, avg pool with ln_post on every token; text pool
+//               "first", proj_bias (nn.Linear projection), pad_id / final_ln_after_pool (no effect)
+//   tiny-pdrop: patch dropout 0.5 (8 of 16 patches), the reference's draws replayed
+TEST(Golden, ClipaOptionsMatchPyTorch) {
+  check_against_golden("fp32", Precision::Fp32, {2e-5, 1e-5, 2e-4, 1e-4, 1e-3},
+                       OPENCLIP_TEST_DIR "/model/configs/tiny-clipa.json");
+}
+TEST(Golden, LayerScaleAvgPoolProjBiasMatchPyTorch) {
+  check_against_golden("fp32", Precision::Fp32, {2e-5, 1e-5, 2e-4, 1e-4, 1e-3},
+                       OPENCLIP_TEST_DIR "/model/configs/tiny-ls.json");
+}
+TEST(Golden, PatchDropoutMatchesPyTorch) {
+  check_against_golden("fp32", Precision::Fp32, {2e-5, 1e-5, 2e-4, 1e-4, 1e-3},
+                       OPENCLIP_TEST_DIR "/model/configs/tiny-pdrop.json");
 }
 
 TEST(Golden, AmpBf16MatchesDefinedBf16Reference) {

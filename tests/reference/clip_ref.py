@@ -31,9 +31,16 @@ REPO_ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 CONFIG_DIR = os.path.join(REPO_ROOT, "configs", "models")
 
 VISION_DEFAULTS = {"image_size": 224, "layers": 12, "width": 768, "head_width": 64,
-                   "mlp_ratio": 4.0, "patch_size": 16}
+                   "mlp_ratio": 4.0, "patch_size": 16,
+                   # the tower options of the -CLIPA / -alt configs (openclip-reference.md, CLIPVisionCfg)
+                   "ls_init_value": None, "patch_dropout": 0.0, "no_ln_pre": False, "pool_type": "tok",
+                   "final_ln_after_pool": False}
 TEXT_DEFAULTS = {"context_length": 77, "vocab_size": 49408, "width": 512, "heads": 8,
-                 "layers": 12, "mlp_ratio": 4.0}
+                 "layers": 12, "mlp_ratio": 4.0,
+                 "ls_init_value": None, "no_causal_mask": False, "pool_type": "argmax", "proj_bias": False,
+                 # no effect on CLIP's text path (pad_id only builds CoCa's cls mask; CLIP.encode_text
+                 # always applies ln_final before pooling); the tokenizer keys only pick the tokenizer
+                 "pad_id": 0, "final_ln_after_pool": False, "hf_tokenizer_name": None, "tokenizer_kwargs": None}
 LOGIT_SCALE_INIT = math.log(1 / 0.07)
 LOGIT_SCALE_MAX = math.log(100)
 
@@ -55,11 +62,15 @@ def load_config(name_or_path):
         if k not in VISION_DEFAULTS:
             raise ValueError(f"{path}: unsupported vision_cfg key '{k}'")
         vis[k] = v
+    if vis["pool_type"] not in ("tok", "avg"):
+        raise ValueError(f"{path}: vision pool_type '{vis['pool_type']}' not implemented")
     txt = dict(TEXT_DEFAULTS)
     for k, v in raw["text_cfg"].items():
         if k not in TEXT_DEFAULTS:
             raise ValueError(f"{path}: unsupported text_cfg key '{k}'")
         txt[k] = v
+    if txt["pool_type"] not in ("argmax", "first", "last"):
+        raise ValueError(f"{path}: text pool_type '{txt['pool_type']}' not implemented")
     name = os.path.splitext(os.path.basename(path))[0]
     return {"name": name, "embed_dim": raw["embed_dim"], "quick_gelu": bool(raw.get("quick_gelu", False)),
             "vision_cfg": vis, "text_cfg": txt, "raw": raw}
@@ -85,12 +96,49 @@ class QuickGELU(nn.Module):
         return x * torch.sigmoid(1.702 * x)
 
 
+class LayerScale(nn.Module):
+    """Per-channel scale of a residual branch, parameter 'gamma' initialised to ls_init_value."""
+
+    def __init__(self, dim, init_value):
+        super().__init__()
+        self.gamma = nn.Parameter(torch.full((dim,), float(init_value)))
+
+    def forward(self, x):
+        return self.gamma * x
+
+
+def layer_scale(dim, init_value):
+    return nn.Identity() if init_value is None else LayerScale(dim, init_value)
+
+
+class PatchDropout(nn.Module):
+    """Training only: keeps the class token (first) and max(1, int(Np * (1 - prob))) patches per
+    sample, those with the largest of Np standard normals (an ordered random subset). `keep_fn`,
+    when set, supplies the kept patch indices [B, K] instead (the golden file records them so the
+    C++ side can replay the same draw)."""
+
+    def __init__(self, prob):
+        super().__init__()
+        self.prob = prob
+        self.keep_fn = None
+
+    def forward(self, x):
+        if not self.training or self.prob == 0:
+            return x
+        cls, patches = x[:, :1], x[:, 1:]
+        B, Np = patches.shape[0], patches.shape[1]
+        K = max(1, int(Np * (1 - self.prob)))
+        idx = self.keep_fn(B, Np, K) if self.keep_fn is not None else torch.randn(B, Np).topk(K, dim=-1).indices
+        kept = torch.gather(patches, 1, idx.long().unsqueeze(-1).expand(-1, -1, patches.shape[2]))
+        return torch.cat([cls, kept], dim=1)
+
+
 class ResidualAttentionBlock(nn.Module):
-    def __init__(self, d_model, n_head, mlp_ratio, act_layer):
+    def __init__(self, d_model, n_head, mlp_ratio, act_layer, ls_init_value=None):
         super().__init__()
         self.ln_1 = LayerNorm(d_model)
         self.attn = nn.MultiheadAttention(d_model, n_head, batch_first=True)
-        self.ls_1 = nn.Identity()  # LayerScale off for the standard configs
+        self.ls_1 = layer_scale(d_model, ls_init_value)  # registered after attn: state_dict order
         self.ln_2 = LayerNorm(d_model)
         mlp_width = int(d_model * mlp_ratio)
         self.mlp = nn.Sequential(OrderedDict([
@@ -98,7 +146,7 @@ class ResidualAttentionBlock(nn.Module):
             ("gelu", act_layer()),
             ("c_proj", nn.Linear(mlp_width, d_model)),
         ]))
-        self.ls_2 = nn.Identity()
+        self.ls_2 = layer_scale(d_model, ls_init_value)
 
     def attention(self, x, attn_mask=None):
         attn_mask = attn_mask.to(x.dtype) if attn_mask is not None else None
@@ -111,12 +159,12 @@ class ResidualAttentionBlock(nn.Module):
 
 
 class Transformer(nn.Module):
-    def __init__(self, width, layers, heads, mlp_ratio, act_layer):
+    def __init__(self, width, layers, heads, mlp_ratio, act_layer, ls_init_value=None):
         super().__init__()
         self.width = width
         self.layers = layers
         self.resblocks = nn.ModuleList(
-            [ResidualAttentionBlock(width, heads, mlp_ratio, act_layer) for _ in range(layers)])
+            [ResidualAttentionBlock(width, heads, mlp_ratio, act_layer, ls_init_value) for _ in range(layers)])
 
     def forward(self, x, attn_mask=None):
         for r in self.resblocks:
@@ -125,10 +173,14 @@ class Transformer(nn.Module):
 
 
 class VisionTransformer(nn.Module):
-    """pool_type 'tok': ln_post on all tokens, then CLS token, then @ proj."""
+    """pool_type 'tok': the CLS token; 'avg': the mean of the patch tokens. ln_post on every token
+    before pooling, or on the pooled vector with final_ln_after_pool. Then @ proj."""
 
-    def __init__(self, image_size, patch_size, width, layers, heads, mlp_ratio, output_dim, act_layer):
+    def __init__(self, image_size, patch_size, width, layers, heads, mlp_ratio, output_dim, act_layer,
+                 ls_init_value=None, patch_dropout=0.0, no_ln_pre=False, pool_type="tok", final_ln_after_pool=False):
         super().__init__()
+        self.pool_type = pool_type
+        self.final_ln_after_pool = final_ln_after_pool
         self.image_size = image_size
         self.patch_size = patch_size
         self.grid_size = image_size // patch_size
@@ -137,9 +189,9 @@ class VisionTransformer(nn.Module):
         scale = width ** -0.5
         self.class_embedding = nn.Parameter(scale * torch.randn(width))
         self.positional_embedding = nn.Parameter(scale * torch.randn(self.grid_size ** 2 + 1, width))
-        self.patch_dropout = nn.Identity()
-        self.ln_pre = LayerNorm(width)
-        self.transformer = Transformer(width, layers, heads, mlp_ratio, act_layer)
+        self.patch_dropout = PatchDropout(patch_dropout) if patch_dropout > 0 else nn.Identity()
+        self.ln_pre = nn.Identity() if no_ln_pre else LayerNorm(width)
+        self.transformer = Transformer(width, layers, heads, mlp_ratio, act_layer, ls_init_value)
         self.ln_post = LayerNorm(width)
         self.proj = nn.Parameter(scale * torch.randn(width, output_dim))
         # OpenCLIP's VisionTransformer.init_parameters is a no-op: everything else keeps torch's
@@ -154,8 +206,11 @@ class VisionTransformer(nn.Module):
         x = self.patch_dropout(x)
         x = self.ln_pre(x)
         x = self.transformer(x)
-        x = self.ln_post(x)
-        pooled = x[:, 0]
+        if not self.final_ln_after_pool:
+            x = self.ln_post(x)
+        pooled = x[:, 1:].mean(dim=1) if self.pool_type == "avg" else x[:, 0]
+        if self.final_ln_after_pool:
+            pooled = self.ln_post(pooled)
         return pooled @ self.proj
 
 
@@ -177,13 +232,18 @@ class CLIP(nn.Module):
         embed_dim = cfg["embed_dim"]
         self.cfg = cfg
         self.visual = VisionTransformer(v["image_size"], v["patch_size"], v["width"], v["layers"],
-                                        v["width"] // v["head_width"], v["mlp_ratio"], embed_dim, act)
+                                        v["width"] // v["head_width"], v["mlp_ratio"], embed_dim, act,
+                                        ls_init_value=v["ls_init_value"], patch_dropout=v["patch_dropout"],
+                                        no_ln_pre=v["no_ln_pre"], pool_type=v["pool_type"],
+                                        final_ln_after_pool=v["final_ln_after_pool"])
         # Text tower: built in TextTransformer's order, then its pieces are flattened into CLIP.
         token_embedding = nn.Embedding(t["vocab_size"], t["width"])
         positional_embedding = nn.Parameter(torch.empty(t["context_length"], t["width"]))
-        transformer = Transformer(t["width"], t["layers"], t["heads"], t["mlp_ratio"], act)
+        transformer = Transformer(t["width"], t["layers"], t["heads"], t["mlp_ratio"], act, t["ls_init_value"])
         ln_final = LayerNorm(t["width"])
-        text_projection = nn.Parameter(torch.empty(t["width"], embed_dim))
+        # proj_bias: an nn.Linear (weight [E, W], bias [E]) instead of the [W, E] parameter
+        text_projection = nn.Linear(t["width"], embed_dim) if t["proj_bias"] else \
+            nn.Parameter(torch.empty(t["width"], embed_dim))
         nn.init.normal_(token_embedding.weight, std=0.02)
         nn.init.normal_(positional_embedding, std=0.01)
         proj_std = (t["width"] ** -0.5) * ((2 * t["layers"]) ** -0.5)
@@ -194,7 +254,11 @@ class CLIP(nn.Module):
             nn.init.normal_(block.attn.out_proj.weight, std=proj_std)
             nn.init.normal_(block.mlp.c_fc.weight, std=fc_std)
             nn.init.normal_(block.mlp.c_proj.weight, std=proj_std)
-        nn.init.normal_(text_projection, std=t["width"] ** -0.5)
+        if t["proj_bias"]:
+            nn.init.normal_(text_projection.weight, std=t["width"] ** -0.5)
+            nn.init.zeros_(text_projection.bias)
+        else:
+            nn.init.normal_(text_projection, std=t["width"] ** -0.5)
 
         self.transformer = transformer
         self.context_length = t["context_length"]
@@ -203,7 +267,9 @@ class CLIP(nn.Module):
         self.positional_embedding = positional_embedding
         self.ln_final = ln_final
         self.text_projection = text_projection
-        self.register_buffer("attn_mask", build_causal_mask(t["context_length"]), persistent=False)
+        self.text_pool_type = t["pool_type"]
+        self.register_buffer("attn_mask", None if t["no_causal_mask"] else build_causal_mask(t["context_length"]),
+                             persistent=False)
         self.logit_scale = nn.Parameter(torch.ones([]) * LOGIT_SCALE_INIT)
 
     def encode_image(self, image, normalize=False):
@@ -215,8 +281,13 @@ class CLIP(nn.Module):
         x = x + self.positional_embedding.to(x.dtype)
         x = self.transformer(x, attn_mask=self.attn_mask)
         x = self.ln_final(x)
-        x = x[torch.arange(x.shape[0]), text.argmax(dim=-1)]  # EOT has the largest id
-        x = x @ self.text_projection
+        if self.text_pool_type == "first":
+            x = x[:, 0]
+        elif self.text_pool_type == "last":
+            x = x[:, -1]
+        else:
+            x = x[torch.arange(x.shape[0]), text.argmax(dim=-1)]  # EOT has the largest id
+        x = self.text_projection(x) if isinstance(self.text_projection, nn.Linear) else x @ self.text_projection
         return F.normalize(x, dim=-1) if normalize else x
 
     def forward(self, image, text):
@@ -297,7 +368,7 @@ def convert_weights_to_lp(model, dtype=torch.bfloat16):
                 t = getattr(m, attr)
                 if t is not None:
                     t.data = t.data.to(dtype)
-        if isinstance(m, CLIP) and getattr(m, "text_projection", None) is not None:
+        if isinstance(m, CLIP) and isinstance(getattr(m, "text_projection", None), nn.Parameter):
             m.text_projection.data = m.text_projection.data.to(dtype)
         if isinstance(m, VisionTransformer) and getattr(m, "proj", None) is not None:
             m.proj.data = m.proj.data.to(dtype)

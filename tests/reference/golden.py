@@ -18,6 +18,8 @@ DIR/golden.safetensors (written by hand below; every tensor little-endian, F32 u
   traj.lr               F32 [steps]    LR used by step i
   traj.logit_scale      F32 [steps]    raw logit_scale after step i's update and clamp
   final.<name>          parameters after all steps
+  input.patch_keep      I32 [steps,B,K] (vision_cfg.patch_dropout > 0 only) patches kept at step i:
+                        topk(K) of a seeded randn [B, Np], K = max(1, int(Np * (1 - prob)))
 The same batch is used for every step. "__metadata__" records config, schedule, optimizer and
 conventions as strings (see write_golden). DIR/summary.json repeats the metadata plus timings.
 """
@@ -99,6 +101,9 @@ def numpy_forward(cfg, tensors):
         var = ((x - mu) ** 2).mean(-1, keepdims=True)
         return (x - mu) / np.sqrt(var + 1e-5) * P[pre + ".weight"] + P[pre + ".bias"]
 
+    def ls(y, name):  # LayerScale when the block has one
+        return y * P[name] if name in P else y
+
     def block(x, pre, heads, mask):
         B, L, W = x.shape
         hd = W // heads
@@ -109,10 +114,10 @@ def numpy_forward(cfg, tensors):
         s = np.exp(s - s.max(-1, keepdims=True))
         a = (s / s.sum(-1, keepdims=True)) @ v
         a = a.transpose(0, 2, 1, 3).reshape(B, L, W)
-        x = x + a @ P[pre + ".attn.out_proj.weight"].T + P[pre + ".attn.out_proj.bias"]
+        x = x + ls(a @ P[pre + ".attn.out_proj.weight"].T + P[pre + ".attn.out_proj.bias"], pre + ".ls_1.gamma")
         h = ln(x, pre + ".ln_2")
         h = act(h @ P[pre + ".mlp.c_fc.weight"].T + P[pre + ".mlp.c_fc.bias"])
-        return x + h @ P[pre + ".mlp.c_proj.weight"].T + P[pre + ".mlp.c_proj.bias"]
+        return x + ls(h @ P[pre + ".mlp.c_proj.weight"].T + P[pre + ".mlp.c_proj.bias"], pre + ".ls_2.gamma")
 
     v, t = cfg["vision_cfg"], cfg["text_cfg"]
     img = tensors["input.images"].double().numpy()
@@ -120,19 +125,33 @@ def numpy_forward(cfg, tensors):
     patches = img[:, :, :g * ps, :g * ps].reshape(B, 3, g, ps, g, ps).transpose(0, 2, 4, 1, 3, 5).reshape(B, g * g, -1)
     x = patches @ P["visual.conv1.weight"].reshape(v["width"], -1).T
     x = np.concatenate([np.broadcast_to(P["visual.class_embedding"], (B, 1, v["width"])), x], 1)
-    x = ln(x + P["visual.positional_embedding"], "visual.ln_pre")
+    x = x + P["visual.positional_embedding"]
+    if "input.patch_keep" in tensors:  # the first step's kept patches, after the class token
+        keep = tensors["input.patch_keep"][0].numpy().astype(np.int64)
+        x = np.concatenate([x[:, :1], np.stack([x[b, 1 + keep[b]] for b in range(B)])], 1)
+    if not v["no_ln_pre"]:
+        x = ln(x, "visual.ln_pre")
     for i in range(v["layers"]):
         x = block(x, f"visual.transformer.resblocks.{i}", v["width"] // v["head_width"], 0.0)
-    imf = ln(x, "visual.ln_post")[:, 0] @ P["visual.proj"]
+    pool = (lambda y: y[:, 1:].mean(1)) if v["pool_type"] == "avg" else (lambda y: y[:, 0])
+    if v["final_ln_after_pool"]:
+        imf = ln(pool(x), "visual.ln_post") @ P["visual.proj"]
+    else:
+        imf = pool(ln(x, "visual.ln_post")) @ P["visual.proj"]
 
     tok = tensors["input.tokens"].numpy().astype(np.int64)
     ctx = t["context_length"]
     x = P["token_embedding.weight"][tok] + P["positional_embedding"]
-    mask = np.triu(np.full((ctx, ctx), -np.inf), 1)
+    mask = 0.0 if t["no_causal_mask"] else np.triu(np.full((ctx, ctx), -np.inf), 1)
     for i in range(t["layers"]):
         x = block(x, f"transformer.resblocks.{i}", t["heads"], mask)
     x = ln(x, "ln_final")
-    txf = x[np.arange(B), tok.argmax(-1)] @ P["text_projection"]
+    pos = {"first": np.zeros(B, np.int64), "last": np.full(B, ctx - 1)}.get(t["pool_type"], tok.argmax(-1))
+    x = x[np.arange(B), pos]
+    if t["proj_bias"]:
+        txf = x @ P["text_projection.weight"].T + P["text_projection.bias"]
+    else:
+        txf = x @ P["text_projection"]
 
     imf /= np.linalg.norm(imf, axis=-1, keepdims=True)
     txf /= np.linalg.norm(txf, axis=-1, keepdims=True)
@@ -189,6 +208,17 @@ def run(args):
     tensors = {f"param.{n}": p.detach().clone() for n, p in model.named_parameters()}
     tensors["input.images"] = images.clone()
     tensors["input.tokens"] = tokens.to(torch.int32)
+    step_now = [0]
+    if isinstance(model.visual.patch_dropout, clip_ref.PatchDropout):
+        # One seeded draw per step, recorded so the C++ side can replay it (its own generator
+        # is not torch's).
+        gk = torch.Generator().manual_seed(args.seed + 2000)
+        Np = model.visual.grid_size ** 2
+        K = max(1, int(Np * (1 - model.visual.patch_dropout.prob)))
+        keeps = torch.stack([torch.randn(args.batch, Np, generator=gk).topk(K, dim=-1).indices
+                             for _ in range(args.steps)])
+        tensors["input.patch_keep"] = keeps.to(torch.int32)
+        model.visual.patch_dropout.keep_fn = lambda B, Np_, K_: keeps[step_now[0]]
     t_build = time.perf_counter() - t0
 
     if args.precision == "amp_bf16_defined":
@@ -202,6 +232,7 @@ def run(args):
     traj_loss, traj_lr, traj_scale = [], [], []
     t1 = time.perf_counter()
     for step in range(args.steps):
+        step_now[0] = step
         lr = clip_ref.cosine_lr(args.lr, args.warmup, args.steps, step)
         clip_ref.set_lr(opt, lr)
         opt.zero_grad()
