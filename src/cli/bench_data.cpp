@@ -13,7 +13,6 @@
 #include "core/timer.h"
 #include "data/loader.h"
 #include "data/urls.h"
-#include "text/tokenizer.h"
 
 namespace oc::cli {
 
@@ -53,8 +52,7 @@ int run_bench_data(const std::vector<std::string>& args) {
     auto list = data::expand_shards(cfg.data);
     if (list && int64_t(list->urls.size()) < std::max(1, cfg.workers)) cfg.resampled = true;  // a few shards, many workers
   }
-  auto tok = std::make_shared<const Tokenizer>(Tokenizer::load_default());
-  data::DataLoader dl(cfg, tok);
+  data::DataLoader dl(cfg);  // CLIP's BPE at the configured context length
   dl.start_epoch(0);
   Timer startup;
   // The consumer hands each batch back, as a training loop does once the batch is on the device.

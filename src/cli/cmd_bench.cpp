@@ -24,8 +24,8 @@
 #include "ops/linear.h"
 #include "optim/adamw.h"
 #include "optim/step.h"
+#include "eval/tokenizer.h"
 #include "eval/zeroshot.h"
-#include "text/tokenizer.h"
 
 namespace oc::cli {
 namespace {
@@ -263,7 +263,8 @@ int run_zeroshot(const std::vector<std::string>& args) {
   ZeroShotTask task = imagenet_task();
   task.classnames.resize(std::min<size_t>(task.classnames.size(), size_t(o.get_int("classes"))));
   task.templates.resize(std::min<size_t>(task.templates.size(), size_t(o.get_int("templates"))));
-  Tokenizer tok = Tokenizer::load_default();
+  const auto tokenizer = model_tokenizer(model.cfg());
+  const TextTokenizer& tok = *tokenizer;
   Timer t;
   std::vector<float> W = zeroshot_classifier(model, tok, task, B);
   const double cls_s = t.seconds();

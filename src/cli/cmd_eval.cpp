@@ -11,6 +11,7 @@
 #include "core/parallel.h"
 #include "data/dataset.h"
 #include "eval/evaluate.h"
+#include "eval/tokenizer.h"
 #include "model/weights.h"
 
 namespace oc::cli {
@@ -44,7 +45,8 @@ int run(const std::vector<std::string>& args) {
   load_weights(model, o.get("pretrained"));
   model.set_precision(parse_precision(o.get("precision")));
   model.plan_inference(o.get_int("batch-size"));
-  Tokenizer tok = Tokenizer::load_default();
+  const auto tokenizer = model_tokenizer(model.cfg());
+  const TextTokenizer& tok = *tokenizer;
   EvalData ev;
   Status s = data::apply_data_options(o, false, &ev.base);
   if (!s) OC_USER_ERROR("{}", s.error());

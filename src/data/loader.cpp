@@ -19,7 +19,7 @@
 #include "data/producers.h"
 #include "data/urls.h"
 #include "data/webdataset.h"
-#include "text/tokenizer.h"
+#include "text/text_tokenizer.h"
 
 namespace oc::data {
 
@@ -76,7 +76,7 @@ struct DataLoader::Impl {
   std::shared_ptr<const std::vector<int64_t>> order;
 };
 
-DataLoader::DataLoader(DataConfig cfg, std::shared_ptr<const Tokenizer> tok)
+DataLoader::DataLoader(DataConfig cfg, std::shared_ptr<const TextTokenizer> tok)
     : cfg_(std::move(cfg)), tok_(std::move(tok)), stats_(std::make_shared<DataStats>()) {
   OC_CHECK(cfg_.batch_size > 0, "batch size {}", cfg_.batch_size);
   OC_CHECK(cfg_.world_size >= 1 && cfg_.rank >= 0 && cfg_.rank < cfg_.world_size, "rank {} of {}", cfg_.rank,
@@ -84,7 +84,7 @@ DataLoader::DataLoader(DataConfig cfg, std::shared_ptr<const Tokenizer> tok)
   auto type = resolve_dataset_type(cfg_.type, cfg_.data);
   if (!type) OC_USER_ERROR("{}", type.error());
   cfg_.type = *type;
-  if (!tok_) tok_ = std::make_shared<Tokenizer>(Tokenizer::load_default());
+  if (!tok_) tok_ = make_text_tokenizer("", false, cfg_.context_length);  // CLIP's BPE
   stats_->set_full_warnings(cfg_.warn_full);
   nw_ = std::max(1, cfg_.workers);
   const int64_t B = cfg_.batch_size;

@@ -19,7 +19,7 @@
 #include "data/stats.h"
 
 namespace oc {
-class Tokenizer;
+class TextTokenizer;
 }
 
 namespace oc::data {
@@ -65,7 +65,7 @@ class DataLoader {
   // Validates the dataset (shards >= workers x ranks, CSV columns, sizes); throws oc::Error
   // with a user-facing message when it cannot be used. `tokenizer` may be null: the default
   // vocabulary is loaded then.
-  DataLoader(DataConfig cfg, std::shared_ptr<const Tokenizer> tokenizer = nullptr);
+  DataLoader(DataConfig cfg, std::shared_ptr<const TextTokenizer> tokenizer = nullptr);
   ~DataLoader();
   DataLoader(const DataLoader&) = delete;
   DataLoader& operator=(const DataLoader&) = delete;
@@ -98,7 +98,7 @@ class DataLoader {
   void stop();
   void launch(const std::vector<WorkerPos>& from, int next_worker);
   DataConfig cfg_;
-  std::shared_ptr<const Tokenizer> tok_;
+  std::shared_ptr<const TextTokenizer> tok_;
   std::shared_ptr<DataStats> stats_;
   std::vector<std::string> shards_;
   std::vector<double> weights_;

@@ -13,7 +13,7 @@
 #include "data/webdataset.h"
 #include "image/codec.h"
 #include "image/transform.h"
-#include "text/tokenizer.h"
+#include "text/text_tokenizer.h"
 
 namespace oc::data {
 

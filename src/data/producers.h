@@ -39,7 +39,7 @@ class BatchPool {
 
 struct ProducerCtx {
   const DataConfig* cfg = nullptr;
-  const Tokenizer* tok = nullptr;
+  const TextTokenizer* tok = nullptr;
   DataStats* stats = nullptr;
   const std::atomic<bool>* stop = nullptr;
   BatchPool* pool = nullptr;

@@ -10,13 +10,13 @@
 #include "image/transform.h"
 #include "model/clip.h"
 #include "model/weights.h"
-#include "text/tokenizer.h"
+#include "eval/tokenizer.h"
 
 namespace openclip {
 
 struct Model::Impl {
   std::unique_ptr<oc::Clip> clip;
-  std::unique_ptr<oc::Tokenizer> tok;
+  std::shared_ptr<const oc::TextTokenizer> tok;
   oc::PreprocessCfg pre;
   int batch = 32;
 };
@@ -35,7 +35,7 @@ Model Model::load(const std::string& model, const std::string& weights, const Lo
   impl->clip->set_precision(oc::parse_precision(opt.precision));
   impl->batch = std::max(1, opt.batch_size);
   impl->clip->plan_inference(impl->batch);
-  impl->tok = std::make_unique<oc::Tokenizer>(oc::Tokenizer::load_default(opt.vocab));
+  impl->tok = oc::model_tokenizer(impl->clip->cfg(), opt.vocab);
   impl->pre.size = impl->clip->cfg().vision.image_size;
   return Model(std::move(impl));
 }
@@ -90,7 +90,7 @@ std::vector<std::vector<float>> Model::encode_images(const std::vector<ImageView
 std::vector<std::vector<float>> Model::encode_texts(const std::vector<std::string>& texts, bool normalize) {
   const int E = embed_dim();
   std::vector<size_t> bad;
-  std::vector<int32_t> ids = impl_->tok->tokenize_batch(texts, context_length(), &bad);
+  std::vector<int32_t> ids = impl_->tok->tokenize_batch(texts, &bad);
   if (!bad.empty()) throw oc::Error("text " + std::to_string(bad[0]) + " is not valid UTF-8");
   std::vector<float> feats(texts.size() * size_t(E));
   impl_->clip->encode_text(ids.data(), int64_t(texts.size()), feats.data(), normalize);

@@ -1,4 +1,5 @@
 #include "eval/evaluate.h"
+#include "eval/tokenizer.h"
 
 #include <dirent.h>
 #include <unistd.h>
@@ -73,7 +74,7 @@ ImageU8 to_rgb8(const float* chw, int S, const PreprocessCfg& p) {
 }
 }  // namespace
 
-ZeroShotResult run_zeroshot(Clip& model, const Tokenizer& tok, const ZeroShotTask& task,
+ZeroShotResult run_zeroshot(Clip& model, const TextTokenizer& tok, const ZeroShotTask& task,
                             const data::DataConfig& data_cfg, int examples_per_class) {
   ZeroShotResult r;
   Timer t;
@@ -82,7 +83,7 @@ ZeroShotResult run_zeroshot(Clip& model, const Tokenizer& tok, const ZeroShotTas
   const int64_t C = int64_t(task.classnames.size()), E = model.cfg().embed_dim;
   data::DataConfig dc = data_cfg;
   dc.train = false;
-  auto ptok = std::make_shared<Tokenizer>(Tokenizer::load_default());
+  auto ptok = model_tokenizer(model.cfg());
   data::DataLoader loader(dc, ptok);
   loader.start_epoch(0);
   std::vector<float> feats, logits;
@@ -145,7 +146,7 @@ std::map<std::string, double> run_retrieval(Clip& model, const EvalData& ev) {
   dc.num_samples = ev.val_num_samples;
   dc.batch_size = ev.batch_size;
   dc.workers = ev.workers;
-  auto tok = std::make_shared<Tokenizer>(Tokenizer::load_default());
+  auto tok = model_tokenizer(model.cfg());
   data::DataLoader loader(dc, tok);
   loader.start_epoch(0);
   const int64_t E = model.cfg().embed_dim;
@@ -186,7 +187,7 @@ std::map<std::string, double> run_retrieval(Clip& model, const EvalData& ev) {
 }
 }  // namespace
 
-std::map<std::string, double> evaluate(Clip& model, const Tokenizer& tok, const EvalData& ev) {
+std::map<std::string, double> evaluate(Clip& model, const TextTokenizer& tok, const EvalData& ev) {
   std::map<std::string, double> out;
   auto zs = [&](ZeroShotTask task, data::DataConfig dc, const std::string& key_prefix) {
     override_task(&task, ev.classnames_file, ev.templates_file);

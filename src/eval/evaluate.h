@@ -11,7 +11,7 @@
 #include "eval/zeroshot.h"
 #include "image/image.h"
 #include "model/clip.h"
-#include "text/tokenizer.h"
+#include "text/text_tokenizer.h"
 
 namespace oc {
 
@@ -49,7 +49,7 @@ struct ZeroShotResult {
   double images_per_second = 0, classifier_seconds = 0;
 };
 
-ZeroShotResult run_zeroshot(Clip& model, const Tokenizer& tok, const ZeroShotTask& task,
+ZeroShotResult run_zeroshot(Clip& model, const TextTokenizer& tok, const ZeroShotTask& task,
                             const data::DataConfig& data_cfg, int examples_per_class = 0);
 
 // The predictions file the HTML report reads (`RUN_DIR/zeroshot_<task>.json`): metrics,
@@ -59,7 +59,7 @@ void write_zeroshot_predictions(const std::string& path, const ZeroShotTask& tas
                                 const std::string& data, const std::string& checkpoint);
 
 // Metrics of every source given (OpenCLIP's keys; values are fractions / ranks / losses).
-std::map<std::string, double> evaluate(Clip& model, const Tokenizer& tok, const EvalData& ev);
+std::map<std::string, double> evaluate(Clip& model, const TextTokenizer& tok, const EvalData& ev);
 
 // An ImageNet-style folder as a CSV (path, class name, label) in a temp file; returns the
 // path and the sorted class folder names.

@@ -79,11 +79,12 @@ std::string fill_template(const std::string& tmpl, const std::string& c) {
   return out;
 }
 
-std::vector<float> zeroshot_classifier(Clip& model, const Tokenizer& tok, const ZeroShotTask& task,
+std::vector<float> zeroshot_classifier(Clip& model, const TextTokenizer& tok, const ZeroShotTask& task,
                                        int64_t batch_size) {
   OC_CHECK(!task.classnames.empty() && !task.templates.empty(), "zero-shot task without classes or templates");
   const int64_t C = int64_t(task.classnames.size()), T = int64_t(task.templates.size()), E = model.cfg().embed_dim;
-  const int ctx = model.cfg().text.context_length;
+  OC_CHECK(tok.context_length() == model.cfg().text.context_length, "tokenizer context {} for a model of {}",
+           tok.context_length(), model.cfg().text.context_length);
   std::vector<std::string> prompts;
   prompts.reserve(size_t(C * T));
   for (auto& c : task.classnames)
@@ -92,7 +93,7 @@ std::vector<float> zeroshot_classifier(Clip& model, const Tokenizer& tok, const 
   for (int64_t p0 = 0; p0 < C * T; p0 += batch_size) {
     const int64_t n = std::min(batch_size, C * T - p0);
     std::vector<size_t> bad;
-    std::vector<int32_t> ids = tok.tokenize_batch({prompts.data() + p0, size_t(n)}, ctx, &bad);
+    std::vector<int32_t> ids = tok.tokenize_batch({prompts.data() + p0, size_t(n)}, &bad);
     if (!bad.empty()) OC_USER_ERROR("zero-shot prompt '{}' is not valid UTF-8", prompts[size_t(p0) + bad[0]]);
     feats.resize(size_t(n * E));
     model.encode_text(ids.data(), n, feats.data(), /*normalize=*/true);

@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "model/clip.h"
-#include "text/tokenizer.h"
+#include "text/text_tokenizer.h"
 
 namespace oc {
 
@@ -26,7 +26,7 @@ void override_task(ZeroShotTask* task, const std::string& classnames_file, const
 std::string fill_template(const std::string& tmpl, const std::string& classname);
 
 // W [C, E], row c = normalize(mean_t normalize(encode_text(template_t(class_c)))).
-std::vector<float> zeroshot_classifier(Clip& model, const Tokenizer& tok, const ZeroShotTask& task,
+std::vector<float> zeroshot_classifier(Clip& model, const TextTokenizer& tok, const ZeroShotTask& task,
                                        int64_t batch_size = 256);
 
 }  // namespace oc

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "core/check.h"
+#include "eval/tokenizer.h"
 #include "model/config.h"
 #include "model/precision.h"
 #include "model/weights.h"
@@ -15,7 +16,7 @@ Encoder::Encoder(const EncoderOptions& opt) : opt_(opt), max_batch_(std::max(1, 
   else load_weights(*clip_, opt.weights);
   clip_->set_precision(parse_precision(opt.precision));
   clip_->plan_inference(max_batch_);
-  tok_ = std::make_unique<Tokenizer>(Tokenizer::load_default());
+  tok_ = model_tokenizer(clip_->cfg());
   pre_.size = clip_->cfg().vision.image_size;
 }
 
@@ -23,7 +24,7 @@ void Encoder::preprocess(const ImageU8& img, std::span<float> out) const { prepr
 
 std::vector<int32_t> Encoder::tokenize(std::span<const std::string> texts) const {
   std::vector<size_t> bad;
-  std::vector<int32_t> ids = tok_->tokenize_batch(texts, context_length(), &bad);
+  std::vector<int32_t> ids = tok_->tokenize_batch(texts, &bad);
   if (!bad.empty()) OC_USER_ERROR("text {} is not valid UTF-8", bad[0]);
   return ids;
 }

@@ -13,7 +13,7 @@
 #include "image/image.h"
 #include "image/transform.h"
 #include "model/clip.h"
-#include "text/tokenizer.h"
+#include "text/text_tokenizer.h"
 
 namespace oc::index {
 
@@ -50,7 +50,7 @@ class Encoder {
  private:
   EncoderOptions opt_;
   std::unique_ptr<Clip> clip_;
-  std::unique_ptr<Tokenizer> tok_;
+  std::shared_ptr<const TextTokenizer> tok_;
   PreprocessCfg pre_;
   int max_batch_ = 32;
   std::vector<float> pixels_;

@@ -28,7 +28,7 @@
 #include "optim/adamw.h"
 #include "optim/schedule.h"
 #include "optim/step.h"
-#include "text/tokenizer.h"
+#include "eval/tokenizer.h"
 #include "train/args.h"
 #include "train/checkpoint.h"
 #include "train/lock.h"
@@ -190,8 +190,7 @@ int train_main(const std::vector<std::string>& argv) {
   dc.seed = uint64_t(a.seed);
   dc.preprocess = preprocess_config(a, cfg);
   dc.context_length = cfg.text.context_length;
-  std::shared_ptr<const Tokenizer> tok;
-  if (cfg.text.vocab_size == 49408) tok = std::make_shared<Tokenizer>(Tokenizer::load_default());
+  std::shared_ptr<const TextTokenizer> tok = model_tokenizer(cfg);  // BPE, or WordPiece (-CLIPA)
   data::DataLoader loader(dc, tok);
   const int64_t num_batches = loader.num_batches();
   const int64_t steps_per_epoch = num_batches / a.accum_freq;
@@ -358,7 +357,6 @@ int train_main(const std::vector<std::string>& argv) {
       e.predictions_dir = run.root;
       e.checkpoint = fs::join(run.checkpoints, fmt::format("epoch_{}.pt", epoch_done));
     }
-    if (!tok) tok = std::make_shared<Tokenizer>(Tokenizer::load_default());
     Clip evm(cfg);  // inference copy: the training arenas stay untouched
     std::memcpy(evm.params(), model.params(), sizeof(float) * model.table().total);
     evm.set_precision(precision);

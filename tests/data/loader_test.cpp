@@ -13,14 +13,14 @@
 #include "data/tar.h"
 #include "data/synthetic.h"
 #include "image/codec.h"
-#include "text/tokenizer.h"
+#include "text/text_tokenizer.h"
 
 namespace oc::data {
 namespace {
 using namespace oc::data::testing;
 
-std::shared_ptr<const Tokenizer> tokenizer() {
-  static auto t = std::make_shared<const Tokenizer>(Tokenizer::load_default());
+std::shared_ptr<const TextTokenizer> tokenizer() {
+  static std::shared_ptr<const TextTokenizer> t = make_text_tokenizer("", false, 77);
   return t;
 }
 

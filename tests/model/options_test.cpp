@@ -143,8 +143,8 @@ TEST(Options, AmpBf16NearFp32) {
 }
 
 TEST(Options, BpeIdsForAWordPieceModelNameTheTokenizer) {
-  // Until the data loader and evaluation tokenize with the config's tokenizer, CLIP's BPE ids
-  // (start 49406) reaching a -CLIPA text tower (vocabulary 32000 here 1000) say why.
+  // CLIP's BPE ids (start 49406) reaching a -CLIPA text tower (vocabulary 32000, here 1000),
+  // e.g. from a library caller that tokenized with the wrong tokenizer, say why.
   ModelCfg c = load_model_config(cfg_path("tiny-clipa"));
   Clip m(c);
   m.init(0);
