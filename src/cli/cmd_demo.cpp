@@ -17,7 +17,7 @@
 #include "core/check.h"
 #include "core/fs.h"
 #include "core/log.h"
-#include "core/options.h"
+#include "core/flags.h"
 #include "core/parallel.h"
 #include "core/rng.h"
 #include "core/timer.h"
@@ -102,30 +102,7 @@ std::vector<EpochResult> read_results(const std::string& run_dir, const std::str
 
 int run(const std::vector<std::string>& args) {
   Recipe rc;
-  Options o("demo",
-            "The main job: Fashion-MNIST end to end. Imports the dataset into webdataset shards (once), trains "
-            "a small CLIP from scratch for about --minutes, evaluates zero-shot on the 10,000 test images with "
-            "prompts not used in training, writes the HTML report, and prints one JSON line.",
-            {{"minutes", OptType::Float, "10", "training time budget (the run is sized to it by a short timing)"},
-             {"out", OptType::String, "data/demo", "folder for the shards (out/fmnist) and runs (out/logs)"},
-             {"name", OptType::String, "", "run name (default: fmnist-<date>)"},
-             {"model", OptType::String, rc.model, "model config"},
-             {"batch-size", OptType::Int, std::to_string(rc.batch_size), "batch size"},
-             {"lr", OptType::Float, fmt::format("{}", rc.lr), "peak learning rate (cosine schedule)"},
-             {"wd", OptType::Float, fmt::format("{}", rc.wd), "weight decay"},
-             {"warmup", OptType::Int, std::to_string(rc.warmup), "warm-up steps"},
-             {"epochs", OptType::Int, std::to_string(rc.epochs), "epochs (zero-shot evaluations) the budget is split into"},
-             {"max-passes", OptType::Float, fmt::format("{}", rc.max_passes),
-              "cap on passes over the 60,000 training images (a fast machine stops early)"},
-             {"samples", OptType::Int, "0", "train exactly this many samples (0: size the run to --minutes)"},
-             {"precision", OptType::String, rc.precision,
-              "fp32 (here: no bf16 hardware) or amp_bf16 (faster on CPUs with AMX / AVX512-BF16)"},
-             {"workers", OptType::Int, "1", "data loader threads"},
-             {"threads", OptType::Int, "0", "compute threads (0 = all cores)"},
-             {"seed", OptType::Int, "0", "seed"},
-             {"source", OptType::String, "/usr/share/datasets/fashion-mnist", "Fashion-MNIST IDX files (Debian's dataset-fashion-mnist)"},
-             {"limit", OptType::Int, "0", "import only the first N images of each split (quick checks, tests)"},
-             {"no-report", OptType::Flag, "", "skip the HTML report"}});
+  Options o = options_for("demo");
   o.parse(args);
   if (o.help_requested()) return std::printf("%s", o.help().c_str()), 0;
   if (o.get_int("threads") > 0) set_num_threads(int(o.get_int("threads")));

@@ -7,7 +7,7 @@
 #include "core/check.h"
 #include "core/fs.h"
 #include "core/log.h"
-#include "core/options.h"
+#include "core/flags.h"
 #include "core/parallel.h"
 #include "data/dataset.h"
 #include "eval/evaluate.h"
@@ -17,25 +17,7 @@ namespace oc::cli {
 namespace {
 
 int run(const std::vector<std::string>& args) {
-  std::vector<OptionSpec> specs = {
-      {"model", OptType::String, "ViT-B-32", "model config name or JSON path"},
-      {"pretrained", OptType::String, "", "weights (.pt/.bin/.pth/.safetensors, or an epoch_N.pt checkpoint)"},
-      {"imagenet-val", OptType::String, "", "ImageNet-style val folder (one sub-folder per class)"},
-      {"zeroshot-data", OptType::String, "", "labelled webdataset (cls) or CSV (--csv-label-key) for zero-shot"},
-      {"zeroshot-classnames", OptType::String, "", "class names: a task JSON or one name per line"},
-      {"zeroshot-templates", OptType::String, "", "templates, one per line with {c}"},
-      {"batch-size", OptType::Int, "64", "batch size"},
-      {"workers", OptType::Int, "2", "data loader threads"},
-      {"precision", OptType::String, "fp32", "fp32 or amp_bf16"},
-      {"threads", OptType::Int, "0", "compute threads (0 = all cores)"},
-      {"predictions-dir", OptType::String, "",
-       "also write each zero-shot task's per-sample predictions to DIR/zeroshot_<task>.json (for `openclip report`)"},
-      {"val-dedup-images", OptType::Flag, "",
-       "ours: retrieval counts several captions of one image (same key) as one image; OpenCLIP scores every row as "
-       "its own pair"},
-      {"json", OptType::Flag, "", "print the metrics as one JSON object"}};
-  append_missing_specs(&specs, data::data_option_specs());  // --val-data, --csv-*, ...
-  Options o("eval", "Evaluate a model: zero-shot top-1/top-5 and retrieval recall.", specs);
+  Options o = options_for("eval");
   o.parse(args);
   if (o.help_requested()) return std::printf("%s", o.help().c_str()), 0;
   if (o.get_int("threads") > 0) set_num_threads(int(o.get_int("threads")));

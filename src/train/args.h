@@ -1,6 +1,5 @@
-// `openclip train` flags: OpenCLIP's training flags (params.py) with its defaults, plus a
-// few of ours (marked "openclip-cpp"). One table drives parsing, --help, the settings table,
-// params.txt and docs/CLI.md.
+// The settings of a training run (TrainArgs), resolved from `openclip train`'s flags
+// (declared in core/flags_train.cpp: OpenCLIP's params.py with its defaults, plus ours).
 #pragma once
 #include <string>
 #include <vector>
@@ -8,8 +7,6 @@
 #include "core/options.h"
 
 namespace oc {
-
-Options train_options();
 
 // Resolved settings the trainer uses (after OpenCLIP's defaults-by-model are applied).
 struct TrainArgs {

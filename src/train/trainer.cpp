@@ -14,6 +14,7 @@
 
 #include "core/bf16.h"
 #include "core/check.h"
+#include "core/flags.h"
 #include "core/fs.h"
 #include "core/log.h"
 #include "core/parallel.h"
@@ -94,15 +95,7 @@ std::string fmt_g(double v) { return fmt::format("{:#g}", v); }
 }  // namespace
 
 int train_main(const std::vector<std::string>& argv) {
-  Options o = train_options();
-  {
-    std::vector<OptionSpec> extra = data::data_option_specs();
-    for (auto& s : dist::dist_option_specs()) extra.push_back(s);
-    // The data flags the data module adds beyond the train table (e.g. --csv-label-key).
-    std::vector<OptionSpec> specs = o.specs();
-    append_missing_specs(&specs, extra);
-    o = Options("train", "Train or fine-tune a CLIP model with OpenCLIP's flags.", specs);
-  }
+  Options o = options_for("train");
   o.parse(argv);
   if (o.help_requested()) {
     std::printf("%s", o.help().c_str());
