@@ -10,7 +10,7 @@
 #include "core/flags.h"
 #include "core/parallel.h"
 #include "data/dataset.h"
-#include "eval/evaluate.h"
+#include "eval/eval_run.h"
 #include "model/weights.h"
 
 namespace oc::cli {
@@ -20,18 +20,15 @@ int run(const std::vector<std::string>& args) {
   Options o = options_for("eval");
   o.parse(args);
   if (o.help_requested()) return std::printf("%s", o.help().c_str()), 0;
-  if (o.get_int("threads") > 0) set_num_threads(int(o.get_int("threads")));
-  if (!o.has("pretrained")) OC_USER_ERROR("eval needs --pretrained WEIGHTS");
-  Clip model(load_model_config(o.get("model")));
-  load_weights(model, o.get("pretrained"));
-  model.set_precision(parse_precision(o.get("precision")));
-  model.plan_inference(o.get_int("batch-size"));
-  Tokenizer tok = Tokenizer::load_default();
-  EvalData ev;
+  EvalArgs e;
+  e.model = o.get("model");
+  e.pretrained = o.get("pretrained");
+  e.precision = o.get("precision");
+  e.batch_size = int(o.get_int("batch-size"));
+  e.threads = int(o.get_int("threads"));
+  EvalData& ev = e.data;
   Status s = data::apply_data_options(o, false, &ev.base);
   if (!s) OC_USER_ERROR("{}", s.error());
-  ev.base.context_length = model.cfg().text.context_length;
-  ev.base.preprocess.size = model.cfg().vision.image_size;
   ev.imagenet_val = o.get("imagenet-val");
   ev.zeroshot_data = o.get("zeroshot-data");
   const std::string cn = o.get("zeroshot-classnames");
@@ -41,14 +38,9 @@ int run(const std::vector<std::string>& args) {
   ev.val_data = ev.base.data;
   ev.val_num_samples = ev.base.num_samples;
   ev.dedup_images = o.flag("val-dedup-images");
-  ev.batch_size = int(o.get_int("batch-size"));
   ev.workers = int(o.get_int("workers"));
   ev.predictions_dir = o.get("predictions-dir");
-  ev.checkpoint = o.get("pretrained");
-  if (!ev.predictions_dir.empty()) fs::make_dirs(ev.predictions_dir);
-  if (ev.imagenet_val.empty() && ev.zeroshot_data.empty() && ev.val_data.empty())
-    OC_USER_ERROR("nothing to evaluate: give --imagenet-val, --zeroshot-data or --val-data");
-  auto m = evaluate(model, tok, ev);
+  const std::map<std::string, double> m = eval(e);
   if (o.flag("json")) {
     std::printf("%s\n", nlohmann::json(m).dump().c_str());
   } else {

@@ -8,7 +8,7 @@
 #include "cli/command.h"
 #include "core/check.h"
 #include "core/flags.h"
-#include "train/run_logs.h"
+#include "io/run_logs.h"
 
 namespace oc::cli {
 namespace {

@@ -39,7 +39,7 @@ const std::vector<CommandInfo>& command_infos() {
        "PATTERN"},
       {"demo",
        "The main job: Fashion-MNIST end to end. Imports the dataset into webdataset shards (once), trains a small "
-       "CLIP from scratch with a fixed recipe (the same model on every run; or sized to --minutes), evaluates "
+       "CLIP from scratch with a fixed recipe (the same model on every run) or sized to --minutes, evaluates "
        "zero-shot on the 10,000 test images with prompts not used in training, writes the HTML report, and prints "
        "one JSON line.",
        ""},

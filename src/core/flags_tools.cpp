@@ -47,10 +47,12 @@ void add_bench_flags(FlagList* l) {
 void add_demo_flags(FlagList* l) {
   l->section("demo");
   const std::vector<std::string> d = {"demo"};
-  l->add("minutes", T::Float, "10", "training time budget (the run is sized to it by a short timing)").on(d);
+  l->add("minutes", T::Float, "", "time-budget mode: size the run to this many minutes of training by a short timing "
+         "(default: the fixed recipe, 288,000 samples with seed 0: the same model on every run)").on(d);
   l->add("out", T::String, "data/demo", "folder for the shards (out/fmnist) and runs (out/logs)").on(d);
-  l->add("max-passes", T::Float, "12", "time-budget mode: cap on passes over the 60,000 training images").on(d);
-  l->add("samples", T::Int, "0", "train exactly this many samples (0: size the run to --minutes)").on(d);
+  l->add("max-passes", T::Float, "12", "cap on passes over the 60,000 training images (budget mode: a fast machine "
+         "stops early)").on(d);
+  l->add("samples", T::Int, "0", "train exactly this many samples (0: the recipe's, or as --minutes allows)").on(d);
   l->add("source", T::String, "/usr/share/datasets/fashion-mnist",
          "folder with the Fashion-MNIST IDX files (.gz or not; Debian package dataset-fashion-mnist)")
       .on({"demo", "data fashion-mnist"});
