@@ -12,6 +12,7 @@
 
 #include "core/check.h"
 #include "text/tokenizer.h"
+#include "core/flags.h"
 #include "train/trainer.h"
 
 namespace py = pybind11;
@@ -127,9 +128,18 @@ py::array_t<int64_t> tokenize(const std::vector<std::string>& texts, int context
   return out;
 }
 
+// train(["--model", "test-tiny", ...]): OpenCLIP's flags, parsed once by the flag registry
+// into a TrainArgs for the library's entry point oc::train().
 int train(const std::vector<std::string>& args) {
+  oc::Options o = oc::options_for("train");
+  o.parse(args);
+  if (o.help_requested()) {
+    py::print(o.help());
+    return 0;
+  }
+  const oc::TrainArgs a = oc::resolve_train_args(o);
   py::gil_scoped_release nogil;
-  return oc::train_main(args);
+  return oc::train(a);
 }
 
 }  // namespace

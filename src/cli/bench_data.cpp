@@ -9,7 +9,7 @@
 
 #include "core/check.h"
 #include "core/machine.h"
-#include "core/options.h"
+#include "core/flags.h"
 #include "core/timer.h"
 #include "data/loader.h"
 #include "data/urls.h"
@@ -17,18 +17,7 @@
 namespace oc::cli {
 
 int run_bench_data(const std::vector<std::string>& args) {
-  Options o("bench data",
-            "Data loader throughput: shards -> decoded, augmented, tokenized batches (training mode).",
-            {{"workers", OptType::Int, "2", "loader threads", ""},
-             {"batch-size", OptType::Int, "64", "samples per batch", ""},
-             {"batches", OptType::Int, "50", "timed batches", ""},
-             {"warmup", OptType::Int, "3", "untimed batches first", ""},
-             {"image-size", OptType::Int, "224", "RandomResizedCrop output size", ""},
-             {"dataset-type", OptType::String, "auto", "auto, webdataset, csv, synthetic, synthetic-learnable", ""},
-             {"decode-min-side", OptType::Int, "0", "let JPEG decoding scale down to this shortest side (0: full size)", ""},
-             {"seed", OptType::Int, "0", "seed", ""},
-             {"json", OptType::Flag, "", "print one JSON object", ""}},
-            "PATTERN");
+  Options o = options_for("bench data");
   o.parse(args);
   if (o.help_requested()) return std::printf("%s", o.help().c_str()), 0;
   data::DataConfig cfg;

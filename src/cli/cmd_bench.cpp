@@ -14,7 +14,7 @@
 #include "cli/command.h"
 #include "core/check.h"
 #include "core/machine.h"
-#include "core/options.h"
+#include "core/flags.h"
 #include "core/parallel.h"
 #include "core/profile.h"
 #include "core/rng.h"
@@ -80,21 +80,6 @@ double cpu_seconds() {
   return double(u.ru_utime.tv_sec + u.ru_stime.tv_sec) + 1e-6 * double(u.ru_utime.tv_usec + u.ru_stime.tv_usec);
 }
 
-Options bench_options(const std::string& what) {
-  return Options(
-      "bench " + what, what == "train" ? "Training-step throughput of a model on synthetic data."
-                                        : "encode_image / encode_text throughput on synthetic data.",
-      {{"model", OptType::String, "ViT-B-32", "model config name or JSON path"},
-       {"batch-size", OptType::Int, what == "train" ? "128" : "64", "batch size"},
-       {"precision", OptType::String, "amp_bf16", "fp32, amp_bf16 (amp, amp_bfloat16), pure_bf16 (bf16)"},
-       {"steps", OptType::Int, "5", "measured steps (after the warm-up steps)"},
-       {"warmup-steps", OptType::Int, "1", "untimed steps first"},
-       {"threads", OptType::Int, "0", "OpenMP threads (0 = all cores)"},
-       {"text-len", OptType::String, "caption", "'caption' (8-24 tokens, COCO-like) or a fixed token count"},
-       {"seed", OptType::Int, "0", "seed"},
-       {"json", OptType::Flag, "", "print one JSON object"}});
-}
-
 void text_lengths(const Options& o, int ctx, int* lo, int* hi) {
   std::string t = o.get("text-len");
   if (t == "caption") {
@@ -105,7 +90,7 @@ void text_lengths(const Options& o, int ctx, int* lo, int* hi) {
 }
 
 int run_train(const std::vector<std::string>& args) {
-  Options o = bench_options("train");
+  Options o = options_for("bench train");
   o.parse(args);
   if (o.help_requested()) return std::printf("%s", o.help().c_str()), 0;
   if (o.get_int("threads") > 0) set_num_threads(int(o.get_int("threads")));
@@ -197,7 +182,7 @@ int run_train(const std::vector<std::string>& args) {
 }
 
 int run_infer(const std::vector<std::string>& args) {
-  Options o = bench_options("infer");
+  Options o = options_for("bench infer");
   o.parse(args);
   if (o.help_requested()) return std::printf("%s", o.help().c_str()), 0;
   if (o.get_int("threads") > 0) set_num_threads(int(o.get_int("threads")));
@@ -242,15 +227,7 @@ int run_infer(const std::vector<std::string>& args) {
 // Zero-shot evaluation cost: the classifier (C classes x T templates through the text
 // tower, OpenCLIP's build_zero_shot_classifier) and images/s through the image tower + logits.
 int run_zeroshot(const std::vector<std::string>& args) {
-  Options o("bench zeroshot", "Zero-shot classifier build time and evaluation images/s.",
-            {{"model", OptType::String, "ViT-B-32", "model config name or JSON path"},
-             {"precision", OptType::String, "amp_bf16", "fp32 or amp_bf16"},
-             {"classes", OptType::Int, "1000", "ImageNet classes to use (first N)"},
-             {"templates", OptType::Int, "80", "OpenAI templates to use (first N)"},
-             {"images", OptType::Int, "128", "synthetic images to classify"},
-             {"batch-size", OptType::Int, "64", "batch size"},
-             {"threads", OptType::Int, "0", "OpenMP threads (0 = all cores)"},
-             {"json", OptType::Flag, "", "print one JSON object"}});
+  Options o = options_for("bench zeroshot");
   o.parse(args);
   if (o.help_requested()) return std::printf("%s", o.help().c_str()), 0;
   if (o.get_int("threads") > 0) set_num_threads(int(o.get_int("threads")));

@@ -6,19 +6,13 @@
 
 #include "cli/command.h"
 #include "core/check.h"
-#include "core/options.h"
+#include "core/flags.h"
 
 namespace oc::cli {
 namespace {
 
 int run(const std::vector<std::string>& args) {
-  Options o("classify", "Label probabilities for images: softmax(100 * image . text).",
-            {{"model", OptType::String, "ViT-B-32", "model config name or JSON path"},
-             {"pretrained", OptType::String, "", "weights file"},
-             {"image", OptType::List, "", "image files"},
-             {"labels", OptType::List, "", "candidate texts"},
-             {"precision", OptType::String, "fp32", "fp32 or amp_bf16"},
-             {"json", OptType::Flag, "", "one JSON object per image"}});
+  Options o = options_for("classify");
   o.parse(args);
   if (o.help_requested()) return std::printf("%s", o.help().c_str()), 0;
   if (!o.has("pretrained")) OC_USER_ERROR("classify needs --pretrained WEIGHTS");

@@ -6,7 +6,7 @@
 
 #include "cli/command.h"
 #include "core/check.h"
-#include "core/options.h"
+#include "core/flags.h"
 #include "io/file.h"
 #include "io/safetensors.h"
 #include "io/torch_pt.h"
@@ -41,8 +41,7 @@ Format input_format(const std::string& path) {
 }
 
 int run(const std::vector<std::string>& args) {
-  Options opt("convert", "Convert model weights between .pt/.pth/.bin (torch.save) and .safetensors.", {},
-              "IN OUT");
+  Options opt = options_for("convert");
   opt.parse(args);
   if (opt.help_requested()) return std::printf("%s", opt.help().c_str()), 0;
   if (opt.positional().size() != 2) OC_USER_ERROR("expected IN and OUT (openclip convert IN OUT)");

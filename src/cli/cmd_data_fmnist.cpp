@@ -3,23 +3,13 @@
 
 #include "cli/cmd_data.h"
 #include "core/check.h"
-#include "core/options.h"
+#include "core/flags.h"
 #include "data/fashion_mnist.h"
 
 namespace oc::cli {
 
 int data_fashion_mnist(const std::vector<std::string>& args) {
-  Options o("data fashion-mnist",
-            "Fashion-MNIST to webdataset shards: PNG images (lossless), varied captions, .cls labels, "
-            "sizes.json, and <out>/fashion_mnist_zeroshot.json (class names + evaluation templates).",
-            {{"out", OptType::String, "", "output folder (gets train/ and test/)", ""},
-             {"split", OptType::String, "both", "train, test or both", ""},
-             {"image-size", OptType::Int, "28", "image side in pixels (28 = the original pixels)", ""},
-             {"shard-size", OptType::Int, "2000", "samples per shard (2000: 30 train shards, enough for workers x ranks)", ""},
-             {"source", OptType::String, "/usr/share/datasets/fashion-mnist",
-              "folder with the IDX files (.gz or not; Debian package dataset-fashion-mnist)", ""},
-             {"limit", OptType::Int, "-1", "only the first N images of each split (-1: all)", ""},
-             {"seed", OptType::Int, "0", "seed of the caption template choice", ""}});
+  Options o = options_for("data fashion-mnist");
   o.parse(args);
   if (o.help_requested()) return std::printf("%s", o.help().c_str()), 0;
   if (!o.has("out")) OC_USER_ERROR("data fashion-mnist: --out is required");

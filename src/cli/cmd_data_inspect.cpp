@@ -3,7 +3,7 @@
 
 #include "cli/cmd_data.h"
 #include "core/check.h"
-#include "core/options.h"
+#include "core/flags.h"
 #include "data/csv.h"
 #include "data/inspect.h"
 #include "data/urls.h"
@@ -11,15 +11,7 @@
 namespace oc::cli {
 
 int data_inspect(const std::vector<std::string>& args) {
-  Options o("data inspect",
-            "Samples, samples OpenCLIP would skip (by reason), extensions, image sizes, caption lengths and "
-            "damaged shards of a webdataset pattern.",
-            {{"json", OptType::Flag, "", "print one JSON object", ""},
-             {"decode", OptType::Flag, "", "decode every image (finds corrupt images behind good headers)", ""},
-             {"csv-separator", OptType::String, "\\t", "for a .csv/.tsv PATTERN: the separator (OpenCLIP's default TAB)", ""},
-             {"csv-img-key", OptType::String, "filepath", "for a .csv/.tsv PATTERN: the image path column", ""},
-             {"csv-caption-key", OptType::String, "title", "for a .csv/.tsv PATTERN: the caption column", ""}},
-            "PATTERN");
+  Options o = options_for("data inspect");
   o.parse(args);
   if (o.help_requested()) return std::printf("%s", o.help().c_str()), 0;
   if (o.positional().size() != 1) OC_USER_ERROR("data inspect: give one shard pattern, e.g. 'shards/{{00000..00009}}.tar'");

@@ -4,27 +4,14 @@
 
 #include "cli/cmd_data.h"
 #include "core/check.h"
-#include "core/options.h"
+#include "core/flags.h"
 #include "data/csv.h"
 #include "data/shard_tool.h"
 
 namespace oc::cli {
 
 int data_shards(const std::vector<std::string>& args) {
-  Options o("data shards",
-            "Local images to webdataset shards (img2dataset layout: {00000..}.tar with 9-digit keys, .jpg .txt "
-            ".json, NNNNN_stats.json, sizes.json). Rerunning skips finished shards.",
-            {{"from-csv", OptType::String, "", "CSV with image paths (relative to the CSV's folder) and captions", ""},
-             {"from-folder", OptType::String, "", "folder of images; captions from <stem>.txt, else the folder name", ""},
-             {"out", OptType::String, "", "output folder", ""},
-             {"shard-size", OptType::Int, "10000", "samples per shard", ""},
-             {"image-size", OptType::Int, "256", "target size (see --resize-mode)", ""},
-             {"resize-mode", OptType::String, "keep_ratio", "keep_ratio, center_crop, border or no", ""},
-             {"encode-quality", OptType::Int, "95", "JPEG quality", ""},
-             {"first-caption-only", OptType::Flag, "", "keep only the first line of each caption", ""},
-             {"csv-separator", OptType::String, "\t", "CSV separator (default TAB)", ""},
-             {"csv-img-key", OptType::String, "filepath", "CSV image column", ""},
-             {"csv-caption-key", OptType::String, "title", "CSV caption column", ""}});
+  Options o = options_for("data shards");
   o.parse(args);
   if (o.help_requested()) return std::printf("%s", o.help().c_str()), 0;
   if (o.has("from-csv") == o.has("from-folder"))

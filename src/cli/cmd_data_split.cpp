@@ -3,22 +3,14 @@
 
 #include "cli/cmd_data.h"
 #include "core/check.h"
-#include "core/options.h"
+#include "core/flags.h"
 #include "data/csv.h"
 #include "data/csv_split.h"
 
 namespace oc::cli {
 
 int data_split(const std::vector<std::string>& args) {
-  Options o("data split",
-            "Split a CSV into <prefix>_train and <prefix>_test with no group (default: no image) in both.",
-            {{"csv", OptType::String, "", "input CSV/TSV", ""},
-             {"test-size", OptType::Float, "", ">= 1: groups (images) in the test split; below 1: a fraction of them", ""},
-             {"seed", OptType::Int, "0", "seed of the choice", ""},
-             {"group-by", OptType::String, "", "column kept together (default: --csv-img-key)", ""},
-             {"out-prefix", OptType::String, "", "output prefix (default: the input path without extension)", ""},
-             {"csv-separator", OptType::String, "\t", "separator (default TAB, as training)", ""},
-             {"csv-img-key", OptType::String, "filepath", "image column", ""}});
+  Options o = options_for("data split");
   o.parse(args);
   if (o.help_requested()) return std::printf("%s", o.help().c_str()), 0;
   if (!o.has("csv") || !o.has("test-size")) OC_USER_ERROR("data split: --csv and --test-size are required");

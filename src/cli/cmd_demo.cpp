@@ -1,13 +1,15 @@
 // openclip demo: the main job on the embedded default, end to end on real data.
 //   1. import Fashion-MNIST (Debian's dataset-fashion-mnist) into webdataset shards (once);
 //   2. time a few training steps of the demo recipe and size the run to --minutes;
-//   3. train a small CLIP from scratch with `openclip train` (the same code path and run
-//      folder as the CLI), zero-shot evaluated on the 10,000 test images after every epoch
+//   3. train a small CLIP from scratch with train(TrainArgs) (the same code path and run
+//      folder as `openclip train`), zero-shot evaluated on the 10,000 test images after every epoch
 //      with prompts not used in training;
 //   4. the HTML report (`openclip report`) from the event files, results.jsonl and the
 //      last evaluation's per-sample predictions (zeroshot_<task>.json);
 //   5. one JSON line: zeroshot_top1/top5, train_seconds, seconds_to_85, run_dir, report.
 #include <algorithm>
+#include <deque>
+#include <memory>
 #include <cmath>
 #include <cstdio>
 #include <ctime>
@@ -17,7 +19,7 @@
 #include "core/check.h"
 #include "core/fs.h"
 #include "core/log.h"
-#include "core/options.h"
+#include "core/flags.h"
 #include "core/parallel.h"
 #include "core/rng.h"
 #include "core/timer.h"
@@ -32,7 +34,13 @@ namespace oc::cli {
 namespace {
 
 // The recipe (README "The main job"): chosen by the experiments recorded in
-// docs/BENCHMARKS.md to reach the quality target within 10 minutes on 2 cores.
+// docs/BENCHMARKS.md to reach the quality target within 10 minutes on 2 cores. By default
+// the run trains exactly kRecipeSamples samples with seed 0, so every run gives the same
+// model; --minutes sizes the run to a time budget instead.
+constexpr int64_t kRecipeSamples = 288000;  // 4.8 passes: 2,250 steps of 128
+// The measured time of the recipe: 290,560 samples trained in 546 s on the idle 2-core AMD EPYC
+// (docs/BENCHMARKS.md, 2026-11-30), i.e. 532 samples/s.
+constexpr double kRecipeSecondsPerSample = 546.0 / 290560.0;
 struct Recipe {
   std::string model = "fmnist-S";
   int batch_size = 128;
@@ -77,6 +85,48 @@ double measure_samples_per_second(const Recipe& r) {
   return double(B * steps) / t.seconds();
 }
 
+// --minutes: the run's length in optimizer steps from the measured speed, re-planned while it
+// trains (TrainArgs::replan, asked after every step). The rate over the last stretch of
+// training (a tenth of the budget, at least kMinSteps steps) is compared with the plan's:
+// when it moved by more than 10%, the remaining steps are re-planned to end at the budget;
+// when the plan is done early with time left for more steps, it is extended; and the run
+// never starts a step it has no time left for.
+class BudgetPlan {
+ public:
+  BudgetPlan(double budget_s, double steps_per_s, int64_t cap_steps)
+      : budget_s_(budget_s), rate_(steps_per_s), cap_(cap_steps),
+        total_(std::clamp<int64_t>(int64_t(steps_per_s * budget_s), 1, cap_steps)) {}
+  int64_t total() const { return total_; }
+  int64_t operator()(int64_t done, double secs) {
+    window_.emplace_back(done, secs);
+    while (window_.size() > 2 && secs - window_[1].second >= 0.1 * budget_s_ && done - window_[1].first >= kMinSteps)
+      window_.pop_front();
+    const auto [d0, s0] = window_.front();
+    const double left = budget_s_ - secs;
+    if (done - d0 >= kMinSteps && secs > s0) {
+      const double rate = double(done - d0) / (secs - s0);
+      if (std::abs(rate - rate_) > 0.1 * rate_) {
+        rate_ = rate;
+        replan(done, left, "training runs at {:.2f} steps/s now");
+      }
+    }
+    if (done >= total_ && left > 2.5 / rate_) replan(done, left, "the plan is done with time left ({:.2f} steps/s)");
+    if (left < 1.5 / rate_) total_ = done;  // no time for another step (with a half-step margin)
+    return total_;
+  }
+
+ private:
+  void replan(int64_t done, double left, const char* why) {
+    total_ = std::clamp<int64_t>(done + int64_t(rate_ * std::max(0.0, left)), done, cap_);
+    log::info("Demo: {}: re-planned to {} steps ({} left) for the {:.0f} s budget", fmt::format(fmt::runtime(why), rate_),
+              total_, total_ - done, budget_s_);
+  }
+  static constexpr int64_t kMinSteps = 3;
+  double budget_s_, rate_;
+  int64_t cap_, total_;
+  std::deque<std::pair<int64_t, double>> window_;  // (steps done, training seconds)
+};
+
 // Reads checkpoints/results.jsonl: per-epoch zero-shot top-1 and training seconds.
 struct EpochResult {
   int64_t epoch;
@@ -100,35 +150,8 @@ std::vector<EpochResult> read_results(const std::string& run_dir, const std::str
   return out;
 }
 
-int run(const std::vector<std::string>& args) {
+Recipe recipe_from(const Options& o) {
   Recipe rc;
-  Options o("demo",
-            "The main job: Fashion-MNIST end to end. Imports the dataset into webdataset shards (once), trains "
-            "a small CLIP from scratch for about --minutes, evaluates zero-shot on the 10,000 test images with "
-            "prompts not used in training, writes the HTML report, and prints one JSON line.",
-            {{"minutes", OptType::Float, "10", "training time budget (the run is sized to it by a short timing)"},
-             {"out", OptType::String, "data/demo", "folder for the shards (out/fmnist) and runs (out/logs)"},
-             {"name", OptType::String, "", "run name (default: fmnist-<date>)"},
-             {"model", OptType::String, rc.model, "model config"},
-             {"batch-size", OptType::Int, std::to_string(rc.batch_size), "batch size"},
-             {"lr", OptType::Float, fmt::format("{}", rc.lr), "peak learning rate (cosine schedule)"},
-             {"wd", OptType::Float, fmt::format("{}", rc.wd), "weight decay"},
-             {"warmup", OptType::Int, std::to_string(rc.warmup), "warm-up steps"},
-             {"epochs", OptType::Int, std::to_string(rc.epochs), "epochs (zero-shot evaluations) the budget is split into"},
-             {"max-passes", OptType::Float, fmt::format("{}", rc.max_passes),
-              "cap on passes over the 60,000 training images (a fast machine stops early)"},
-             {"samples", OptType::Int, "0", "train exactly this many samples (0: size the run to --minutes)"},
-             {"precision", OptType::String, rc.precision,
-              "fp32 (here: no bf16 hardware) or amp_bf16 (faster on CPUs with AMX / AVX512-BF16)"},
-             {"workers", OptType::Int, "1", "data loader threads"},
-             {"threads", OptType::Int, "0", "compute threads (0 = all cores)"},
-             {"seed", OptType::Int, "0", "seed"},
-             {"source", OptType::String, "/usr/share/datasets/fashion-mnist", "Fashion-MNIST IDX files (Debian's dataset-fashion-mnist)"},
-             {"limit", OptType::Int, "0", "import only the first N images of each split (quick checks, tests)"},
-             {"no-report", OptType::Flag, "", "skip the HTML report"}});
-  o.parse(args);
-  if (o.help_requested()) return std::printf("%s", o.help().c_str()), 0;
-  if (o.get_int("threads") > 0) set_num_threads(int(o.get_int("threads")));
   rc.model = o.get("model");
   rc.batch_size = int(o.get_int("batch-size"));
   rc.lr = o.get_float("lr");
@@ -138,80 +161,147 @@ int run(const std::vector<std::string>& args) {
   rc.max_passes = o.get_float("max-passes");
   rc.precision = o.get("precision");
   (void)parse_precision(rc.precision);  // a bad value fails here, before the import and timing
-  const double minutes = o.get_float("minutes");
-  if (!(minutes > 0)) OC_USER_ERROR("--minutes must be positive (got {})", minutes);
   if (rc.batch_size <= 0 || rc.epochs <= 0) OC_USER_ERROR("--batch-size and --epochs must be positive");
-  const std::string out = o.get("out");
+  return rc;
+}
 
-  // 1. Data (idempotent: a complete import is reused).
+// The imported shards (idempotent: a complete import is reused).
+struct DemoData {
+  std::string train, test, task_json;
+  int64_t train_images = 60000;
+};
+DemoData import_data(const Options& o) {
   data::FashionMnistOptions fo;
-  fo.out = fs::join(out, o.get_int("limit") > 0 ? fmt::format("fmnist-limit{}", o.get_int("limit")) : "fmnist");
-  fo.limit = o.get_int("limit") > 0 ? o.get_int("limit") : -1;
+  const int64_t limit = o.get_int("limit");
+  fo.out = fs::join(o.get("out"), limit > 0 ? fmt::format("fmnist-limit{}", limit) : "fmnist");
+  fo.limit = limit > 0 ? limit : -1;
   fo.source = o.get("source");
-  std::string train_data, test_data;
+  DemoData d;
   for (auto& s : data::import_fashion_mnist(fo)) {
     log::info("Fashion-MNIST {}: {} samples in {} shards at {}{}", s.name, s.samples, s.shards, s.dir,
               s.reused ? " (already imported)" : "");
     OC_CHECK(s.shards > 0, "{}: the import reports no shards", s.dir);
-    (s.name == "train" ? train_data : test_data) = fs::join(s.dir, fmt::format("{{00000..{:05d}}}.tar", s.shards - 1));
+    (s.name == "train" ? d.train : d.test) = fs::join(s.dir, fmt::format("{{00000..{:05d}}}.tar", s.shards - 1));
   }
-  const std::string task_json = fs::join(fo.out, "fashion_mnist_zeroshot.json");
+  d.task_json = fs::join(fo.out, "fashion_mnist_zeroshot.json");
+  if (limit > 0) d.train_images = std::min<int64_t>(limit, 60000);
+  return d;
+}
 
-  // 2. Size the run: samples = budget x measured speed, in whole batches per epoch.
+// How long the run is: a fixed number of samples (the recipe's, or --samples), or a time
+// budget (--minutes) with its plan. Epochs are of a fixed size (the first plan's tenth).
+struct RunLength {
+  int64_t per_epoch = 0, steps_per_epoch = 0, epochs = 0;
+  std::unique_ptr<BudgetPlan> plan;
+  int64_t steps() const { return plan ? std::min(plan->total(), epochs * steps_per_epoch) : epochs * steps_per_epoch; }
+  int64_t last_epoch() const { return (steps() + steps_per_epoch - 1) / steps_per_epoch; }
+};
+RunLength size_run(const Options& o, const Recipe& rc, int64_t train_images) {
+  RunLength r;
   int64_t samples = o.get_int("samples");
-  if (samples <= 0) {
+  const int64_t cap = int64_t(rc.max_passes * double(train_images));
+  const bool budget_mode = o.has("minutes");
+  if (samples <= 0 && !budget_mode) {
+    samples = std::min(kRecipeSamples, cap);
+    log::info("Demo recipe: {} at batch {}, lr {} (warm-up {}, cosine), wd {}, {}, seed {}: {} samples ({:.2f} passes) "
+              "in {} epochs; measured ~{:.0f} s of training on an idle 2-core AMD EPYC (docs/BENCHMARKS.md)",
+              rc.model, rc.batch_size, rc.lr, rc.warmup, rc.wd, rc.precision, o.get_int("seed"), samples,
+              double(samples) / 60000.0, rc.epochs, double(samples) * kRecipeSecondsPerSample);
+  } else if (samples <= 0) {
+    const double minutes = o.get_float("minutes");
     const double sps = measure_samples_per_second(rc);
-    const double cap = rc.max_passes * double(fo.limit > 0 ? std::min<int64_t>(fo.limit, 60000) : 60000);
     // 0.93: the loader, logging and checkpoint writes cost a few percent over the bare step.
-    samples = int64_t(std::min(cap, 0.93 * sps * minutes * 60.0));
-    log::info("Demo: {} at batch {} trains {:.0f} samples/s here: {} samples fit in {} minutes ({:.2f} passes)",
+    samples = std::min(cap, int64_t(0.93 * sps * minutes * 60.0));
+    r.plan = std::make_unique<BudgetPlan>(minutes * 60.0, 0.93 * sps / rc.batch_size,
+                                          std::max<int64_t>(1, cap / rc.batch_size));
+    log::info("Demo: {} at batch {} trains {:.0f} samples/s here: {} samples fit in {} minutes ({:.2f} passes); the "
+              "speed is re-measured while training",
               rc.model, rc.batch_size, sps, samples, minutes, double(samples) / 60000.0);
   }
-  const int64_t per_epoch = std::max<int64_t>(1, samples / rc.epochs / rc.batch_size) * rc.batch_size;
+  r.per_epoch = std::max<int64_t>(1, samples / rc.epochs / rc.batch_size) * rc.batch_size;
+  // An epoch is at most one pass (the shards are read once per epoch): in budget mode the
+  // plan may be long for a small --limit.
+  if (r.plan) r.per_epoch = std::min(r.per_epoch, std::max<int64_t>(1, train_images / rc.batch_size) * rc.batch_size);
+  r.steps_per_epoch = r.per_epoch / rc.batch_size;
+  // Budget mode: as many epochs as the cap allows; the plan ends the run.
+  r.epochs = r.plan ? std::max<int64_t>(rc.epochs, (cap / rc.batch_size + r.steps_per_epoch - 1) / r.steps_per_epoch)
+                    : rc.epochs;
+  return r;
+}
 
-  // 3. Train through the CLI's own program.
+std::string run_name(const Options& o) {
   std::string name = o.get("name");
-  if (name.empty()) {
-    std::time_t t = std::time(nullptr);
-    std::tm tm{};
-    localtime_r(&t, &tm);
-    char date[64];
-    std::strftime(date, sizeof date, "%Y_%m_%d-%H_%M_%S", &tm);
-    name = fmt::format("fmnist-{}", date);
-  }
-  const std::string logs = fs::join(out, "logs");
-  std::vector<std::string> targs = {
-      "--train-data", train_data, "--dataset-type", "webdataset", "--train-num-samples", std::to_string(per_epoch),
-      "--batch-size", std::to_string(rc.batch_size), "--epochs", std::to_string(rc.epochs), "--model", rc.model,
-      "--lr", fmt::format("{}", rc.lr), "--wd", fmt::format("{}", rc.wd), "--warmup", std::to_string(rc.warmup),
-      "--workers", std::to_string(o.get_int("workers")), "--precision", rc.precision, "--seed",
-      std::to_string(o.get_int("seed")), "--logs", logs, "--name", name, "--report-to", "tensorboard",
-      "--log-every-n-steps", "10", "--save-frequency", "0", "--zeroshot-data", test_data,
-      "--zeroshot-classnames", task_json, "--zeroshot-frequency", "1"};
-  const int rc_train = train_main(targs);
-  if (rc_train != 0) OC_USER_ERROR("demo: training failed (exit status {}); see {}", rc_train, fs::join(logs, name));
-  const std::string run_dir = fs::join(logs, name);
+  if (!name.empty()) return name;
+  std::time_t t = std::time(nullptr);
+  std::tm tm{};
+  localtime_r(&t, &tm);
+  char date[64];
+  std::strftime(date, sizeof date, "%Y_%m_%d-%H_%M_%S", &tm);
+  return fmt::format("fmnist-{}", date);
+}
 
+TrainArgs demo_train_args(const Options& o, const Recipe& rc, const DemoData& d, const RunLength& len,
+                          const std::string& name) {
+  TrainArgs t = train_defaults(rc.model);
+  t.train_data = d.train;
+  t.dataset_type = "webdataset";
+  t.train_num_samples = len.per_epoch;
+  t.batch_size = rc.batch_size;
+  t.epochs = int(len.epochs);
+  if (len.plan) t.replan = [p = len.plan.get()](int64_t done, double secs) { return (*p)(done, secs); };
+  t.lr = rc.lr;
+  t.wd = rc.wd;
+  t.warmup = rc.warmup;
+  t.workers = int(o.get_int("workers"));
+  t.precision = rc.precision;
+  t.seed = int(o.get_int("seed"));
+  t.logs = fs::join(o.get("out"), "logs");
+  t.name = name;
+  t.report_to = "tensorboard";
+  t.log_every_n_steps = 10;
+  t.save_frequency = 0;
+  t.zeroshot_data = d.test;
+  t.zeroshot_classnames = d.task_json;
+  t.zeroshot_frequency = 1;
+  return t;
+}
+
+// The HTML report; a failing report must not lose the trained run: warn and go on.
+std::string write_report(const std::string& run_dir) {
+  std::string report;
+  try {
+    for (const Command& c : registry())
+      if (c.name == "report" && c.run({run_dir}) == 0) report = fs::join(run_dir, "report.html");
+  } catch (const std::exception& e) {
+    log::warn("demo: the report failed: {}", e.what());
+  }
+  if (report.empty()) log::warn("demo: no report written; retry with `openclip report {}`", run_dir);
+  return report;
+}
+
+int run(const std::vector<std::string>& args) {
+  Options o = options_for("demo");
+  o.parse(args);
+  if (o.help_requested()) return std::printf("%s", o.help().c_str()), 0;
+  if (o.get_int("threads") > 0) set_num_threads(int(o.get_int("threads")));
+  const Recipe rc = recipe_from(o);
+  if (o.has("minutes") && !(o.get_float("minutes") > 0))
+    OC_USER_ERROR("--minutes must be positive (got {})", o.get("minutes"));
+  const DemoData d = import_data(o);                           // 1. data
+  const RunLength len = size_run(o, rc, d.train_images);        // 2. how long
+  const std::string name = run_name(o);                         // 3. train
+  const TrainArgs t = demo_train_args(o, rc, d, len, name);
+  const int rc_train = train(t);
+  const std::string run_dir = fs::join(t.logs, name);
+  if (rc_train != 0) OC_USER_ERROR("demo: training failed (exit status {}); see {}", rc_train, run_dir);
   // 4. The last epoch's zero-shot evaluation left the per-sample predictions in the run
   // folder (zeroshot_<task>.json); the report draws from it and the event files.
-  const std::string task_name = load_zeroshot_task(task_json).name;
+  const std::string task_name = load_zeroshot_task(d.task_json).name;
   auto epochs = read_results(run_dir, task_name + "-zeroshot");
-  if (epochs.empty() || epochs.back().epoch != rc.epochs)
+  if (epochs.empty() || epochs.back().epoch != len.last_epoch())
     OC_USER_ERROR("demo: {} has no zero-shot result for the last epoch", fs::join(run_dir, "checkpoints/results.jsonl"));
   const EpochResult& last = epochs.back();
-  std::string report;
-  if (!o.flag("no-report")) {
-    // A failing report must not lose the trained run: warn and still print the result.
-    try {
-      for (const Command& c : registry())
-        if (c.name == "report" && c.run({run_dir}) == 0) report = fs::join(run_dir, "report.html");
-    } catch (const std::exception& e) {
-      log::warn("demo: the report failed: {}", e.what());
-    }
-    if (report.empty()) log::warn("demo: no report written; retry with `openclip report {}`", run_dir);
-  }
-
-  const double train_seconds = last.train_seconds;
+  const std::string report = o.flag("no-report") ? "" : write_report(run_dir);
   nlohmann::json seconds_to_85 = nullptr;
   for (auto& e : epochs)
     if (e.top1 >= 0.85) {
@@ -220,9 +310,9 @@ int run(const std::vector<std::string>& args) {
     }
   nlohmann::json j = {{"zeroshot_top1", last.top1},
                       {"zeroshot_top5", last.top5},
-                      {"train_seconds", std::round(train_seconds * 10) / 10},
+                      {"train_seconds", std::round(last.train_seconds * 10) / 10},
                       {"seconds_to_85", seconds_to_85},
-                      {"samples", per_epoch * rc.epochs},
+                      {"samples", len.steps() * rc.batch_size},
                       {"model", rc.model},
                       {"run_dir", run_dir},
                       {"report", report}};

@@ -10,7 +10,7 @@
 #include "cli/command.h"
 #include "core/check.h"
 #include "core/fs.h"
-#include "core/options.h"
+#include "core/flags.h"
 #include "data/urls.h"
 #include "image/codec.h"
 #include "io/npy.h"
@@ -40,15 +40,7 @@ std::vector<std::string> image_list(const std::string& spec) {
 }
 
 int run(const std::vector<std::string>& args) {
-  Options o("embed", "Write image or text embeddings to a .npy or .safetensors file.",
-            {{"model", OptType::String, "ViT-B-32", "model config name or JSON path"},
-             {"pretrained", OptType::String, "", "weights file"},
-             {"images", OptType::String, "", "an image file, a folder of images, or a pattern ({a,b}, {000..999})"},
-             {"texts", OptType::String, "", "a UTF-8 file with one text per line"},
-             {"out", OptType::String, "", "output .npy or .safetensors"},
-             {"batch-size", OptType::Int, "32", "batch size"},
-             {"precision", OptType::String, "fp32", "fp32 or amp_bf16"},
-             {"no-normalize", OptType::Flag, "", "keep raw (unnormalized) embeddings"}});
+  Options o = options_for("embed");
   o.parse(args);
   if (o.help_requested()) return std::printf("%s", o.help().c_str()), 0;
   if (!o.has("pretrained")) OC_USER_ERROR("embed needs --pretrained WEIGHTS");

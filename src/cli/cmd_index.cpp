@@ -5,7 +5,7 @@
 
 #include "cli/command.h"
 #include "core/check.h"
-#include "core/options.h"
+#include "core/flags.h"
 #include "image/codec.h"
 #include "index/build.h"
 #include "index/checksum.h"
@@ -21,16 +21,7 @@ const char* kUsage =
     "  search  the nearest images of an index to a text (or an image)\n";
 
 int build(const std::vector<std::string>& args) {
-  Options o("index build", "Embed images into an index folder (appends when the folder holds an index).",
-            {{"model", OptType::String, "ViT-B-32", "model config name or JSON path"},
-             {"pretrained", OptType::String, "", "weights file"},
-             {"random-init", OptType::Flag, "", "random weights (seed 0) instead of --pretrained, for benchmarks"},
-             {"images", OptType::String, "", "a folder (recursive), a pattern (*, {a,b}, {000..009}) or shards (*.tar)"},
-             {"out", OptType::String, "", "index folder"},
-             {"batch-size", OptType::Int, "32", "images per forward pass"},
-             {"precision", OptType::String, "fp32", "fp32 or amp_bf16"},
-             {"faiss", OptType::String, "auto", "auto (exact below 200,000 vectors, HNSW above), flat or hnsw"},
-             {"json", OptType::Flag, "", "print the summary as JSON"}});
+  Options o = options_for("index build");
   o.parse(args);
   if (o.help_requested()) return std::printf("%s", o.help().c_str()), 0;
   if (o.has("pretrained") == o.flag("random-init")) OC_USER_ERROR("index build needs --pretrained WEIGHTS (or --random-init)");
@@ -62,13 +53,7 @@ int search(const std::vector<std::string>& args) {
   std::vector<std::string> a = args;
   for (auto& s : a)
     if (s == "-k") s = "--k";
-  Options o("index search", "The nearest images of an index to a text or an image.",
-            {{"text", OptType::String, "", "query text"},
-             {"image", OptType::String, "", "query image (more like this)"},
-             {"k", OptType::Int, "10", "number of results"},
-             {"pretrained", OptType::String, "", "weights (default: the path recorded in the index)"},
-             {"json", OptType::Flag, "", "results as one JSON object"}},
-            "INDEX_DIR");
+  Options o = options_for("index search");
   o.parse(a);
   if (o.help_requested()) return std::printf("%s", o.help().c_str()), 0;
   if (o.positional().size() != 1) OC_USER_ERROR("index search needs one INDEX_DIR");

@@ -6,7 +6,7 @@
 
 #include "cli/command.h"
 #include "core/machine.h"
-#include "core/options.h"
+#include "core/flags.h"
 #include "ops/gemm.h"
 
 namespace oc::cli {
@@ -42,8 +42,7 @@ nlohmann::json info_json() {
 }
 
 int run(const std::vector<std::string>& args) {
-  Options opt("info", "Describe this machine and its devices.",
-              {{"json", OptType::Flag, "", "print one JSON object instead of a table"}});
+  Options opt = options_for("info");
   opt.parse(args);
   if (opt.help_requested()) return std::printf("%s", opt.help().c_str()), 0;
   nlohmann::json j = info_json();

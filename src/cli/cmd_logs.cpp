@@ -7,17 +7,14 @@
 
 #include "cli/command.h"
 #include "core/check.h"
-#include "core/options.h"
-#include "train/run_logs.h"
+#include "core/flags.h"
+#include "io/run_logs.h"
 
 namespace oc::cli {
 namespace {
 
 int run_export(const std::vector<std::string>& args) {
-  Options o("logs export", "Print a run's TensorBoard scalars.",
-            {{"tag", OptType::String, "train/loss", "scalar tag ('all' for every tag)"},
-             {"format", OptType::String, "csv", "csv or json"}},
-            "RUN_DIR");
+  Options o = options_for("logs export");
   o.parse(args);
   if (o.help_requested()) return std::printf("%s", o.help().c_str()), 0;
   if (o.positional().size() != 1) OC_USER_ERROR("logs export takes one run folder or event file");
@@ -48,12 +45,7 @@ int run_export(const std::vector<std::string>& args) {
 }
 
 int run_compare(const std::vector<std::string>& args) {
-  Options o("logs compare", "Compare a scalar of run A against reference run B step by step.",
-            {{"tag", OptType::String, "train/loss", "scalar tag"},
-             {"max-rel-diff", OptType::Float, "0.02", "pass when every common step has |a-b|/|b| <= this"},
-             {"top", OptType::Int, "10", "rows in the table of worst steps"},
-             {"json", OptType::Flag, "", "print the result as JSON"}},
-            "RUN_A RUN_B");
+  Options o = options_for("logs compare");
   o.parse(args);
   if (o.help_requested()) return std::printf("%s", o.help().c_str()), 0;
   if (o.positional().size() != 2) OC_USER_ERROR("logs compare takes two runs: A (candidate) and B (reference)");

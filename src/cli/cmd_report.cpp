@@ -4,19 +4,14 @@
 
 #include "cli/command.h"
 #include "core/check.h"
-#include "core/options.h"
+#include "core/flags.h"
 #include "report/report.h"
 
 namespace oc::cli {
 namespace {
 
 int run(const std::vector<std::string>& args) {
-  Options o("report",
-            "Write a self-contained HTML report of a run: settings, training curves, zero-shot accuracy per epoch, "
-            "and from RUN_DIR/zeroshot_<task>.json per-class accuracy, the confusion matrix and example predictions.",
-            {{"out", OptType::String, "", "output file (default RUN_DIR/report.html)"},
-             {"title", OptType::String, "", "page title (default: the run's name)"}},
-            "RUN_DIR");
+  Options o = options_for("report");
   o.parse(args);
   if (o.help_requested()) return std::printf("%s", o.help().c_str()), 0;
   if (o.positional().size() != 1) OC_USER_ERROR("report takes one run folder (e.g. logs/<name>); got {}", o.positional().size());

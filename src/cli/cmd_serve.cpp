@@ -9,7 +9,7 @@
 
 #include "cli/command.h"
 #include "core/check.h"
-#include "core/options.h"
+#include "core/flags.h"
 #include "serve/server.h"
 
 namespace oc::cli {
@@ -24,22 +24,7 @@ void on_signal(int) {
 }
 
 int run(const std::vector<std::string>& args) {
-  Options o("serve", "Serve embeddings, zero-shot classification and index search over HTTP.",
-            {{"model", OptType::String, "ViT-B-32", "model config name or JSON path"},
-             {"pretrained", OptType::String, "", "weights file"},
-             {"random-init", OptType::Flag, "", "random weights (seed 0) instead of --pretrained, for benchmarks"},
-             {"precision", OptType::String, "fp32", "fp32 or amp_bf16"},
-             {"index", OptType::String, "", "index folder (openclip index build) for /v1/search and the page"},
-             {"host", OptType::String, "127.0.0.1", "address to bind (0.0.0.0 exposes the server to the network)"},
-             {"port", OptType::Int, "8080", "port (0 = any free port, printed at start)"},
-             {"max-batch", OptType::Int, "32", "inputs per forward pass"},
-             {"max-wait-ms", OptType::Int, "5", "how long a request waits for others to batch with"},
-             {"max-queue", OptType::Int, "256", "requests waiting for the model before 503 + Retry-After"},
-             {"http-threads", OptType::Int, "128", "connections served at once"},
-             {"max-body-bytes", OptType::Int, "33554432", "request body limit (413 above)"},
-             {"max-image-pixels", OptType::Int, "25000000", "decoded image limit (413 above; decompression bombs)"},
-             {"max-text-bytes", OptType::Int, "4096", "bytes per text (413 above)"},
-             {"max-inputs", OptType::Int, "256", "texts, images or labels per request (413 above)"}});
+  Options o = options_for("serve");
   o.parse(args);
   if (o.help_requested()) return std::printf("%s", o.help().c_str()), 0;
   if (o.has("pretrained") == o.flag("random-init")) OC_USER_ERROR("serve needs --pretrained WEIGHTS (or --random-init)");

@@ -13,7 +13,7 @@
 #include "cli/command.h"
 #include "core/check.h"
 #include "core/fs.h"
-#include "core/options.h"
+#include "core/flags.h"
 #include "model/config.h"
 #include "text/text_tokenizer.h"
 
@@ -136,25 +136,7 @@ std::unique_ptr<TextTokenizer> tokenizer_from_options(const Options& opt) {
 }
 
 int run(const std::vector<std::string>& args) {
-  Options opt("tokenize",
-              "Tokenize UTF-8 text lines as OpenCLIP's tokenizer does: one line of context-length "
-              "space-separated ids per input line (CLIP BPE: start, text, end, zero padding; "
-              "bert-base-uncased: [CLS], text, [SEP], [PAD] padding). With --decode, read such id "
-              "lines and print the text (special tokens and padding dropped, trailing spaces "
-              "stripped, line breaks shown as spaces).",
-              {{"vocab", OptType::String, "", "bpe_simple_vocab_16e6.txt.gz (default: $OPENCLIP_VOCAB, then the data folder)", ""},
-               {"model", OptType::String, "",
-                "model config (built-in name or JSON path) whose text_cfg picks the tokenizer "
-                "(hf_tokenizer_name, tokenizer_kwargs) and the default context length", ""},
-               {"hf-tokenizer", OptType::String, "",
-                "Hugging Face tokenizer instead of CLIP's BPE: bert-base-uncased (the -CLIPA configs)", ""},
-               {"hf-tokenizer-vocab", OptType::String, "",
-                "its vocab.txt (default: $OPENCLIP_HF_TOKENIZER_VOCAB, then <name>-vocab.txt or "
-                "<name>/vocab.txt in the data folder)", ""},
-               {"strip-sep-token", OptType::Flag, "", "with --hf-tokenizer: [SEP] ids become 0 (tokenizer_kwargs strip_sep_token)", ""},
-               {"context-length", OptType::Int, "77", "ids per line (OpenCLIP's context_length; with --model: the config's)", ""},
-               {"input", OptType::String, "-", "input file, - for stdin", ""},
-               {"decode", OptType::Flag, "", "ids -> text instead of text -> ids", ""}});
+  Options opt = options_for("tokenize");
   opt.parse(args);
   if (opt.help_requested()) return std::printf("%s", opt.help().c_str()), 0;
   std::unique_ptr<TextTokenizer> tok = tokenizer_from_options(opt);

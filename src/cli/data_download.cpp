@@ -7,40 +7,13 @@
 #include <sstream>
 
 #include "core/check.h"
-#include "core/options.h"
+#include "core/flags.h"
 #include "download/downloader.h"
 
 namespace oc::cli {
 
 int run_data_download(const std::vector<std::string>& args) {
-  Options o("data download",
-            "Download a URL list into webdataset shards as img2dataset does ({00000..}.tar with .jpg .txt .json, "
-            "NNNNN_stats.json, sizes.json). Failures are counted per sample, never fatal. Rerunning resumes.",
-            {{"url-list", OptType::String, "", "URL list file, or a folder of such files", ""},
-             {"input-format", OptType::String, "txt", "parquet, csv, tsv, jsonl or txt", ""},
-             {"url-col", OptType::String, "url", "URL column", ""},
-             {"caption-col", OptType::String, "", "caption column (none by default)", ""},
-             {"output-folder", OptType::String, "images", "output folder", ""},
-             {"output-format", OptType::String, "webdataset", "webdataset (the only format built)", ""},
-             {"processes-count", OptType::Int, "1", "decode/resize/encode threads", ""},
-             {"thread-count", OptType::Int, "256", "transfers per process (processes x threads in flight)", ""},
-             {"image-size", OptType::Int, "256", "target size (see --resize-mode)", ""},
-             {"resize-mode", OptType::String, "border", "border, keep_ratio, center_crop or no", ""},
-             {"resize-only-if-bigger", OptType::Flag, "", "resize only images larger than --image-size", ""},
-             {"encode-quality", OptType::Int, "95", "JPEG quality", ""},
-             {"encode-format", OptType::String, "jpg", "jpg (the only format built)", ""},
-             {"number-sample-per-shard", OptType::Int, "10000", "samples per shard", ""},
-             {"incremental-mode", OptType::String, "incremental", "incremental (skip finished shards) or overwrite", ""},
-             {"timeout", OptType::Float, "10", "seconds per attempt (total)", ""},
-             {"retries", OptType::Int, "0", "extra attempts per URL", ""},
-             {"max-redirects", OptType::Int, "10", "redirects followed per URL", ""},
-             {"max-body-bytes", OptType::Int, "33554432", "a larger response body fails the sample", ""},
-             {"max-image-area", OptType::Int, "25000000", "decoded pixels above this fail (decompression bombs)", ""},
-             {"first-caption-only", OptType::Flag, "", "keep the first row (caption) of every URL", ""},
-             {"user-agent-token", OptType::String, "", "token appended to the User-Agent and matched in X-Robots-Tag", ""},
-             {"user-agent", OptType::String, "", "full User-Agent (default: img2dataset's)", ""},
-             {"disallowed-header-directives", OptType::String, "noai,noimageai,noindex,noimageindex",
-              "X-Robots-Tag directives that opt an image out (comma-separated; empty = ignore the header)", ""}});
+  Options o = options_for("data download");
   o.parse(args);
   if (o.help_requested()) return std::printf("%s", o.help().c_str()), 0;
   if (!o.has("url-list")) OC_USER_ERROR("data download: --url-list is required");

@@ -7,7 +7,7 @@
 
 #include "cli/command.h"
 #include "core/check.h"
-#include "core/options.h"
+#include "core/flags.h"
 
 namespace oc::cli {
 std::vector<Command>& registry() {
@@ -24,15 +24,31 @@ void usage() {
                "usage: openclip <command> [options]   (openclip <command> --help for its options)\n\ncommands:\n",
                OPENCLIP_VERSION);
   for (auto& c : cmds) std::fprintf(stderr, "  %-12s %s\n", c.name.c_str(), c.summary.c_str());
+  std::fprintf(stderr, "\nopenclip help <command> prints a command's options (docs/CLI.md has them all)\n");
+}
+
+// `openclip help [COMMAND...]`: the usage, or one command's options from the flag
+// registry; `--markdown` prints docs/CLI.md and `--readme-table` the README's flag table
+// (the cli-docs build target writes both).
+int help(const std::vector<std::string>& args) {
+  if (args.empty()) return usage(), 0;
+  if (args[0] == "--markdown") return std::printf("%s", oc::cli_markdown().c_str()), 0;
+  if (args[0] == "--readme-table") return std::printf("%s", oc::readme_flag_table().c_str()), 0;
+  std::string name;
+  for (auto& a : args) name += (name.empty() ? "" : " ") + a;
+  for (auto& c : oc::command_infos())
+    if (c.name == name) return std::printf("%s", oc::options_for(name).help().c_str()), 0;
+  std::fprintf(stderr, "openclip help: no command '%s' (openclip --help lists them)\n", name.c_str());
+  return 2;
 }
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc < 2 || std::string(argv[1]) == "--help" || std::string(argv[1]) == "-h" ||
-      std::string(argv[1]) == "help") {
+  if (argc < 2 || std::string(argv[1]) == "--help" || std::string(argv[1]) == "-h") {
     usage();
     return argc < 2 ? 2 : 0;
   }
+  if (std::string(argv[1]) == "help") return help(std::vector<std::string>(argv + 2, argv + argc));
   std::string name = argv[1];
   if (name == "--version" || name == "-V") {
     std::printf("openclip %s\n", OPENCLIP_VERSION);

@@ -3,18 +3,11 @@
 #include <algorithm>
 #include <cstdlib>
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "core/check.h"
 
 namespace oc {
-
-void append_missing_specs(std::vector<OptionSpec>* specs, const std::vector<OptionSpec>& extra) {
-  for (auto& s : extra) {
-    bool dup = false;
-    for (auto& t : *specs) dup |= t.name == s.name;
-    if (!dup) specs->push_back(s);
-  }
-}
 
 size_t edit_distance(const std::string& a, const std::string& b) {
   std::vector<size_t> prev(b.size() + 1), cur(b.size() + 1);
@@ -32,9 +25,14 @@ Options::Options(std::string command, std::string summary, std::vector<OptionSpe
                  std::string positional_help)
     : command_(std::move(command)), summary_(std::move(summary)),
       positional_help_(std::move(positional_help)), specs_(std::move(specs)) {
-  for (size_t i = 0; i < specs_.size(); ++i)
-    for (size_t j = i + 1; j < specs_.size(); ++j)
-      OC_CHECK(specs_[i].name != specs_[j].name, "option --{} declared twice in '{}'", specs_[i].name, command_);
+  std::vector<std::string> names;
+  for (auto& s : specs_) {
+    names.push_back(s.name);
+    for (auto& a : s.aliases) names.push_back(a);
+  }
+  std::sort(names.begin(), names.end());
+  for (size_t i = 1; i < names.size(); ++i)
+    OC_CHECK(names[i - 1] != names[i], "option --{} declared twice in '{}'", names[i], command_);
 }
 
 const OptionSpec& Options::spec(const std::string& name) const {
@@ -67,7 +65,7 @@ void Options::parse(const std::vector<std::string>& args) {
     std::replace(name.begin(), name.end(), '_', '-');  // --train_data works too
     const OptionSpec* s = nullptr;
     for (auto& sp : specs_)
-      if (sp.name == name) s = &sp;
+      if (sp.name == name || std::find(sp.aliases.begin(), sp.aliases.end(), name) != sp.aliases.end()) s = &sp;
     if (!s) {
       std::string best;
       size_t best_d = SIZE_MAX;
@@ -97,20 +95,29 @@ void Options::parse(const std::vector<std::string>& args) {
       if (i + 1 >= args.size()) OC_USER_ERROR("openclip {}: --{} needs a value", command_, name);
       vals.push_back(args[++i]);
     }
-    for (auto& v : vals) {
-      char* end = nullptr;
-      if (s->type == OptType::Int) {
-        std::strtoll(v.c_str(), &end, 10);
-        if (v.empty() || *end) OC_USER_ERROR("openclip {}: --{} takes an integer, got '{}'", command_, name, v);
-      } else if (s->type == OptType::Float) {
-        std::strtod(v.c_str(), &end);
-        if (v.empty() || *end) OC_USER_ERROR("openclip {}: --{} takes a number, got '{}'", command_, name, v);
-      }
-    }
+    name = s->name;  // an alias stores under the flag's name
+    for (auto& v : vals) check_value(*s, v);
     if (!s->not_built.empty() && !(s->type == OptType::Flag && vals[0] == "false"))
       OC_USER_ERROR("openclip {}: --{} is not available yet: {}", command_, name, s->not_built);
     values_[name] = std::move(vals);
   }
+  for (auto& rule : rules_) rule(*this);
+}
+
+void Options::check_value(const OptionSpec& s, const std::string& v) const {
+  char* end = nullptr;
+  double number = 0;
+  if (s.type == OptType::Int) {
+    number = double(std::strtoll(v.c_str(), &end, 10));
+    if (v.empty() || *end) OC_USER_ERROR("openclip {}: --{} takes an integer, got '{}'", command_, s.name, v);
+  } else if (s.type == OptType::Float) {
+    number = std::strtod(v.c_str(), &end);
+    if (v.empty() || *end) OC_USER_ERROR("openclip {}: --{} takes a number, got '{}'", command_, s.name, v);
+  }
+  if (s.min && (s.type == OptType::Int || s.type == OptType::Float) && !(number >= *s.min))
+    OC_USER_ERROR("openclip {}: --{} must be >= {}, got {}", command_, s.name, *s.min, v);
+  if (!s.choices.empty() && std::find(s.choices.begin(), s.choices.end(), v) == s.choices.end())
+    OC_USER_ERROR("openclip {}: --{} {}: choose one of {}", command_, s.name, v, fmt::join(s.choices, ", "));
 }
 
 bool Options::given(const std::string& name) const {
@@ -204,6 +211,17 @@ std::string Options::settings_table() const {
 }
 
 namespace {
+// The help of one flag: its text, the accepted values, the default and what is not built.
+std::string describe(const OptionSpec& s, bool markdown) {
+  std::string out = s.help;
+  if (!s.choices.empty()) out += fmt::format(" (one of: {})", fmt::join(s.choices, ", "));
+  if (!s.aliases.empty()) out += fmt::format(" (also --{})", fmt::join(s.aliases, ", --"));
+  if (!markdown && !s.default_value.empty() && s.type != OptType::Flag)
+    out += fmt::format(" (default: {})", s.default_value);
+  if (!s.not_built.empty()) out += markdown ? " *(not available yet: " + s.not_built + ")*" : " [not available yet: " + s.not_built + "]";
+  return out;
+}
+
 const char* type_name(OptType t) {
   switch (t) {
     case OptType::Flag: return "";
@@ -216,26 +234,31 @@ const char* type_name(OptType t) {
 }
 }  // namespace
 
+std::string markdown_cell(const std::string& text) {
+  std::string out;
+  for (char c : text) out += c == '|' ? std::string("\\|") : c == '_' ? std::string("\\_") : std::string(1, c);
+  return out;
+}
+
 std::string Options::help() const {
   std::string out = fmt::format("usage: openclip {} [options]{}\n\n{}\n\noptions:\n", command_,
                                 positional_help_.empty() ? "" : " " + positional_help_, summary_);
   for (auto& s : specs_) {
     std::string left = "--" + s.name + type_name(s.type);
-    std::string right = s.help;
-    if (!s.default_value.empty() && s.type != OptType::Flag) right += fmt::format(" (default: {})", s.default_value);
-    if (!s.not_built.empty()) right += " [not available yet: " + s.not_built + "]";
-    out += fmt::format("  {:<34} {}\n", left, right);
+    out += fmt::format("  {:<34} {}\n", left, describe(s, false));
   }
   return out;
 }
 
 std::string Options::markdown() const {
-  std::string out = fmt::format("## openclip {}\n\n{}\n\n| flag | default | meaning |\n|---|---|---|\n", command_, summary_);
+  std::string out = fmt::format("## openclip {}\n\n`openclip {} [options]{}`\n\n{}\n\n", command_, command_,
+                                positional_help_.empty() ? "" : " " + positional_help_, summary_);
+  if (specs_.empty()) return out + "No options.\n\n";
+  out += "| flag | default | meaning |\n|---|---|---|\n";
   for (auto& s : specs_) {
-    std::string help = s.help;
-    if (!s.not_built.empty()) help += " *(not available yet: " + s.not_built + ")*";
-    out += fmt::format("| `--{}{}` | {} | {} |\n", s.name, type_name(s.type),
-                       s.default_value.empty() ? "" : "`" + s.default_value + "`", help);
+    std::string def = s.default_value == "\t" ? "TAB" : s.default_value;
+    out += fmt::format("| `--{}{}` | {} | {} |\n", s.name, type_name(s.type), def.empty() ? "" : "`" + def + "`",
+                       markdown_cell(describe(s, true)));
   }
   return out + "\n";
 }

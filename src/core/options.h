@@ -1,9 +1,11 @@
-// Declarative command-line options: one table per subcommand drives parsing, --help, the
-// settings table printed at start, and docs/CLI.md. Flags are spelled as OpenCLIP spells
-// them (--train-data, --batch-size, ...). An unknown flag is an error that names the
-// closest known one.
+// The parser of command-line options. The flags themselves are declared once, in the
+// registry (core/flags.h), which builds one Options per command; this file parses argv
+// against them, prints --help and the settings table. Flags are spelled as OpenCLIP spells
+// them (--train-data, --batch-size, ...; --train_data works too). An unknown flag is an
+// error that names the closest known one.
 #pragma once
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -21,6 +23,9 @@ struct OptionSpec {
   // Empty when built; otherwise the reason it is not available yet (parsing still accepts
   // the flag, and using it with a non-default value is an error that says this).
   std::string not_built;
+  std::vector<std::string> aliases;  // other spellings (without "--"), e.g. a short name
+  std::vector<std::string> choices;  // the accepted values (listed in --help, checked on parse); empty: any
+  std::optional<double> min;         // Int/Float: the smallest accepted value
 };
 
 class Options {
@@ -31,7 +36,9 @@ class Options {
   // Parses argv (without the program and command names). Throws oc::Error on an unknown
   // flag (with a suggestion), a missing or malformed value, or a flag that is not built.
   // "--help"/"-h" sets help_requested() and stops.
+  // After parsing, the cross-flag rules (core/flags.cpp) run; each throws a user error.
   void parse(const std::vector<std::string>& args);
+  void add_rule(std::function<void(const Options&)> rule) { rules_.push_back(std::move(rule)); }
   bool help_requested() const { return help_; }
 
   bool has(const std::string& name) const;  // given on the command line or non-empty default
@@ -49,22 +56,23 @@ class Options {
   // "name: value" lines sorted by name, as OpenCLIP's params.txt.
   std::string settings_table() const;
   std::map<std::string, std::string> values() const;
-  std::string markdown() const;  // for docs/CLI.md
+  std::string markdown() const;  // one section of docs/CLI.md
   const std::vector<OptionSpec>& specs() const { return specs_; }
   const std::string& command() const { return command_; }
 
  private:
   const OptionSpec& spec(const std::string& name) const;
+  void check_value(const OptionSpec& s, const std::string& v) const;
   std::string command_, summary_, positional_help_;
   std::vector<OptionSpec> specs_;
   std::map<std::string, std::vector<std::string>> values_;  // given on the command line
   std::vector<std::string> positional_;
+  std::vector<std::function<void(const Options&)>> rules_;
   bool help_ = false;
 };
 
-// Appends the specs of `extra` whose names `specs` does not have yet (commands that share
-// another module's flag table, e.g. the data flags).
-void append_missing_specs(std::vector<OptionSpec>* specs, const std::vector<OptionSpec>& extra);
+// Escapes '|' for a Markdown table cell.
+std::string markdown_cell(const std::string& text);
 
 // Levenshtein distance (for "did you mean").
 size_t edit_distance(const std::string& a, const std::string& b);

@@ -41,24 +41,6 @@ Result<DatasetType> resolve_dataset_type(DatasetType t, const std::string& data)
       "name .tar shards or a .csv/.tsv file, or pass --dataset-type", data, ext)};
 }
 
-std::vector<OptionSpec> data_option_specs() {
-  return {
-      {"train-data", OptType::String, "", "training data: webdataset shards (brace pattern, `::` between sources) or a csv/tsv file", ""},
-      {"train-data-upsampling-factors", OptType::String, "", "`::`-separated weight per source (needs --dataset-resampled)", ""},
-      {"val-data", OptType::String, "", "validation data (same formats)", ""},
-      {"train-num-samples", OptType::Int, "", "samples per epoch (default: sizes.json or __len__ next to the shards)", ""},
-      {"val-num-samples", OptType::Int, "", "validation samples (webdataset)", ""},
-      {"dataset-type", OptType::String, "auto", "auto, webdataset, csv, synthetic, synthetic-learnable", ""},
-      {"dataset-resampled", OptType::Flag, "", "sample shards with replacement (webdataset training)", ""},
-      {"no-shuffle", OptType::Flag, "", "no shard or sample shuffling (also no CSV shuffling)", ""},
-      {"csv-separator", OptType::String, "\t", "CSV separator (default TAB)", ""},
-      {"csv-img-key", OptType::String, "filepath", "CSV column with image paths (relative to the CSV's folder)", ""},
-      {"csv-caption-key", OptType::String, "title", "CSV column with captions", ""},
-      {"csv-label-key", OptType::String, "", "optional CSV column with integer class labels (zero-shot evaluation)", ""},
-      {"workers", OptType::Int, "4", "data loader threads per process (0: in the training thread)", ""},
-  };
-}
-
 Status apply_data_options(const Options& o, bool train, DataConfig* cfg) {
   auto type = parse_dataset_type(o.get("dataset-type"));
   if (!type) return Err{type.error()};
@@ -69,8 +51,6 @@ Status apply_data_options(const Options& o, bool train, DataConfig* cfg) {
   cfg->num_samples = o.has(n) ? o.get_int(n) : -1;
   cfg->resampled = train && o.flag("dataset-resampled");
   cfg->upsampling_factors = train ? o.get("train-data-upsampling-factors") : "";
-  if (!cfg->upsampling_factors.empty() && !cfg->resampled)
-    return Err{"--train-data-upsampling-factors needs --dataset-resampled (as in OpenCLIP)"};
   cfg->shuffle = !o.flag("no-shuffle");
   auto sep = parse_separator(o.get("csv-separator"));
   if (!sep) return Err{sep.error()};

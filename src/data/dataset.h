@@ -1,6 +1,5 @@
-// What to load and how: OpenCLIP's data flags gathered in one struct, the dataset type
-// (auto by extension, as OpenCLIP), and the options table entries for the train/eval
-// commands so every command spells the data flags the same way.
+// What to load and how: OpenCLIP's data flags gathered in one struct and the dataset type
+// (auto by extension, as OpenCLIP). The flags themselves are declared in core/flags_train.cpp.
 #pragma once
 #include <cstdint>
 #include <string>
@@ -48,11 +47,9 @@ struct DataConfig {
   int warn_full = 5;            // skipped-sample warnings printed in full per reason
 };
 
-// The data flags of the train command (OpenCLIP's spellings plus --no-shuffle,
-// --csv-label-key, --synthetic-*): append these to a command's options table.
-std::vector<OptionSpec> data_option_specs();
 // Fills the data fields of cfg from parsed options (train = true uses --train-*, else --val-*).
-// Preprocessing, batch size and the world layout are left to the caller.
+// Preprocessing, batch size and the world layout are left to the caller; the cross-flag
+// rules (upsampling factors need --dataset-resampled) were checked by the parser.
 Status apply_data_options(const Options& o, bool train, DataConfig* cfg);
 
 }  // namespace oc::data

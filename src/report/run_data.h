@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "core/result.h"
-#include "train/run_logs.h"
+#include "io/run_logs.h"
 
 namespace oc::report {
 

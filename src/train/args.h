@@ -1,7 +1,9 @@
-// `openclip train` flags: OpenCLIP's training flags (params.py) with its defaults, plus a
-// few of ours (marked "openclip-cpp"). One table drives parsing, --help, the settings table,
-// params.txt and docs/CLI.md.
+// The settings of a training run (TrainArgs), resolved from `openclip train`'s flags
+// (declared in core/flags_train.cpp: OpenCLIP's params.py with its defaults, plus ours).
 #pragma once
+#include <cstdint>
+#include <functional>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -9,13 +11,14 @@
 
 namespace oc {
 
-Options train_options();
-
-// Resolved settings the trainer uses (after OpenCLIP's defaults-by-model are applied).
+// Resolved settings the trainer uses (after OpenCLIP's defaults-by-model are applied): what
+// train(const TrainArgs&) takes. The CLI fills it from the flags (resolve_train_args); a
+// program starts from train_defaults() and sets fields.
 struct TrainArgs {
   // data
-  std::string train_data, val_data, dataset_type, csv_separator, csv_img_key, csv_caption_key, imagenet_val,
-      upsampling_factors, zeroshot_data, zeroshot_classnames, zeroshot_templates;
+  std::string train_data, val_data, dataset_type = "auto", csv_separator = "\t", csv_img_key = "filepath",
+      csv_caption_key = "title", csv_label_key, imagenet_val, upsampling_factors, zeroshot_data, zeroshot_classnames,
+      zeroshot_templates;
   int64_t train_num_samples = 0, val_num_samples = 0;  // 0 = unknown
   bool dataset_resampled = false, no_shuffle = false;
   int workers = 4, batch_size = 64;
@@ -34,6 +37,7 @@ struct TrainArgs {
   std::vector<double> image_mean, image_std;
   int force_context_length = 0, force_image_size = 0;
   bool force_quick_gelu = false;
+  double force_patch_dropout = -1;  // < 0: the config's
   // logging / checkpoints / eval
   std::string logs, name, report_to, resume;
   bool val_dedup_images = false;  // ours: retrieval counts the captions of one image as one image
@@ -42,9 +46,25 @@ struct TrainArgs {
   int64_t checkpoint_every_n_steps = 0;
   int keep_step_checkpoints = 2;  // newest step checkpoints kept (0: all)
   int threads = 0;
+  double dist_timeout = 600;  // seconds a collective waits for the other ranks
+  // Every flag of `openclip train` as given or defaulted ("flag-name" -> value), for the
+  // settings OpenCLIP logs that have no field here (no-op flags); train_settings() lays the
+  // fields over it.
+  std::map<std::string, std::string> flags;
+  // Optional, for programs (no flag): asked after every optimizer step with the steps done
+  // and the training seconds so far, returns the run's total optimizer steps: the LR schedule
+  // follows it and the run ends after that step (within --epochs), with the final evaluation
+  // and checkpoint. 0 keeps the plan. `openclip demo --minutes` sizes its run with it.
+  std::function<int64_t(int64_t steps_done, double train_seconds)> replan;
 };
 
 TrainArgs resolve_train_args(const Options& o);
+// The registry's defaults of `openclip train` for this model, resolved (batch 64, AdamW's
+// betas and eps by model name as OpenCLIP, ...).
+TrainArgs train_defaults(const std::string& model = "ViT-B-32");
+// params.txt and the "Params:" log: every setting as "name_with_underscores" -> value, in
+// OpenCLIP's notation (None, True/False, Python floats).
+std::map<std::string, std::string> train_settings(const TrainArgs& a);
 
 // OpenCLIP's default run name: "%Y_%m_%d-%H_%M_%S-model_<m>-lr_<lr>-b_<bs>-j_<w>-p_<prec>"
 // with lr printed as Python's str(float) does (0.0005, 0.001, 5e-05).

@@ -47,18 +47,9 @@ RunDir prepare_run_dir(const TrainArgs& a, long unix_time, bool writer) {
   return r;
 }
 
-void write_params(const RunDir& r, const Options& o, const TrainArgs& a) {
-  std::map<std::string, std::string> v;
-  for (auto& [k, val] : o.values()) {
-    std::string key = k;
-    std::replace(key.begin(), key.end(), '-', '_');
-    v[key] = val;
-  }
+void write_params(const RunDir& r, const TrainArgs& a) {
+  std::map<std::string, std::string> v = train_settings(a);
   // Resolved values OpenCLIP writes too.
-  v["lr"] = python_float_str(a.lr);
-  v["beta1"] = python_float_str(a.beta1);
-  v["beta2"] = python_float_str(a.beta2);
-  v["eps"] = python_float_str(a.eps);
   v["name"] = r.name;
   v["log_path"] = r.log_path;
   v["checkpoint_path"] = r.checkpoints.empty() ? "None" : r.checkpoints;

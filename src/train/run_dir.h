@@ -4,7 +4,6 @@
 #include <memory>
 #include <string>
 
-#include "core/options.h"
 #include "train/args.h"
 #include "train/run_lock.h"
 
@@ -26,6 +25,6 @@ struct RunDir {
 // writer is gone.
 RunDir prepare_run_dir(const TrainArgs& a, long unix_time, bool writer = true);
 // params.txt: every resolved setting, "name: value" sorted by name (as OpenCLIP).
-void write_params(const RunDir& r, const Options& o, const TrainArgs& a);
+void write_params(const RunDir& r, const TrainArgs& a);
 
 }  // namespace oc

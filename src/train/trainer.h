@@ -3,10 +3,16 @@
 #include <string>
 #include <vector>
 
+#include "train/args.h"
+
 namespace oc {
 
-// Runs training with OpenCLIP's flags. Returns the process exit status (0 also after a
-// SIGINT/SIGTERM that saved a resumable checkpoint).
+// The library's training entry point: one run (OpenCLIP's main.py + train.py) with these
+// settings (start from train_defaults() and set fields, or resolve_train_args()). Returns
+// the process exit status (0 also after a SIGINT/SIGTERM that saved a resumable checkpoint).
+int train(const TrainArgs& args);
+
+// `openclip train ARGS`: parses OpenCLIP's flags once (core/flags.h) and calls train().
 int train_main(const std::vector<std::string>& args);
 
 }  // namespace oc

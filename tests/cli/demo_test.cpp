@@ -8,6 +8,7 @@
 
 #include "core/fs.h"
 #include "image/codec.h"
+#include "model/weights.h"
 #include "test_util.h"
 
 namespace oc {
@@ -15,9 +16,11 @@ namespace {
 
 using test::run;
 
+// The default (fixed-recipe) mode, shrunk: --max-passes 1 over a 512-image slice caps the
+// recipe's samples at 512.
 std::string demo_cmd(const std::string& dir, const std::string& name) {
   return test::openclip() + " demo --out '" + dir + "' --name " + name +
-         " --limit 512 --samples 512 --epochs 2 --batch-size 64 --model test-tiny --warmup 2 --lr 1e-3 --threads 1";
+         " --limit 512 --max-passes 1 --epochs 2 --batch-size 64 --model test-tiny --warmup 2 --lr 1e-3 --threads 1";
 }
 
 nlohmann::json last_json_line(const std::string& out) {
@@ -80,10 +83,23 @@ TEST(Demo, RunsEndToEndAndWritesEverythingTheReportNeeds) {
   std::string html = fs::read_text(run_dir + "/report.html").value();
   EXPECT_NE(html.find("<svg"), std::string::npos);
 
-  // A second run reuses the imported shards.
+  // A second run reuses the imported shards and, with the same recipe, gives the same model
+  // bit for bit and the same results.
   auto again = run(demo_cmd(dir, "second"));
   ASSERT_EQ(again.status, 0) << again.out;
   EXPECT_NE(again.out.find("(already imported)"), std::string::npos) << again.out;
+  EXPECT_NE(again.out.find("Demo recipe:"), std::string::npos) << again.out;
+  NamedTensors a = read_state_dict(run_dir + "/checkpoints/epoch_2.pt");
+  NamedTensors b = read_state_dict(dir + "/logs/second/checkpoints/epoch_2.pt");
+  ASSERT_EQ(a.size(), b.size());
+  for (size_t i = 0; i < a.size(); ++i) {
+    ASSERT_EQ(a[i].first, b[i].first);
+    EXPECT_EQ(a[i].second.bytes, b[i].second.bytes) << a[i].first << " differs between two default runs";
+  }
+  nlohmann::json j2 = last_json_line(again.out);
+  EXPECT_EQ(j2["zeroshot_top1"], j["zeroshot_top1"]);
+  EXPECT_EQ(j2["zeroshot_top5"], j["zeroshot_top5"]);
+  EXPECT_EQ(j2["samples"], j["samples"]);
 }
 
 TEST(Demo, BadInputGivesClearErrors) {

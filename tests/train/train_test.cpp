@@ -13,7 +13,7 @@
 #include "model/weights.h"
 #include "test_util.h"
 #include "train/checkpoint.h"
-#include "train/run_logs.h"
+#include "io/run_logs.h"
 
 namespace oc {
 namespace {

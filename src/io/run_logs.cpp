@@ -1,4 +1,4 @@
-#include "train/run_logs.h"
+#include "io/run_logs.h"
 
 #include <dirent.h>
 

@@ -1,0 +1,195 @@
+// The flags of `openclip train` (OpenCLIP's params.py with its defaults, plus ours: status
+// "*ours*"), of `openclip eval`, and the data flags they share with other commands.
+#include "core/flags.h"
+
+namespace oc {
+
+namespace {
+using T = OptType;
+const char* kInference[] = {"eval", "classify", "embed", "index build", "serve"};  // default --precision fp32
+}  // namespace
+
+static void add_data_flags(FlagList* l) {
+  l->section("data");
+  const std::vector<std::string> te = {"train", "eval"};
+  l->add("train-data", T::String, "", "training data: webdataset shards ('dir/{00000..00011}.tar', local, pipe:, "
+         "http(s); '::' between sources) or a CSV/TSV file").on(te);
+  l->add("train-data-upsampling-factors", T::String, "",
+         "'::'-separated weights, one per source (needs --dataset-resampled)").on(te);
+  l->add("val-data", T::String, "", "validation data (same formats) for retrieval metrics").on(te);
+  l->add("train-num-samples", T::Int, "", "samples per epoch (default: sizes.json or __len__ beside the shards)").on(te);
+  l->add("val-num-samples", T::Int, "", "validation samples (webdataset)").on(te);
+  l->add("val-dedup-images", T::Flag, "", "retrieval counts several captions of one image (same key) as one image; "
+         "OpenCLIP scores every row as its own pair").on(te).ours();
+  l->add("dataset-type", T::String, "auto", "data format; auto = by extension (synthetic-learnable is ours)")
+      .on({"train", "eval", "bench data"}).choices({"auto", "webdataset", "csv", "synthetic", "synthetic-learnable"});
+  l->add("dataset-resampled", T::Flag, "", "sample shards with replacement (webdataset training)").on(te);
+  l->add("no-shuffle", T::Flag, "", "no shard, sample or CSV shuffling (deterministic accuracy comparisons)").on(te).ours();
+  l->add("csv-separator", T::String, "\t", "CSV separator (TAB by default, as OpenCLIP; '\\t' is TAB too)")
+      .on({"train", "eval", "data split", "data shards", "data inspect"}).def("data inspect", "\\t");
+  l->add("csv-img-key", T::String, "filepath", "CSV column with image paths (relative to the CSV's folder)")
+      .on({"train", "eval", "data split", "data shards", "data inspect"});
+  l->add("csv-caption-key", T::String, "title", "CSV column with captions")
+      .on({"train", "eval", "data shards", "data inspect"});
+  l->add("csv-label-key", T::String, "", "optional CSV column with integer class labels (zero-shot evaluation)")
+      .on(te).ours();
+  l->add("imagenet-val", T::String, "", "ImageNet val folder (one sub-folder per class) for zero-shot").on(te);
+  l->add("imagenet-v2", T::String, "", "ImageNetV2 location")
+      .not_built("ImageNetV2 needs the imagenetv2_pytorch package; use --zeroshot-data").on({"train"});
+  l->add("zeroshot-data", T::String, "", "a labelled webdataset (cls) or CSV (--csv-label-key) for zero-shot")
+      .on(te).ours();
+  l->add("zeroshot-classnames", T::String, "", "class names: a task JSON or a file with one name per line")
+      .on(te).ours();
+  l->add("zeroshot-templates", T::String, "", "prompt templates file (one per line with {c})").on(te).ours();
+  l->add("cache-dir", T::String, "", "download cache (unused: nothing is downloaded)").on({"train"}).no_op();
+  l->add("workers", T::Int, "2", "data loader threads per process (0: in the calling thread)")
+      .on({"train", "eval", "bench data", "demo"}).def("train", "4").def("demo", "1").at_least(0);
+  l->add("batch-size", T::Int, "64", "batch size (per process)")
+      .on({"train", "eval", "embed", "index build", "bench train", "bench infer", "bench zeroshot", "bench data", "demo"})
+      .def("embed", "32").def("index build", "32").def("bench train", "128").def("demo", "128").at_least(1);
+}
+
+static void add_optimization_flags(FlagList* l) {
+  l->section("optimization");
+  const std::vector<std::string> t = {"train"};
+  l->add("epochs", T::Int, "32", "epochs (demo: the zero-shot evaluation points)").on({"train", "demo"})
+      .def("demo", "10").at_least(0);
+  l->add("epochs-cooldown", T::Int, "", "cooldown epochs for const-cooldown").on(t);
+  l->add("lr", T::Float, "", "peak learning rate (train's default 5e-4)").on({"train", "demo"}).def("demo", "0.001")
+      .at_least(0);
+  l->add("beta1", T::Float, "", "AdamW beta1 (default 0.9)").on(t);
+  l->add("beta2", T::Float, "", "AdamW beta2 (default 0.98 for ViT models, else 0.999)").on(t);
+  l->add("eps", T::Float, "", "AdamW epsilon (default 1e-6 for ViT models, else 1e-8)").on(t);
+  l->add("wd", T::Float, "0.2", "weight decay of the decay group").on({"train", "demo"}).def("demo", "0.1");
+  l->add("momentum", T::Float, "", "momentum (timm optimizers)")
+      .not_built("timm optimizers are not part of openclip-cpp").on(t);
+  l->add("warmup", T::Int, "10000", "warm-up steps (bench data: untimed batches first)")
+      .on({"train", "bench data", "demo"}).def("bench data", "3").def("demo", "100").at_least(0);
+  l->add("opt", T::String, "adamw", "optimizer").on(t).choices({"adamw"});
+  l->add("use-bn-sync", T::Flag, "", "SyncBatchNorm").not_built("ViT models have no BatchNorm").on(t);
+  l->add("skip-scheduler", T::Flag, "", "keep the LR at --lr").on(t);
+  l->add("lr-scheduler", T::String, "cosine", "LR schedule after the warm-up").on(t)
+      .choices({"cosine", "const", "const-cooldown"});
+  l->add("lr-cooldown-end", T::Float, "0.0", "end LR of the cooldown").on(t);
+  l->add("lr-cooldown-power", T::Float, "1.0", "polynomial power of the cooldown").on(t);
+  l->add("accum-freq", T::Int, "1", "gradient accumulation steps (OpenCLIP's feature caching; one process only)")
+      .on(t).at_least(1);
+  l->add("grad-clip-norm", T::Float, "", "clip the global gradient L2 norm").on(t);
+  l->add("grad-checkpointing", T::Flag, "", "recompute each block in backward (less memory, equal gradients)").on(t);
+  l->add("local-loss", T::Flag, "", "distributed: logits of local features against all").on(t);
+  l->add("gather-with-grad", T::Flag, "", "distributed: all-gather with gradient").on(t);
+  l->add("global-batch-gradient", T::Flag, "",
+         "in the default distributed loss (no --gather-with-grad, no --local-loss) give the towers the "
+         "single-process gradient of the global batch; OpenCLIP's default gives them 1/world of it").on(t).ours();
+  l->add("lock-image", T::Flag, "", "freeze the image tower (LiT)").on(t);
+  l->add("lock-image-unlocked-groups", T::Int, "0", "leave the last N image groups trainable").on(t);
+  l->add("lock-image-freeze-bn-stats", T::Flag, "", "freeze BatchNorm stats (no effect on ViTs)").on(t).no_op();
+  l->add("lock-text", T::Flag, "", "freeze the text tower (needs --lock-text-freeze-layer-norm, as OpenCLIP)").on(t);
+  l->add("lock-text-unlocked-layers", T::Int, "0", "leave the last N text groups trainable").on(t);
+  l->add("lock-text-freeze-layer-norm", T::Flag, "", "also freeze LayerNorms of unlocked text groups").on(t);
+  l->add("seed", T::Int, "0", "random seed (data split: of the choice; data fashion-mnist: of the captions)")
+      .on({"train", "bench train", "bench infer", "bench data", "demo", "data split", "data fashion-mnist"});
+  l->add("siglip", T::Flag, "", "SigLIP's sigmoid loss (init logit_scale ln 10, logit_bias -10; neighbour exchange "
+         "across ranks)").on(t);
+  l->add("loss-dist-impl", T::String, "", "SigLIP's distributed implementation: bidir (OpenCLIP 2.24's neighbour "
+         "exchange, the only one built; shift, reduce and gather give the same loss and gradients)")
+      .on(t).choices({"bidir"});
+  l->add("coca-caption-loss-weight", T::Float, "2.0", "CoCa caption loss weight (no CoCa models)").on(t).no_op();
+  l->add("coca-contrastive-loss-weight", T::Float, "1.0", "CoCa contrastive loss weight (no CoCa models)").on(t).no_op();
+  l->add("distill-model", T::String, "", "teacher model").not_built("distillation is not built yet").on(t);
+  l->add("distill-pretrained", T::String, "", "teacher weights").not_built("distillation is not built yet").on(t);
+}
+
+static void add_model_flags(FlagList* l) {
+  l->section("model");
+  const std::vector<std::string> t = {"train"};
+  l->add("model", T::String, "ViT-B-32", "model config name (configs/models/) or JSON path (OpenCLIP's default RN50 "
+         "is not supported; the config picks the tokenizer and context length: -CLIPA configs use WordPiece, "
+         "vocabulary from $OPENCLIP_HF_TOKENIZER_VOCAB or the data folders)")
+      .on({"train", "eval", "classify", "embed", "index build", "bench train", "bench infer", "bench zeroshot", "demo",
+           "tokenize", "serve"})
+      .def("demo", "fmnist-S").def("tokenize", "");
+  l->add("pretrained", T::String, "", "weights file (.pt/.bin/.pth/.safetensors, or an epoch_N.pt checkpoint; index "
+         "search: default the path recorded in the index)")
+      .on({"train", "eval", "classify", "embed", "index build", "index search", "serve"});
+  l->add("pretrained-image", T::Flag, "", "timm ImageNet weights").not_built("timm towers are not supported").on(t);
+  l->add("image-mean", T::List, "", "normalization mean (1 or 3 values)").on(t);
+  l->add("image-std", T::List, "", "normalization std (1 or 3 values)").on(t);
+  l->add("image-interpolation", T::String, "", "eval resize interpolation (random: as bicubic)").on(t)
+      .choices({"bicubic", "bilinear", "random"});
+  l->add("image-resize-mode", T::String, "", "eval resize mode").on(t).choices({"shortest", "longest", "squash"});
+  l->add("aug-cfg", T::List, "", "train augmentation: scale=(a,b) ratio=(a,b)").on(t);
+  l->add("force-context-length", T::Int, "", "override the text context length").on(t);
+  l->add("force-image-size", T::Int, "", "override the image size (one value, a multiple of the patch)").on(t);
+  l->add("force-quick-gelu", T::Flag, "", "QuickGELU in both towers").on(t);
+  l->add("force-patch-dropout", T::Float, "", "override the vision tower's patch_dropout in [0, 1) (0: off, e.g. to "
+         "fine-tune a model trained with it); the training forward only").on(t);
+  l->add("force-custom-text", T::Flag, "", "CustomTextCLIP layout").not_built("the text.* layout is not built yet").on(t);
+  const std::string cuda_only = "this is a CUDA/PyTorch feature with no CPU equivalent";
+  l->add("torchscript", T::Flag, "", "TorchScript").not_built(cuda_only).on(t);
+  l->add("torchcompile", T::Flag, "", "torch.compile").not_built(cuda_only).on(t);
+  l->add("trace", T::Flag, "", "torch.jit.trace").not_built(cuda_only).on(t);
+  l->add("use-bnb-linear", T::String, "", "bitsandbytes linear").not_built(cuda_only).on(t);
+
+  l->section("precision, device, distributed");
+  Flag& p = l->add("precision", T::String, "amp_bf16",
+                   "amp, amp_bf16 and amp_bfloat16: bf16 autocast (amp is fp16 autocast with a GradScaler on CUDA "
+                   "in OpenCLIP); bf16, pure_bf16: bf16 weights; fp32; fp16 and pure_fp16 are refused on the CPU")
+                .on({"train", "eval", "classify", "embed", "index build", "bench train", "bench infer",
+                     "bench zeroshot", "demo", "serve"})
+                .def("train", "amp").def("demo", "fp32")
+                .choices({"amp", "amp_bf16", "amp_bfloat16", "bf16", "pure_bf16", "fp32"});
+  for (const char* c : kInference) p.def(c, "fp32");
+  l->add("device", T::String, "cpu", "device (a cuda... value is accepted and runs on the CPU)").on(t);
+  l->add("dist-url", T::String, "", "distributed init URL (MPI is used)").on(t).no_op();
+  l->add("dist-backend", T::String, "", "distributed backend (MPI is used)").on(t).no_op();
+  l->add("horovod", T::Flag, "", "Horovod").not_built("use mpirun: the MPI communicator replaces Horovod").on(t);
+  l->add("ddp-static-graph", T::Flag, "", "accepted for compatibility (no effect)").on(t).no_op();
+  l->add("no-set-device-rank", T::Flag, "", "accepted for compatibility (no effect on CPU)").on(t).no_op();
+  l->add("threads", T::Int, "0", "compute threads per process (0 = all cores)")
+      .on({"train", "eval", "bench train", "bench infer", "bench zeroshot", "demo"}).ours();
+  l->add("dist-timeout", T::Float, "600", "seconds a collective may wait for the other ranks before the job is "
+         "aborted with a message (a rank died or hangs)").on(t).ours();
+}
+
+static void add_logging_flags(FlagList* l) {
+  l->section("logging");
+  const std::vector<std::string> t = {"train"};
+  l->add("logs", T::String, "./logs/", "where run folders go ('none' disables checkpoints and TensorBoard)").on(t);
+  l->add("log-local", T::Flag, "", "each node's local rank 0 writes its own log file, out-<rank> (OpenCLIP's name, "
+         "no extension)").on(t);
+  l->add("name", T::String, "", "run name (train: date-model-lr-batch-workers-precision; demo: fmnist-<date>)")
+      .on({"train", "demo"});
+  l->add("report-to", T::String, "", "where scalars go: tensorboard (wandb and all are refused: no network)").on(t);
+  l->add("wandb-notes", T::String, "", "wandb notes").on(t).no_op();
+  l->add("wandb-project-name", T::String, "open-clip", "wandb project").on(t).no_op();
+  l->add("debug", T::Flag, "", "debug logging").on(t);
+  l->add("log-every-n-steps", T::Int, "100", "log interval in optimizer steps").on(t).at_least(1);
+  l->add("copy-codebase", T::Flag, "", "copy the code into the run folder").not_built("not meaningful for a binary").on(t);
+
+  l->section("checkpoints, evaluation");
+  l->add("save-frequency", T::Int, "1", "save epoch_N.pt every N epochs (0: never, except the last)").on(t);
+  l->add("save-most-recent", T::Flag, "", "also keep checkpoints/epoch_latest.pt").on(t);
+  l->add("delete-previous-checkpoint", T::Flag, "", "delete epoch_{N-1}.pt after saving epoch_N.pt").on(t);
+  l->add("checkpoint-every-n-steps", T::Int, "0", "also save a resumable checkpoint every N steps").on(t).ours();
+  l->add("keep-step-checkpoints", T::Int, "2", "keep the newest K step checkpoints (epoch_E_step_S.pt), delete older "
+         "ones (0: keep all)").on(t).at_least(0).ours();
+  l->add("resume", T::String, "", "checkpoint path or 'latest' (exact, also mid-epoch)").on(t);
+  l->add("remote-sync", T::String, "", "remote sync target").not_built("no network access").on(t);
+  l->add("remote-sync-frequency", T::Int, "300", "remote sync interval").on(t).no_op();
+  l->add("remote-sync-protocol", T::String, "s3", "remote sync protocol").on(t).no_op();
+  l->add("zeroshot-frequency", T::Int, "2", "zero-shot eval every N epochs").on(t);
+  l->add("val-frequency", T::Int, "1", "val-data eval every N epochs").on(t);
+  l->add("max-bad-steps", T::Int, "10", "stop after N non-finite steps in a row (each is skipped)").on(t).ours();
+  l->add("predictions-dir", T::String, "", "also write each zero-shot task's per-sample predictions to "
+         "DIR/zeroshot_<task>.json (for `openclip report`)").on({"eval"});
+}
+
+void add_train_flags(FlagList* l) {
+  add_data_flags(l);
+  add_optimization_flags(l);
+  add_model_flags(l);
+  add_logging_flags(l);
+}
+
+}  // namespace oc

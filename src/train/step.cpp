@@ -1,0 +1,89 @@
+#include "train/step.h"
+
+#include <cmath>
+#include <csignal>
+#include <cstdio>
+#include <cstdlib>
+
+#include "core/log.h"
+#include "ops/adamw.h"
+#include "train/lock.h"
+
+namespace oc {
+
+TrainStep::TrainStep(TrainSession& s, const FaultHooks& faults)
+    : s_(s), faults_(faults), step_(*s.learner.model, s.a.batch_size),
+      dist_mode_{s.a.local_loss, s.a.gather_with_grad, s.a.global_batch_gradient} {
+  const TrainArgs& a = s.a;
+  const int world_size = s.cluster.size;
+  if (world_size <= 1) return;
+  reducer_ = std::make_unique<GradAllReduce>(*s.learner.model, *s.cluster.comm);
+  reducer_->set_overlap(std::getenv("OPENCLIP_DIST_NO_OVERLAP") == nullptr);
+  log::info("Data parallel: {} ranks x batch {} = global batch {}; loss: {}{}; gradient all-reduce in buckets of "
+            "one block (largest {:.1f} MiB) overlapped with backward, dist timeout {:g} s",
+            world_size, a.batch_size, int64_t(world_size) * a.batch_size,
+            a.siglip ? "sigmoid (SigLIP, neighbour exchange)" : a.local_loss ? "local" : "global",
+            a.gather_with_grad ? ", gather with grad" : (a.global_batch_gradient ? ", global-batch gradient" : ""),
+            reducer_->bucket_mib_max(), a.dist_timeout);
+}
+
+double TrainStep::forward_backward(std::vector<data::Batch>& b) {
+  const TrainArgs& a = s_.a;
+  dist::Communicator& comm = *s_.cluster.comm;
+  if (a.siglip) return step_.forward_backward_siglip(b[0].images.data(), b[0].tokens.data(), b[0].size, comm);
+  if (s_.cluster.size > 1)
+    return step_.forward_backward_dist(b[0].images.data(), b[0].tokens.data(), b[0].size, comm, dist_mode_);
+  if (a.accum_freq == 1) return step_.forward_backward(b[0].images.data(), b[0].tokens.data(), b[0].size);
+  std::vector<const float*> im;
+  std::vector<const int32_t*> tk;
+  for (auto& p : b) im.push_back(p.images.data()), tk.push_back(p.tokens.data());
+  return step_.forward_backward_accum(im, tk, a.batch_size);
+}
+
+double TrainStep::all_reduce(double loss, int64_t step, int signal) {
+  reducer_->finish();
+  // Every rank must take the same decision on a non-finite step and on a stop signal, so
+  // the sum of the losses is agreed; the LOGGED loss stays this rank's own, as OpenCLIP
+  // logs rank 0's (with --local-loss, its rows only).
+  double ls[2] = {loss, double(signal)};
+  s_.cluster.comm->allreduce_sum(ls, 2);
+  if (!std::isfinite(ls[0])) loss = ls[0];
+  if (ls[1] != 0) agreed_stop_ = signal ? signal : SIGTERM;
+  if (faults_.print_rank_loss())
+    std::fprintf(stderr, "debug: rank %d step %lld loss %.9g\n", s_.cluster.rank, (long long)step, loss);
+  return loss;
+}
+
+StepOutcome TrainStep::run(std::vector<data::Batch>& batches, int64_t step, double lr, int signal, ResumeState* st) {
+  const TrainArgs& a = s_.a;
+  Learner& l = s_.learner;
+  Clip& model = *l.model;
+  faults_.before_step(step, l.logit_scale);
+  s_.cluster.comm->set_step(step);
+  StepOutcome out;
+  out.loss = forward_backward(batches);
+  if (s_.cluster.size > 1) out.loss = all_reduce(out.loss, step, signal);
+  for (auto& b : batches) s_.feed.loader->recycle(std::move(b));  // reuse the batch buffers
+  batches.clear();
+  mask_frozen_grads(model, l.trainable);
+  const double gnorm = clip_grad_norm(model.grads(), model.table(), a.grad_clip_norm);
+  out.scale = std::exp(*l.logit_scale);
+  if (!std::isfinite(out.loss) || !std::isfinite(gnorm)) {
+    ++st->bad_steps;
+    log::warn("Non-finite {} at step {} (loss {}, grad norm {}): update skipped ({} in a row)",
+              std::isfinite(out.loss) ? "gradient" : "loss", step, out.loss, gnorm, st->bad_steps);
+    if (st->bad_steps >= a.max_bad_steps) {
+      log::error("{} non-finite steps in a row (--max-bad-steps): stopping; the last checkpoint is intact",
+                 st->bad_steps);
+      out.give_up = true;
+    }
+    return out;
+  }
+  st->bad_steps = 0;
+  l.opt->step(model.params(), model.grads(), lr, l.trainable);
+  clamp_logit_scale(l.logit_scale);
+  round_lp_params(model.table(), model.params(), l.precision);  // bf16 / pure_bf16
+  return out;
+}
+
+}  // namespace oc

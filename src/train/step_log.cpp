@@ -1,0 +1,63 @@
+#include "train/step_log.h"
+
+#include <algorithm>
+#include <string>
+
+#include "core/log.h"
+
+namespace oc {
+
+namespace {
+std::string fmt_g(double v) { return fmt::format("{:#g}", v); }
+}  // namespace
+
+void StepLogger::log(int64_t step, int64_t i_accum, int64_t batch_i, double lr, double loss, double scale,
+                     const StepTimes& t) {
+  data_.add(t.data), batch_.add(t.batch);
+  if (i_accum % s_.a.log_every_n_steps == 0 || batch_i == s_.feed.num_batches) {
+    line(step, batch_i, lr, loss, scale, t);
+    data_ = {}, batch_ = {};
+  }
+  progress(batch_i, loss, t);
+}
+
+// As OpenCLIP's train_one_epoch: the loss meter is updated at logged steps only ("coarsely
+// sampled"), the text line shows the window's average data/batch times, and samples/s and
+// the TensorBoard scalars use the last step's values.
+void StepLogger::line(int64_t step, int64_t batch_i, double lr, double loss, double scale, const StepTimes& t) {
+  const TrainArgs& a = s_.a;
+  const Feed& f = s_.feed;
+  const int world_size = s_.cluster.size;
+  loss_.add(loss);
+  const int64_t samples = batch_i * a.batch_size * world_size;
+  const double sps = double(a.batch_size) * a.accum_freq * world_size / t.batch;
+  const double sps_rank = sps / world_size;
+  // Steps left: to the end of the last epoch, or of TrainArgs::replan's plan.
+  const int64_t total = s_.plan_end > 0 ? s_.plan_end : a.epochs * f.steps_per_epoch;
+  const double eta = batch_.avg() * double(std::max<int64_t>(0, total - step - 1));
+  log::info("Train Epoch: {} [{:>{}}/{} ({:.0f}%)] Data (t): {:.3f} Batch (t): {:.3f}, {}/s, {}/s/gpu LR: {:5f} "
+            "Logit Scale: {:.3f} Contrastive_loss: {:#.5g} ({:#.5g}) Loss: {:#.5g} ({:#.5g}) ETA: {:.0f}s",
+            epoch_, samples, std::to_string(f.samples_per_epoch).size(), f.samples_per_epoch,
+            100.0 * double(batch_i) / double(f.num_batches), data_.avg(), batch_.avg(), fmt_g(sps), fmt_g(sps_rank), lr,
+            scale, loss, loss_.avg(), loss, loss_.avg(), eta);
+  if (io::EventWriter* tb = s_.tb.get()) {
+    tb->add_scalar("train/data_time", float(t.data), step);
+    tb->add_scalar("train/batch_time", float(t.batch), step);
+    tb->add_scalar("train/samples_per_second", float(sps), step);
+    tb->add_scalar("train/samples_per_second_per_gpu", float(sps_rank), step);
+    tb->add_scalar("train/scale", float(scale), step);
+    tb->add_scalar("train/lr", float(lr), step);
+    tb->add_scalar("train/contrastive_loss", float(loss), step);
+    tb->add_scalar("train/loss", float(loss), step);
+  }
+}
+
+void StepLogger::progress(int64_t batch_i, double loss, const StepTimes& t) const {
+  const int64_t n = s_.feed.num_batches;
+  const int width = 30, done = int(width * batch_i / std::max<int64_t>(1, n));
+  log::progress(fmt::format("epoch {} [{}{}] {}/{} loss {:.4f} {:.1f} samples/s", epoch_, std::string(size_t(done), '='),
+                            std::string(size_t(width - done), ' '), batch_i, n, loss,
+                            double(s_.a.batch_size) * s_.a.accum_freq / std::max(1e-9, t.batch)));
+}
+
+}  // namespace oc
