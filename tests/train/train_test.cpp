@@ -143,6 +143,22 @@ TEST(Train, BadFlagsGiveClearErrors) {
   EXPECT_EQ(r.out.find("Segmentation"), std::string::npos);
 }
 
+// --force-patch-dropout overrides the config (OpenCLIP: vision_cfg["patch_dropout"]): the
+// training forward sees half the patches, so the loss curve changes; 1 and above are refused.
+TEST(Train, ForcePatchDropoutChangesTheTrainingForward) {
+  std::string dir = test::fresh_dir("train_pdrop");
+  ASSERT_EQ(run(base_cmd(dir, "plain", 1)).status, 0);
+  auto r = run(base_cmd(dir, "drop", 1) + " --force-patch-dropout 0.5");
+  ASSERT_EQ(r.status, 0) << r.out;
+  EXPECT_NE(fs::read_text(dir + "/logs/drop/params.txt").value().find("force_patch_dropout: 0.5\n"), std::string::npos);
+  const auto plain = loss_curve(dir + "/logs/plain"), drop = loss_curve(dir + "/logs/drop");
+  ASSERT_EQ(plain.size(), drop.size());
+  EXPECT_NE(plain.front(), drop.front());  // the first forward already drops patches
+  r = run(base_cmd(dir, "bad", 1) + " --force-patch-dropout 1");
+  EXPECT_NE(r.status, 0);
+  EXPECT_NE(r.out.find("--force-patch-dropout 1 must be in [0, 1)"), std::string::npos) << r.out;
+}
+
 TEST(Train, ReadOnlyAndFullDisksGiveClearErrors) {
   std::string dir = test::fresh_dir("train_disks");
   if (std::system(("mount -t tmpfs -o size=1m tmpfs " + dir + " 2>/dev/null").c_str()) != 0)
