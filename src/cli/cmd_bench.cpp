@@ -87,6 +87,7 @@ Options bench_options(const std::string& what) {
       {{"model", OptType::String, "ViT-B-32", "model config name or JSON path"},
        {"batch-size", OptType::Int, what == "train" ? "128" : "64", "batch size"},
        {"precision", OptType::String, "amp_bf16", "fp32, amp_bf16 (amp, amp_bfloat16), pure_bf16 (bf16)"},
+       {"device", OptType::String, "cpu", "compute backend: cpu, ref (`openclip info` lists them)"},
        {"steps", OptType::Int, "5", "measured steps (after the warm-up steps)"},
        {"warmup-steps", OptType::Int, "1", "untimed steps first"},
        {"threads", OptType::Int, "0", "OpenMP threads (0 = all cores)"},
@@ -113,11 +114,11 @@ int run_train(const std::vector<std::string>& args) {
   const int64_t B = o.get_int("batch-size"), steps = o.get_int("steps"), warm = o.get_int("warmup-steps");
   OC_CHECK(B > 0 && steps > 0, "batch size and steps must be positive");
   Precision prec = parse_precision(o.get("precision"));
-  Clip model(cfg);
+  Clip model(cfg, ops::backend(ops::resolve_device(o.get("device"))));
   model.init(uint64_t(o.get_int("seed")));
   model.set_precision(prec);
   model.plan_training(B);
-  AdamW opt(model.table(), default_adamw(cfg.name));
+  AdamW opt(model.table(), default_adamw(cfg.name), model.backend());
   ContrastiveStep step(model, B);
   Rng rng(uint64_t(o.get_int("seed")) + 1);
   const int S = cfg.vision.image_size, ctx = cfg.text.context_length;
@@ -132,7 +133,7 @@ int run_train(const std::vector<std::string>& args) {
     {
       OC_PROFILE("step.optimizer");
       opt.step(model.params(), model.grads(), 1e-5);
-      clamp_logit_scale(model.params() + model.table().find("logit_scale")->offset);
+      clamp_logit_scale(model.backend(), model.params() + model.table().find("logit_scale")->offset);
     }
     return loss;
   };
@@ -204,7 +205,7 @@ int run_infer(const std::vector<std::string>& args) {
   ModelCfg cfg = load_model_config(o.get("model"));
   const int64_t B = o.get_int("batch-size"), steps = o.get_int("steps"), warm = o.get_int("warmup-steps");
   Precision prec = parse_precision(o.get("precision"));
-  Clip model(cfg);
+  Clip model(cfg, ops::backend(ops::resolve_device(o.get("device"))));
   model.init(uint64_t(o.get_int("seed")));
   model.set_precision(prec);
   model.plan_inference(B);
@@ -245,6 +246,7 @@ int run_zeroshot(const std::vector<std::string>& args) {
   Options o("bench zeroshot", "Zero-shot classifier build time and evaluation images/s.",
             {{"model", OptType::String, "ViT-B-32", "model config name or JSON path"},
              {"precision", OptType::String, "amp_bf16", "fp32 or amp_bf16"},
+             {"device", OptType::String, "cpu", "compute backend: cpu, ref (`openclip info` lists them)"},
              {"classes", OptType::Int, "1000", "ImageNet classes to use (first N)"},
              {"templates", OptType::Int, "80", "OpenAI templates to use (first N)"},
              {"images", OptType::Int, "128", "synthetic images to classify"},
@@ -255,7 +257,7 @@ int run_zeroshot(const std::vector<std::string>& args) {
   if (o.help_requested()) return std::printf("%s", o.help().c_str()), 0;
   if (o.get_int("threads") > 0) set_num_threads(int(o.get_int("threads")));
   ModelCfg cfg = load_model_config(o.get("model"));
-  Clip model(cfg);
+  Clip model(cfg, ops::backend(ops::resolve_device(o.get("device"))));
   model.init(0);
   model.set_precision(parse_precision(o.get("precision")));
   const int64_t B = o.get_int("batch-size"), N = o.get_int("images");

@@ -18,6 +18,7 @@ int run(const std::vector<std::string>& args) {
              {"image", OptType::List, "", "image files"},
              {"labels", OptType::List, "", "candidate texts"},
              {"precision", OptType::String, "fp32", "fp32 or amp_bf16"},
+             {"device", OptType::String, "cpu", "compute backend: cpu, ref (`openclip info` lists them)"},
              {"json", OptType::Flag, "", "one JSON object per image"}});
   o.parse(args);
   if (o.help_requested()) return std::printf("%s", o.help().c_str()), 0;
@@ -27,6 +28,7 @@ int run(const std::vector<std::string>& args) {
   if (labels.empty()) OC_USER_ERROR("classify needs --labels TEXT... (at least one label)");
   openclip::LoadOptions lo;
   lo.precision = o.get("precision");
+  lo.device = o.get("device");
   auto model = openclip::Model::load(o.get("model"), o.get("pretrained"), lo);
   auto probs = model.classify(images, labels);
   for (size_t i = 0; i < images.size(); ++i) {

@@ -48,6 +48,7 @@ int run(const std::vector<std::string>& args) {
              {"out", OptType::String, "", "output .npy or .safetensors"},
              {"batch-size", OptType::Int, "32", "batch size"},
              {"precision", OptType::String, "fp32", "fp32 or amp_bf16"},
+             {"device", OptType::String, "cpu", "compute backend: cpu, ref (`openclip info` lists them)"},
              {"no-normalize", OptType::Flag, "", "keep raw (unnormalized) embeddings"}});
   o.parse(args);
   if (o.help_requested()) return std::printf("%s", o.help().c_str()), 0;
@@ -59,6 +60,7 @@ int run(const std::vector<std::string>& args) {
     OC_USER_ERROR("--out must end in .npy or .safetensors");
   openclip::LoadOptions lo;
   lo.precision = o.get("precision");
+  lo.device = o.get("device");
   lo.batch_size = int(o.get_int("batch-size"));
   auto model = openclip::Model::load(o.get("model"), o.get("pretrained"), lo);
   std::vector<std::vector<float>> e;

@@ -27,6 +27,7 @@ int run(const std::vector<std::string>& args) {
       {"batch-size", OptType::Int, "64", "batch size"},
       {"workers", OptType::Int, "2", "data loader threads"},
       {"precision", OptType::String, "fp32", "fp32 or amp_bf16"},
+      {"device", OptType::String, "cpu", "compute backend: cpu, ref (`openclip info` lists them)"},
       {"threads", OptType::Int, "0", "compute threads (0 = all cores)"},
       {"predictions-dir", OptType::String, "",
        "also write each zero-shot task's per-sample predictions to DIR/zeroshot_<task>.json (for `openclip report`)"},
@@ -40,7 +41,7 @@ int run(const std::vector<std::string>& args) {
   if (o.help_requested()) return std::printf("%s", o.help().c_str()), 0;
   if (o.get_int("threads") > 0) set_num_threads(int(o.get_int("threads")));
   if (!o.has("pretrained")) OC_USER_ERROR("eval needs --pretrained WEIGHTS");
-  Clip model(load_model_config(o.get("model")));
+  Clip model(load_model_config(o.get("model")), ops::backend(ops::resolve_device(o.get("device"))));
   load_weights(model, o.get("pretrained"));
   model.set_precision(parse_precision(o.get("precision")));
   model.plan_inference(o.get_int("batch-size"));

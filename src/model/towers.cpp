@@ -25,8 +25,9 @@ struct Carver {
 };
 
 StackDims dims(int64_t B, int64_t T, int64_t W, int64_t H, int64_t F, int64_t L, bool causal, const ModelCfg& c,
-               ops::Prec prec, const StackMemory& mem, const std::vector<BlockWeights16>* w16) {
+               ops::Prec prec, const StackMemory& mem, const std::vector<BlockWeights16>* w16, ops::Backend* be) {
   StackDims d;
+  d.be = be;
   d.B = B, d.T = T, d.W = W, d.H = H, d.F = F, d.layers = L, d.causal = causal;
   d.act = c.quick_gelu ? ops::Act::QuickGelu : ops::Act::Gelu;
   d.eps = c.ln_eps;
@@ -66,18 +67,18 @@ const float* VisionTower::forward(const ClipParams& p, const float* images, int6
   B_ = B;
   const auto& v = cfg_.vision;
   const int64_t W = v.width, T = v.tokens(), Np = T - 1, P = v.patch_size, K = 3 * P * P, E = cfg_.embed_dim;
-  ops::im2patches(patches_, images, B, int64_t(v.image_size), P);
-  ops::linear_forward(patch_out_, patches_, p.v_conv, static_cast<const float*>(nullptr), B * Np, K, W, prec);
-  ops::vit_embed_forward(x0_, patch_out_, p.v_cls, p.v_pos, B, Np, W);
+  be_->im2patches(patches_, images, B, int64_t(v.image_size), P);
+  be_->linear_forward(patch_out_, patches_, p.v_conv, static_cast<const float*>(nullptr), B * Np, K, W, prec);
+  be_->vit_embed_forward(x0_, patch_out_, p.v_cls, p.v_pos, B, Np, W);
   BlockActs a0 = mem_.layer(0, B, T);
-  ops::layernorm_forward(a0.x, pre_mean_, pre_rstd_, x0_, p.ln_pre_w, p.ln_pre_b, B * T, W, cfg_.ln_eps);
-  StackDims d = dims(B, T, W, v.heads(), v.mlp_width(), v.layers, false, cfg_, prec, mem_, w16_);
+  be_->layernorm_forward(a0.x, pre_mean_, pre_rstd_, x0_, p.ln_pre_w, p.ln_pre_b, B * T, W, cfg_.ln_eps);
+  StackDims d = dims(B, T, W, v.heads(), v.mlp_width(), v.layers, false, cfg_, prec, mem_, w16_, be_);
   stack_forward(p.v_blocks, mem_, d);
-  ops::gather_rows_forward(cls_in_, mem_.out(B, T), cls_index_.data(), B, T, W);  // the class token
-  ops::layernorm_forward(pooled_, post_mean_, post_rstd_, cls_in_, p.ln_post_w, p.ln_post_b, B, W, cfg_.ln_eps);
-  ops::proj_forward(feat_raw_, pooled_, p.v_proj, B, W, E, prec);
+  be_->gather_rows_forward(cls_in_, mem_.out(B, T), cls_index_.data(), B, T, W);  // the class token
+  be_->layernorm_forward(pooled_, post_mean_, post_rstd_, cls_in_, p.ln_post_w, p.ln_post_b, B, W, cfg_.ln_eps);
+  be_->proj_forward(feat_raw_, pooled_, p.v_proj, B, W, E, prec);
   if (!normalize) return feat_raw_;
-  ops::l2norm_forward(feat_, norm_, feat_raw_, B, E);
+  be_->l2norm_forward(feat_, norm_, feat_raw_, B, E);
   return feat_;
 }
 
@@ -86,20 +87,20 @@ void VisionTower::backward(const ClipParams& p, const ClipParams& g, const float
   const int64_t B = B_;
   const auto& v = cfg_.vision;
   const int64_t W = v.width, T = v.tokens(), Np = T - 1, P = v.patch_size, K = 3 * P * P, E = cfg_.embed_dim;
-  ops::l2norm_backward(d_feat_raw_, d_feat, feat_, norm_, B, E);
-  ops::proj_backward(d_pooled_, g.v_proj, d_feat_raw_, pooled_, p.v_proj, B, W, E, prec);
-  std::memset(d_cls_in_, 0, sizeof(float) * size_t(B * W));
-  ops::layernorm_backward(d_cls_in_, g.ln_post_w, g.ln_post_b, d_pooled_, cls_in_, p.ln_post_w, post_mean_,
+  be_->l2norm_backward(d_feat_raw_, d_feat, feat_, norm_, B, E);
+  be_->proj_backward(d_pooled_, g.v_proj, d_feat_raw_, pooled_, p.v_proj, B, W, E, prec);
+  be_->zero(d_cls_in_, sizeof(float) * size_t(B * W));
+  be_->layernorm_backward(d_cls_in_, g.ln_post_w, g.ln_post_b, d_pooled_, cls_in_, p.ln_post_w, post_mean_,
                           post_rstd_, B, W);
-  std::memset(d_stack_out_, 0, sizeof(float) * size_t(B * T * W));
-  ops::gather_rows_backward(d_stack_out_, d_cls_in_, cls_index_.data(), B, T, W);
-  StackDims d = dims(B, T, W, v.heads(), v.mlp_width(), v.layers, false, cfg_, prec, mem_, w16_);
+  be_->zero(d_stack_out_, sizeof(float) * size_t(B * T * W));
+  be_->gather_rows_backward(d_stack_out_, d_cls_in_, cls_index_.data(), B, T, W);
+  StackDims d = dims(B, T, W, v.heads(), v.mlp_width(), v.layers, false, cfg_, prec, mem_, w16_, be_);
   stack_backward(p.v_blocks, g.v_blocks, mem_, d_stack_out_, d);
-  std::memset(d_x0_, 0, sizeof(float) * size_t(B * T * W));
-  ops::layernorm_backward(d_x0_, g.ln_pre_w, g.ln_pre_b, mem_.d_res(), x0_, p.ln_pre_w, pre_mean_, pre_rstd_, B * T,
+  be_->zero(d_x0_, sizeof(float) * size_t(B * T * W));
+  be_->layernorm_backward(d_x0_, g.ln_pre_w, g.ln_pre_b, mem_.d_res(), x0_, p.ln_pre_w, pre_mean_, pre_rstd_, B * T,
                           W);
-  ops::vit_embed_backward(d_patch_out_, g.v_cls, g.v_pos, d_x0_, B, Np, W);
-  ops::linear_backward(static_cast<float*>(nullptr), g.v_conv, static_cast<float*>(nullptr), d_patch_out_, patches_,
+  be_->vit_embed_backward(d_patch_out_, g.v_cls, g.v_pos, d_x0_, B, Np, W);
+  be_->linear_backward(static_cast<float*>(nullptr), g.v_conv, static_cast<float*>(nullptr), d_patch_out_, patches_,
                        p.v_conv, B * Np, K, W, prec);
 }
 
@@ -146,14 +147,14 @@ const float* TextTower::forward(const ClipParams& p, const int32_t* tokens, int6
   for (int64_t b = 0; b < B; ++b)
     std::memcpy(&tok_[size_t(b * T)], tokens + b * ctx, sizeof(int32_t) * size_t(T));
   BlockActs a0 = mem_.layer(0, B, T);
-  ops::token_embed_forward(a0.x, tok_.data(), p.tok_emb, p.t_pos, B, T, W, V);
-  StackDims d = dims(B, T, W, t.heads, t.mlp_width(), t.layers, true, cfg_, prec, mem_, w16_);
+  be_->token_embed_forward(a0.x, tok_.data(), p.tok_emb, p.t_pos, B, T, W, V);
+  StackDims d = dims(B, T, W, t.heads, t.mlp_width(), t.layers, true, cfg_, prec, mem_, w16_, be_);
   stack_forward(p.t_blocks, mem_, d);
-  ops::gather_rows_forward(pooled_in_, mem_.out(B, T), eot_.data(), B, T, W);
-  ops::layernorm_forward(pooled_, fin_mean_, fin_rstd_, pooled_in_, p.ln_final_w, p.ln_final_b, B, W, cfg_.ln_eps);
-  ops::proj_forward(feat_raw_, pooled_, p.t_proj, B, W, E, prec);
+  be_->gather_rows_forward(pooled_in_, mem_.out(B, T), eot_.data(), B, T, W);
+  be_->layernorm_forward(pooled_, fin_mean_, fin_rstd_, pooled_in_, p.ln_final_w, p.ln_final_b, B, W, cfg_.ln_eps);
+  be_->proj_forward(feat_raw_, pooled_, p.t_proj, B, W, E, prec);
   if (!normalize) return feat_raw_;
-  ops::l2norm_forward(feat_, norm_, feat_raw_, B, E);
+  be_->l2norm_forward(feat_, norm_, feat_raw_, B, E);
   return feat_;
 }
 
@@ -162,16 +163,16 @@ void TextTower::backward(const ClipParams& p, const ClipParams& g, const float* 
   const int64_t B = B_, T = T_;
   const auto& t = cfg_.text;
   const int64_t W = t.width, E = cfg_.embed_dim, V = t.vocab_size;
-  ops::l2norm_backward(d_feat_raw_, d_feat, feat_, norm_, B, E);
-  ops::proj_backward(d_pooled_, g.t_proj, d_feat_raw_, pooled_, p.t_proj, B, W, E, prec);
-  std::memset(d_pooled_in_, 0, sizeof(float) * size_t(B * W));
-  ops::layernorm_backward(d_pooled_in_, g.ln_final_w, g.ln_final_b, d_pooled_, pooled_in_, p.ln_final_w, fin_mean_,
+  be_->l2norm_backward(d_feat_raw_, d_feat, feat_, norm_, B, E);
+  be_->proj_backward(d_pooled_, g.t_proj, d_feat_raw_, pooled_, p.t_proj, B, W, E, prec);
+  be_->zero(d_pooled_in_, sizeof(float) * size_t(B * W));
+  be_->layernorm_backward(d_pooled_in_, g.ln_final_w, g.ln_final_b, d_pooled_, pooled_in_, p.ln_final_w, fin_mean_,
                           fin_rstd_, B, W);
-  std::memset(d_stack_out_, 0, sizeof(float) * size_t(B * T * W));
-  ops::gather_rows_backward(d_stack_out_, d_pooled_in_, eot_.data(), B, T, W);
-  StackDims d = dims(B, T, W, t.heads, t.mlp_width(), t.layers, true, cfg_, prec, mem_, w16_);
+  be_->zero(d_stack_out_, sizeof(float) * size_t(B * T * W));
+  be_->gather_rows_backward(d_stack_out_, d_pooled_in_, eot_.data(), B, T, W);
+  StackDims d = dims(B, T, W, t.heads, t.mlp_width(), t.layers, true, cfg_, prec, mem_, w16_, be_);
   stack_backward(p.t_blocks, g.t_blocks, mem_, d_stack_out_, d);
-  ops::token_embed_backward(g.tok_emb, g.t_pos, mem_.d_res(), tok_.data(), B, T, W, V);
+  be_->token_embed_backward(g.tok_emb, g.t_pos, mem_.d_res(), tok_.data(), B, T, W, V);
 }
 
 }  // namespace oc

@@ -101,16 +101,16 @@ namespace {
 // are scratch for the LayerNorm output and the activated MLP hidden state.
 void block_forward(const BlockParams& P, const BlockActs& a, float* y, float* ln, float* g, const StackDims& d) {
   const int64_t N = d.B * d.T, W = d.W, F = d.F;
-  { OC_PROFILE("layernorm"); ops::layernorm_forward(ln, a.mean1, a.rstd1, a.x, P.ln1_w, P.ln1_b, N, W, d.eps); }
-  { OC_PROFILE("linear"); ops::linear_forward(a.qkv, ln, P.in_w, P.in_b, N, W, 3 * W, d.prec); }
-  { OC_PROFILE("attention"); ops::attention_forward(a.ao, a.att, a.qkv, d.B, d.T, W, d.H, d.causal, d.prec); }
-  { OC_PROFILE("linear"); ops::linear_forward(a.xm, a.ao, P.out_w, P.out_b, N, W, W, d.prec); }
-  { OC_PROFILE("residual_add"); ops::add_inplace(a.xm, a.x, N * W); }  // xm = x + attn
-  { OC_PROFILE("layernorm"); ops::layernorm_forward(ln, a.mean2, a.rstd2, a.xm, P.ln2_w, P.ln2_b, N, W, d.eps); }
-  { OC_PROFILE("linear"); ops::linear_forward(a.h, ln, P.fc_w, P.fc_b, N, W, F, d.prec); }
-  { OC_PROFILE("gelu"); ops::act_forward(g, a.h, N * F, d.act); }
-  { OC_PROFILE("linear"); ops::linear_forward(y, g, P.proj_w, P.proj_b, N, F, W, d.prec); }
-  { OC_PROFILE("residual_add"); ops::add_inplace(y, a.xm, N * W); }  // y = xm + mlp
+  { OC_PROFILE("layernorm"); d.be->layernorm_forward(ln, a.mean1, a.rstd1, a.x, P.ln1_w, P.ln1_b, N, W, d.eps); }
+  { OC_PROFILE("linear"); d.be->linear_forward(a.qkv, ln, P.in_w, P.in_b, N, W, 3 * W, d.prec); }
+  { OC_PROFILE("attention"); d.be->attention_forward(a.ao, a.att, a.qkv, d.B, d.T, W, d.H, d.causal, d.prec); }
+  { OC_PROFILE("linear"); d.be->linear_forward(a.xm, a.ao, P.out_w, P.out_b, N, W, W, d.prec); }
+  { OC_PROFILE("residual_add"); d.be->add_inplace(a.xm, a.x, N * W); }  // xm = x + attn
+  { OC_PROFILE("layernorm"); d.be->layernorm_forward(ln, a.mean2, a.rstd2, a.xm, P.ln2_w, P.ln2_b, N, W, d.eps); }
+  { OC_PROFILE("linear"); d.be->linear_forward(a.h, ln, P.fc_w, P.fc_b, N, W, F, d.prec); }
+  { OC_PROFILE("gelu"); d.be->act_forward(g, a.h, N * F, d.act); }
+  { OC_PROFILE("linear"); d.be->linear_forward(y, g, P.proj_w, P.proj_b, N, F, W, d.prec); }
+  { OC_PROFILE("residual_add"); d.be->add_inplace(y, a.xm, N * W); }  // y = xm + mlp
 }
 }  // namespace
 
@@ -141,7 +141,7 @@ void stack_backward(const std::vector<BlockParams>& p, const std::vector<BlockPa
   float* ln = mem.ln_buf();
   float* stat = mem.stat_buf();
   const bool b16 = bf16_blocks(mem, d);
-  std::memcpy(dres, d_out, sizeof(float) * size_t(N * W));
+  d.be->copy(dres, d_out, sizeof(float) * size_t(N * W));
   for (int64_t l = d.layers - 1; l >= 0; --l) {
     const BlockParams& P = p[l];
     const BlockParams& G = g[l];
@@ -159,18 +159,18 @@ void stack_backward(const std::vector<BlockParams>& p, const std::vector<BlockPa
       continue;
     }
     // MLP: y = xm + c_proj(act(c_fc(ln_2(xm)))).  dres holds dy = dxm (residual path).
-    { OC_PROFILE("gelu"); ops::act_forward(rec, a.h, N * F, d.act); }  // recompute act(h)
-    { OC_PROFILE("linear_bwd"); ops::linear_backward(dbig, G.proj_w, G.proj_b, dres, rec, P.proj_w, N, F, W, d.prec); }  // dbig = d act
-    { OC_PROFILE("gelu_bwd"); ops::act_backward(dbig, dbig, a.h, N * F, d.act); }  // dbig = dh
-    { OC_PROFILE("layernorm"); ops::layernorm_forward(ln, stat, stat + N, a.xm, P.ln2_w, P.ln2_b, N, W, d.eps); }  // recompute ln_2
-    { OC_PROFILE("linear_bwd"); ops::linear_backward(rec, G.fc_w, G.fc_b, dbig, ln, P.fc_w, N, W, F, d.prec); }  // rec = d ln_2
-    { OC_PROFILE("layernorm_bwd"); ops::layernorm_backward(dres, G.ln2_w, G.ln2_b, rec, a.xm, P.ln2_w, a.mean2, a.rstd2, N, W); }
+    { OC_PROFILE("gelu"); d.be->act_forward(rec, a.h, N * F, d.act); }  // recompute act(h)
+    { OC_PROFILE("linear_bwd"); d.be->linear_backward(dbig, G.proj_w, G.proj_b, dres, rec, P.proj_w, N, F, W, d.prec); }  // dbig = d act
+    { OC_PROFILE("gelu_bwd"); d.be->act_backward(dbig, dbig, a.h, N * F, d.act); }  // dbig = dh
+    { OC_PROFILE("layernorm"); d.be->layernorm_forward(ln, stat, stat + N, a.xm, P.ln2_w, P.ln2_b, N, W, d.eps); }  // recompute ln_2
+    { OC_PROFILE("linear_bwd"); d.be->linear_backward(rec, G.fc_w, G.fc_b, dbig, ln, P.fc_w, N, W, F, d.prec); }  // rec = d ln_2
+    { OC_PROFILE("layernorm_bwd"); d.be->layernorm_backward(dres, G.ln2_w, G.ln2_b, rec, a.xm, P.ln2_w, a.mean2, a.rstd2, N, W); }
     // Attention: xm = x + out_proj(attn(in_proj(ln_1(x)))).  dres = dxm = dx (residual path).
-    { OC_PROFILE("linear_bwd"); ops::linear_backward(rec, G.out_w, G.out_b, dres, a.ao, P.out_w, N, W, W, d.prec); }  // rec = d ao
-    { OC_PROFILE("attention_bwd"); ops::attention_backward(dbig, mem.d_att(), rec, a.qkv, a.att, d.B, d.T, W, d.H, d.causal, d.prec); }
-    { OC_PROFILE("layernorm"); ops::layernorm_forward(ln, stat, stat + N, a.x, P.ln1_w, P.ln1_b, N, W, d.eps); }  // recompute ln_1
-    { OC_PROFILE("linear_bwd"); ops::linear_backward(rec, G.in_w, G.in_b, dbig, ln, P.in_w, N, W, 3 * W, d.prec); }  // rec = d ln_1
-    { OC_PROFILE("layernorm_bwd"); ops::layernorm_backward(dres, G.ln1_w, G.ln1_b, rec, a.x, P.ln1_w, a.mean1, a.rstd1, N, W); }
+    { OC_PROFILE("linear_bwd"); d.be->linear_backward(rec, G.out_w, G.out_b, dres, a.ao, P.out_w, N, W, W, d.prec); }  // rec = d ao
+    { OC_PROFILE("attention_bwd"); d.be->attention_backward(dbig, mem.d_att(), rec, a.qkv, a.att, d.B, d.T, W, d.H, d.causal, d.prec); }
+    { OC_PROFILE("layernorm"); d.be->layernorm_forward(ln, stat, stat + N, a.x, P.ln1_w, P.ln1_b, N, W, d.eps); }  // recompute ln_1
+    { OC_PROFILE("linear_bwd"); d.be->linear_backward(rec, G.in_w, G.in_b, dbig, ln, P.in_w, N, W, 3 * W, d.prec); }  // rec = d ln_1
+    { OC_PROFILE("layernorm_bwd"); d.be->layernorm_backward(dres, G.ln1_w, G.ln1_b, rec, a.x, P.ln1_w, a.mean1, a.rstd1, N, W); }
     if (mem.on_block_backward) mem.on_block_backward(l);
   }
 }

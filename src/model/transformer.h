@@ -11,6 +11,7 @@
 #include "model/params.h"
 #include "model/weights_bf16.h"
 #include "ops/activation.h"
+#include "ops/backend.h"
 #include "ops/gemm.h"
 
 namespace oc {
@@ -26,6 +27,7 @@ struct StackDims {
   // amp_bf16 with bf16 activations: the blocks' bf16 weight copies (null: the fp32 path,
   // or BF16 GEMMs converting their fp32 operands per call).
   const std::vector<BlockWeights16>* w16 = nullptr;
+  ops::Backend* be = nullptr;  // runs every op; the arena's memory is this backend's
 };
 
 // Saved activations of one block, each [B, T, ...] with the batch's T.

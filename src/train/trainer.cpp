@@ -166,7 +166,7 @@ int train_main(const std::vector<std::string>& argv) {
 
   // Model.
   ModelCfg cfg = model_config(a);
-  Clip model(cfg);
+  Clip model(cfg, ops::backend(a.device));
   model.init(uint64_t(a.seed));
   if (!a.pretrained.empty()) {
     load_weights(model, a.pretrained);
@@ -201,7 +201,7 @@ int train_main(const std::vector<std::string>& argv) {
   // Optimizer and schedule.
   AdamWCfg ac;
   ac.lr = a.lr, ac.beta1 = a.beta1, ac.beta2 = a.beta2, ac.eps = a.eps, ac.wd = a.wd;
-  AdamW opt(model.table(), ac);
+  AdamW opt(model.table(), ac, model.backend());
   ScheduleCfg sc;
   sc.kind = parse_lr_schedule(a.lr_scheduler);
   sc.base_lr = a.lr;
@@ -415,7 +415,7 @@ int train_main(const std::vector<std::string>& argv) {
       const int64_t gstep = steps_per_epoch * epoch + i_accum;
       const double lr = a.skip_scheduler ? a.lr : lr_at(sc, gstep);
 
-      if (gstep == nan_at) *logit_scale = NAN;
+      if (gstep == nan_at) model.backend().write_scalar(logit_scale, NAN);
       double loss, scale_fwd = NAN;
       comm->set_step(gstep);
       if (a.siglip) {
@@ -445,7 +445,7 @@ int train_main(const std::vector<std::string>& argv) {
       for (auto& p : pending) loader.recycle(std::move(p));  // reuse the batch buffers
       pending.clear();
       mask_frozen_grads(model, trainable);
-      const double gnorm = clip_grad_norm(model.grads(), model.table(), a.grad_clip_norm);
+      const double gnorm = clip_grad_norm(model.backend(), model.grads(), model.table(), a.grad_clip_norm);
       if (!std::isfinite(loss) || !std::isfinite(gnorm)) {
         ++st.bad_steps;
         log::warn("Non-finite {} at step {} (loss {}, grad norm {}): update skipped ({} in a row)",
@@ -458,9 +458,9 @@ int train_main(const std::vector<std::string>& argv) {
         }
       } else {
         st.bad_steps = 0;
-        scale_fwd = std::exp(*logit_scale);  // the forward's scale, as OpenCLIP logs it
+        scale_fwd = std::exp(model.logit_scale());  // the forward's scale, as OpenCLIP logs it
         opt.step(model.params(), model.grads(), lr, trainable);
-        clamp_logit_scale(logit_scale);
+        clamp_logit_scale(model.backend(), logit_scale);
         round_lp_params(model.table(), model.params(), precision);  // bf16 / pure_bf16
       }
       st.global_step = gstep + 1;
@@ -480,7 +480,7 @@ int train_main(const std::vector<std::string>& argv) {
         const int64_t samples = batch_i * a.batch_size * world_size;
         const double sps = double(a.batch_size) * a.accum_freq * world_size / t_batch;
         const double sps_rank = sps / world_size;
-        const double scale = std::isnan(scale_fwd) ? std::exp(*logit_scale) : scale_fwd;
+        const double scale = std::isnan(scale_fwd) ? std::exp(model.logit_scale()) : scale_fwd;
         const double eta = batch_t.avg() * double((num_batches - batch_i) / a.accum_freq +
                                                   (a.epochs - epoch - 1) * steps_per_epoch);
         log::info("Train Epoch: {} [{:>{}}/{} ({:.0f}%)] Data (t): {:.3f} Batch (t): {:.3f}, {}/s, {}/s/gpu LR: {:5f} "
