@@ -12,6 +12,8 @@ namespace oc {
 Clip::Clip(ModelCfg cfg, ops::Backend& be) : cfg_(std::move(cfg)), be_(&be), table_(make_param_table(cfg_)) {
   vision_.set_backend(be);
   text_.set_backend(be);
+  params_.bind(be, fmt::format("{} parameters", cfg_.name));
+  grads_.bind(be, fmt::format("{} gradients", cfg_.name));
   params_.resize(table_.total, /*zero=*/true);
   p_ = bind_params(cfg_, table_, params_.data());
 }

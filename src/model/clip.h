@@ -75,7 +75,7 @@ class Clip {
   ModelCfg cfg_;
   ops::Backend* be_;
   ParamTable table_;
-  FloatBuffer params_, grads_;
+  ops::FloatArena params_, grads_;
   ClipParams p_, g_;
   VisionTower vision_;
   TextTower text_;

@@ -45,6 +45,7 @@ void VisionTower::plan(const ModelCfg& cfg, int64_t B, bool training, bool check
   cfg_ = cfg, B_max_ = B, training_ = training;
   const auto& v = cfg.vision;
   const int64_t W = v.width, T = v.tokens(), Np = T - 1, K = 3 * v.patch_size * v.patch_size, E = cfg.embed_dim;
+  mem_.set_label(fmt::format("{} vision tower, batch {}", cfg.name, B));
   mem_.plan(B, T, W, v.heads(), v.mlp_width(), v.layers, training, checkpoint, bf16_acts);
   const size_t sizes[] = {size_t(B * Np * K), size_t(B * Np * W), size_t(B * T * W), size_t(B * T), size_t(B * T),
                           size_t(B * W), size_t(B * W), size_t(B), size_t(B), size_t(B * E), size_t(B * E), size_t(B),
@@ -52,6 +53,7 @@ void VisionTower::plan(const ModelCfg& cfg, int64_t B, bool training, bool check
                           size_t(B * Np * W)};
   size_t total = 0;
   for (size_t s : sizes) total += up16(s);
+  extra_.bind(*be_, mem_.label() + " (pooling, projection, loss inputs)");
   extra_.resize(total, false);
   Carver c{extra_.data()};
   float** slots[] = {&patches_,  &patch_out_, &x0_,        &pre_mean_,   &pre_rstd_, &cls_in_,
@@ -109,11 +111,13 @@ void TextTower::plan(const ModelCfg& cfg, int64_t B, bool training, bool checkpo
   cfg_ = cfg, B_max_ = B, training_ = training;
   const auto& t = cfg.text;
   const int64_t W = t.width, T = t.context_length, E = cfg.embed_dim;
+  mem_.set_label(fmt::format("{} text tower, batch {}", cfg.name, B));
   mem_.plan(B, T, W, t.heads, t.mlp_width(), t.layers, training, checkpoint, bf16_acts);
   const size_t sizes[] = {size_t(B * W), size_t(B * W), size_t(B),     size_t(B),     size_t(B * E), size_t(B * E),
                           size_t(B),     size_t(B * E), size_t(B * W), size_t(B * W), size_t(B * T * W)};
   size_t total = 0;
   for (size_t s : sizes) total += up16(s);
+  extra_.bind(*be_, mem_.label() + " (pooling, projection, loss inputs)");
   extra_.resize(total, false);
   Carver c{extra_.data()};
   float** slots[] = {&pooled_in_,  &pooled_,   &fin_mean_,    &fin_rstd_, &feat_raw_,  &feat_,

@@ -19,7 +19,7 @@ class VisionTower {
   // bf16_acts: amp_bf16 with bf16 activations (then set_bf16_weights before forward).
   void plan(const ModelCfg& cfg, int64_t B_max, bool training, bool checkpoint = false, bool bf16_acts = false);
   void set_bf16_weights(const std::vector<BlockWeights16>* w16) { w16_ = w16; }
-  void set_backend(ops::Backend& be) { be_ = &be; }  // before plan()
+  void set_backend(ops::Backend& be) { be_ = &be, mem_.set_backend(be); }  // before plan()
   // images [B,3,S,S] -> features [B,E] (L2-normalized when normalize, the default).
   // Keeps what backward needs when planned for training.
   const float* forward(const ClipParams& p, const float* images, int64_t B, ops::Prec prec, bool normalize = true);
@@ -32,7 +32,7 @@ class VisionTower {
  private:
   ModelCfg cfg_;
   StackMemory mem_;
-  FloatBuffer extra_;
+  ops::FloatArena extra_;
   const std::vector<BlockWeights16>* w16_ = nullptr;
   ops::Backend* be_ = &ops::default_backend();
   int64_t B_max_ = 0, B_ = 0;
@@ -47,7 +47,7 @@ class TextTower {
   // bf16_acts: amp_bf16 with bf16 activations (then set_bf16_weights before forward).
   void plan(const ModelCfg& cfg, int64_t B_max, bool training, bool checkpoint = false, bool bf16_acts = false);
   void set_bf16_weights(const std::vector<BlockWeights16>* w16) { w16_ = w16; }
-  void set_backend(ops::Backend& be) { be_ = &be; }  // before plan()
+  void set_backend(ops::Backend& be) { be_ = &be, mem_.set_backend(be); }  // before plan()
   // tokens [B, context_length] -> features [B,E]. Token ids outside the vocabulary are an
   // error naming the row, position and id.
   const float* forward(const ClipParams& p, const int32_t* tokens, int64_t B, ops::Prec prec, bool normalize = true);
@@ -61,7 +61,7 @@ class TextTower {
  private:
   ModelCfg cfg_;
   StackMemory mem_;
-  FloatBuffer extra_;
+  ops::FloatArena extra_;
   const std::vector<BlockWeights16>* w16_ = nullptr;
   ops::Backend* be_ = &ops::default_backend();
   std::vector<int32_t> tok_, eot_;

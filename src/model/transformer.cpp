@@ -33,6 +33,8 @@ void StackMemory::plan(int64_t B, int64_t T, int64_t W, int64_t H, int64_t F, in
   const size_t s16 =
       bf16_acts ? up16((big + 1) / 2) + (training ? up16((bt * F + 1) / 2) : 0) + 2 * up16((btw + 1) / 2) : 0;
   total += s16;
+  buf_.bind(*be_, label_ + fmt::format(" activations ({} tokens, width {}, {} layers{})", T, W, layers,
+                                        training ? ", training" : ""));
   buf_.resize(total, /*zero=*/false);
   float* p = buf_.data();
   layers_base_ = p;

@@ -57,6 +57,9 @@ class StackMemory {
   // bf16_acts: amp_bf16 layout (qkv16/ao16 instead of qkv/ao, plus bf16 scratch).
   void plan(int64_t B_max, int64_t T_max, int64_t W, int64_t H, int64_t F, int64_t layers, bool training,
             bool checkpoint = false, bool bf16_acts = false);
+  void set_backend(ops::Backend& be) { be_ = &be; }  // where plan() allocates
+  void set_label(std::string s) { label_ = std::move(s); }  // "ViT-B-32 vision tower, batch 256"
+  const std::string& label() const { return label_; }
   bool bf16_acts() const { return bf16_acts_; }
   bool checkpointing() const { return checkpoint_; }
   bool training() const { return training_; }
@@ -81,7 +84,9 @@ class StackMemory {
   std::function<void(int64_t layer)> on_block_backward;
 
  private:
-  FloatBuffer buf_;
+  ops::FloatArena buf_;
+  ops::Backend* be_ = &ops::default_backend();
+  std::string label_ = "activations";
   int64_t B_max_ = 0, T_max_ = 0, W_ = 0, H_ = 0, F_ = 0, layers_ = 0;
   bool training_ = false, checkpoint_ = false, bf16_acts_ = false;
   bf16 *s16_big_ = nullptr, *s16_big2_ = nullptr, *s16_a_ = nullptr, *s16_b_ = nullptr;

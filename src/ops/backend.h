@@ -30,6 +30,7 @@
 namespace oc::ops {
 
 class Backend;
+Backend& default_backend();  // "cpu" (registry, below)
 
 // Memory owned by one backend (RAII, move-only): freed through its backend, which must
 // outlive it. 64-byte aligned.
@@ -179,6 +180,31 @@ class Backend {
   virtual void* allocate(size_t bytes) = 0;
   virtual void release(void* p) = 0;
   friend class Buffer;
+};
+
+// An fp32 arena in the memory of one backend, with core/buffer.h's FloatBuffer interface, so
+// the model's and optimizer's arenas come from their backend. `what` (set with bind) names it
+// in the error when an allocation fails: "ViT-B-32 vision activations, batch 256".
+class FloatArena {
+ public:
+  void bind(Backend& be, std::string what) { be_ = &be, what_ = std::move(what); }
+  void resize(size_t n, bool zero = true) {
+    buf_.reset();
+    buf_ = be_->alloc_floats(n, what_, zero);
+    size_ = n;
+  }
+  void zero() { be_->zero(buf_.data(), size_ * sizeof(float)); }
+  float* data() { return buf_.f32(); }
+  const float* data() const { return buf_.f32(); }
+  size_t size() const { return size_; }
+  double mib() const { return double(size_) * sizeof(float) / (1 << 20); }
+  Backend& backend() const { return *be_; }
+
+ private:
+  Backend* be_ = &default_backend();
+  std::string what_ = "an fp32 arena";
+  Buffer buf_;
+  size_t size_ = 0;
 };
 
 // *p += v for one float of backend memory (a gradient scalar such as logit_scale's).

@@ -1,5 +1,7 @@
 #include "optim/adamw.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cctype>
 #include <cmath>
@@ -16,6 +18,8 @@ AdamWCfg default_adamw(const std::string& model_name) {
 }
 
 AdamW::AdamW(const ParamTable& table, AdamWCfg cfg, ops::Backend& be) : table_(&table), be_(&be), cfg_(cfg) {
+  m_.bind(be, fmt::format("AdamW exp_avg ({} parameters)", table.total));
+  v_.bind(be, fmt::format("AdamW exp_avg_sq ({} parameters)", table.total));
   m_.resize(table.total, true);
   v_.resize(table.total, true);
 }

@@ -39,7 +39,7 @@ class AdamW {
   const ParamTable* table_;
   ops::Backend* be_;
   AdamWCfg cfg_;
-  FloatBuffer m_, v_;
+  ops::FloatArena m_, v_;
   int64_t step_ = 0;
 };
 

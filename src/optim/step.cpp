@@ -12,6 +12,10 @@
 namespace oc {
 
 ContrastiveStep::ContrastiveStep(Clip& model, int64_t B_max) : model_(model), B_max_(B_max) {
+  const std::string what = fmt::format("{} loss buffers, batch {}", model.cfg().name, B_max);
+  for (ops::FloatArena* a : {&d_img_, &d_txt_, &d_img_all_, &d_txt_all_, &scratch_, &cache_img_, &cache_txt_, &all_img_,
+                             &all_txt_, &own_img_, &own_txt_})
+    a->bind(model.backend(), what);
   const size_t BE = size_t(B_max * model.cfg().embed_dim);
   d_img_.resize(BE), d_txt_.resize(BE), d_img_all_.resize(BE), d_txt_all_.resize(BE);
   scratch_.resize(size_t(2 * B_max * B_max));

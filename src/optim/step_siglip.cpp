@@ -31,7 +31,7 @@ double ContrastiveStep::forward_backward_siglip(const float* images, const int32
   const size_t nbuf = size_t(4 * bidir + 2 * rest + 2);
   if (sig_blocks_.size() < nbuf) sig_blocks_.resize(nbuf);
   for (auto& b : sig_blocks_)
-    if (b.size() < BE) b.resize(BE);
+    if (b.size() < BE) b.bind(be, fmt::format("SigLIP exchange buffers, batch {}", B)), b.resize(BE);
   if (d_img_.size() < BE) d_img_.resize(BE), d_txt_.resize(BE);
   auto buf = [&](size_t i) { return sig_blocks_[i].data(); };
   auto FR = [&](int i) { return buf(size_t(4 * i)); };

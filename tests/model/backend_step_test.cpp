@@ -99,3 +99,23 @@ TEST(BackendStep, BitwiseRepeatableOnEachBackend) {
 
 }  // namespace
 }  // namespace oc
+
+namespace oc {
+namespace {
+
+// An arena the backend cannot provide: the error says how many bytes, for what config and batch.
+TEST(BackendStep, AllocationFailureNamesBytesConfigAndBatch) {
+  Clip m(load_model_config("test-tiny"), ops::backend("cpu"));
+  try {
+    m.plan_training(int64_t(1) << 32);
+    FAIL() << "planning activations for a batch of 2^32 succeeded";
+  } catch (const std::exception& e) {
+    const std::string msg = e.what();
+    EXPECT_NE(msg.find("backend cpu: cannot allocate "), std::string::npos) << msg;
+    EXPECT_NE(msg.find(" bytes ("), std::string::npos) << msg;
+    EXPECT_NE(msg.find("test-tiny vision tower, batch 4294967296"), std::string::npos) << msg;
+  }
+}
+
+}  // namespace
+}  // namespace oc
