@@ -85,6 +85,8 @@ TEST(BackendStep, CpuMatchesRefAmpBf16) {
   // extra rounding point changes (the bf16 vs fp32 gradients differ by ~1e-1 here).
   EXPECT_NEAR(c.loss, r.loss, 1e-3 * std::abs(r.loss));
   EXPECT_LT(rel_err(c.grads, r.grads), 2e-2);
+  // ... and the bound is tight enough to see the rounding points: fp32 is further away.
+  EXPECT_GT(rel_err(r.grads, one_step(ops::backend("ref"), Precision::Fp32).grads), 2e-2);
 }
 
 TEST(BackendStep, BitwiseRepeatableOnEachBackend) {
