@@ -33,6 +33,7 @@ class AdamW {
   float* exp_avg() { return m_.data(); }
   float* exp_avg_sq() { return v_.data(); }
   const AdamWCfg& cfg() const { return cfg_; }
+  ops::Backend& backend() const { return *be_; }
   double mib() const { return m_.mib() + v_.mib(); }
 
  private:

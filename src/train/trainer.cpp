@@ -359,8 +359,8 @@ int train_main(const std::vector<std::string>& argv) {
       e.checkpoint = fs::join(run.checkpoints, fmt::format("epoch_{}.pt", epoch_done));
     }
     if (!tok) tok = std::make_shared<Tokenizer>(Tokenizer::load_default());
-    Clip evm(cfg);  // inference copy: the training arenas stay untouched
-    std::memcpy(evm.params(), model.params(), sizeof(float) * model.table().total);
+    Clip evm(cfg, model.backend());  // inference copy: the training arenas stay untouched
+    model.backend().copy(evm.params(), model.params(), sizeof(float) * model.table().total);
     evm.set_precision(precision);
     evm.plan_inference(a.batch_size);
     std::map<std::string, double> m = evaluate(evm, *tok, e);
