@@ -12,6 +12,7 @@ namespace openclip {
 
 struct LoadOptions {
   std::string precision = "fp32";  // fp32 or amp_bf16
+  std::string device = "cpu";      // compute backend: cpu or ref (`openclip info` lists them)
   std::string vocab;               // BPE vocabulary path ("" = the installed one)
   int batch_size = 32;             // inference chunk size
   int threads = 0;                 // 0 = all cores

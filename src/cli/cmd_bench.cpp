@@ -98,11 +98,11 @@ int run_train(const std::vector<std::string>& args) {
   const int64_t B = o.get_int("batch-size"), steps = o.get_int("steps"), warm = o.get_int("warmup-steps");
   OC_CHECK(B > 0 && steps > 0, "batch size and steps must be positive");
   Precision prec = parse_precision(o.get("precision"));
-  Clip model(cfg);
+  Clip model(cfg, ops::backend(ops::resolve_device(o.get("device"))));
   model.init(uint64_t(o.get_int("seed")));
   model.set_precision(prec);
   model.plan_training(B);
-  AdamW opt(model.table(), default_adamw(cfg.name));
+  AdamW opt(model.table(), default_adamw(cfg.name), model.backend());
   ContrastiveStep step(model, B);
   Rng rng(uint64_t(o.get_int("seed")) + 1);
   const int S = cfg.vision.image_size, ctx = cfg.text.context_length;
@@ -117,7 +117,7 @@ int run_train(const std::vector<std::string>& args) {
     {
       OC_PROFILE("step.optimizer");
       opt.step(model.params(), model.grads(), 1e-5);
-      clamp_logit_scale(model.params() + model.table().find("logit_scale")->offset);
+      clamp_logit_scale(model.backend(), model.params() + model.table().find("logit_scale")->offset);
     }
     return loss;
   };
@@ -189,7 +189,7 @@ int run_infer(const std::vector<std::string>& args) {
   ModelCfg cfg = load_model_config(o.get("model"));
   const int64_t B = o.get_int("batch-size"), steps = o.get_int("steps"), warm = o.get_int("warmup-steps");
   Precision prec = parse_precision(o.get("precision"));
-  Clip model(cfg);
+  Clip model(cfg, ops::backend(ops::resolve_device(o.get("device"))));
   model.init(uint64_t(o.get_int("seed")));
   model.set_precision(prec);
   model.plan_inference(B);
@@ -232,7 +232,7 @@ int run_zeroshot(const std::vector<std::string>& args) {
   if (o.help_requested()) return std::printf("%s", o.help().c_str()), 0;
   if (o.get_int("threads") > 0) set_num_threads(int(o.get_int("threads")));
   ModelCfg cfg = load_model_config(o.get("model"));
-  Clip model(cfg);
+  Clip model(cfg, ops::backend(ops::resolve_device(o.get("device"))));
   model.init(0);
   model.set_precision(parse_precision(o.get("precision")));
   const int64_t B = o.get_int("batch-size"), N = o.get_int("images");

@@ -21,6 +21,7 @@ int run(const std::vector<std::string>& args) {
   if (labels.empty()) OC_USER_ERROR("classify needs --labels TEXT... (at least one label)");
   openclip::LoadOptions lo;
   lo.precision = o.get("precision");
+  lo.device = o.get("device");
   auto model = openclip::Model::load(o.get("model"), o.get("pretrained"), lo);
   auto probs = model.classify(images, labels);
   for (size_t i = 0; i < images.size(); ++i) {

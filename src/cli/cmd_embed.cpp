@@ -51,6 +51,7 @@ int run(const std::vector<std::string>& args) {
     OC_USER_ERROR("--out must end in .npy or .safetensors");
   openclip::LoadOptions lo;
   lo.precision = o.get("precision");
+  lo.device = o.get("device");
   lo.batch_size = int(o.get_int("batch-size"));
   auto model = openclip::Model::load(o.get("model"), o.get("pretrained"), lo);
   std::vector<std::vector<float>> e;

@@ -24,6 +24,7 @@ int run(const std::vector<std::string>& args) {
   e.model = o.get("model");
   e.pretrained = o.get("pretrained");
   e.precision = o.get("precision");
+  e.device = o.get("device");
   e.batch_size = int(o.get_int("batch-size"));
   e.threads = int(o.get_int("threads"));
   EvalData& ev = e.data;

@@ -7,6 +7,7 @@
 #include "cli/command.h"
 #include "core/machine.h"
 #include "core/flags.h"
+#include "ops/backend.h"
 #include "ops/gemm.h"
 
 namespace oc::cli {
@@ -34,6 +35,9 @@ nlohmann::json info_json() {
 #else
   j["build"]["cuda"] = false;
 #endif
+  j["backends"] = nlohmann::json::array();
+  for (const ops::BackendInfo& b : ops::backend_list())
+    j["backends"].push_back({{"name", b.name}, {"available", b.available}, {"description", b.description}});
   j["devices"] = nlohmann::json::array();
   j["devices"].push_back({{"index", 0}, {"kind", "cpu"}, {"name", m.cpu_model}, {"threads", m.usable_threads}});
   std::string vocab = find_data_file("bpe_simple_vocab_16e6.txt.gz");
@@ -67,6 +71,12 @@ int run(const std::vector<std::string>& args) {
               j["memory"]["available_bytes"].get<double>() / (1 << 30), "");
   std::printf("| build    MPI %-3s CUDA %-3s%-53s|\n", yn(j["build"]["mpi"]), yn(j["build"]["cuda"]), "");
   std::printf("| devices  cpu:0 (no CUDA devices in this build)%-31s|\n", "");
+  for (const auto& b : j["backends"]) {
+    std::string line = b["name"].get<std::string>() + (b["available"].get<bool>() ? "" : " (not available)") + ": " +
+                       b["description"].get<std::string>();
+    if (line.size() > 68) line = line.substr(0, 65) + "...";
+    std::printf("| %-8s %-68s|\n", &b == &j["backends"][0] ? "--device" : "", line.c_str());
+  }
   std::printf("| vocab    %-68s|\n", j["vocab"].is_null() ? "not installed (run scripts/setup.sh)"
                                                           : j["vocab"].get<std::string>().c_str());
   std::printf("+------------------------------------------------------------------------------+\n");

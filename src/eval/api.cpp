@@ -29,7 +29,8 @@ Model::~Model() = default;
 Model Model::load(const std::string& model, const std::string& weights, const LoadOptions& opt) {
   if (opt.threads > 0) oc::set_num_threads(opt.threads);
   auto impl = std::make_unique<Impl>();
-  impl->clip = std::make_unique<oc::Clip>(oc::load_model_config(model));
+  impl->clip = std::make_unique<oc::Clip>(oc::load_model_config(model),
+                                          oc::ops::backend(oc::ops::resolve_device(opt.device)));
   if (weights.empty()) impl->clip->init(0);
   else oc::load_weights(*impl->clip, weights);
   impl->clip->set_precision(oc::parse_precision(opt.precision));

@@ -4,6 +4,7 @@
 #include "core/fs.h"
 #include "core/parallel.h"
 #include "model/clip.h"
+#include "ops/backend.h"
 #include "model/weights.h"
 #include "eval/tokenizer.h"
 
@@ -15,7 +16,7 @@ std::map<std::string, double> eval(const EvalArgs& a) {
   EvalData ev = a.data;
   if (ev.imagenet_val.empty() && ev.zeroshot_data.empty() && ev.val_data.empty())
     OC_USER_ERROR("nothing to evaluate: give --imagenet-val, --zeroshot-data or --val-data");
-  Clip model(load_model_config(a.model));
+  Clip model(load_model_config(a.model), ops::backend(ops::resolve_device(a.device)));
   load_weights(model, a.pretrained);
   model.set_precision(parse_precision(a.precision));
   model.plan_inference(a.batch_size);

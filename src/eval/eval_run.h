@@ -10,6 +10,7 @@ namespace oc {
 
 struct EvalArgs {
   std::string model = "ViT-B-32", pretrained, precision = "fp32";
+  std::string device = "cpu";  // a registered backend (ops::resolve_device)
   int batch_size = 64;
   int threads = 0;  // 0: as set
   EvalData data;    // what to evaluate on (data.base: the loader settings; batch and model fields are set here)

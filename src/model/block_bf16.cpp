@@ -6,7 +6,6 @@
 #include "ops/bf16_gemm.h"
 #include "ops/bf16_ops.h"
 #include "ops/layernorm.h"
-#include "ops/tokens.h"
 
 namespace oc {
 
@@ -15,57 +14,57 @@ void block_forward_bf16(const BlockParams& P, const BlockWeights16& W16, const B
   const int64_t N = d.B * d.T, W = d.W, F = d.F;
   bf16* ln = mem.s16_a();
   bf16* g = mem.s16_big();
-  { OC_PROFILE("layernorm"); ops::layernorm_forward_bf16(ln, a.mean1, a.rstd1, a.x, P.ln1_w, P.ln1_b, N, W, d.eps); }
+  { OC_PROFILE("layernorm"); d.be->layernorm_forward_bf16(ln, a.mean1, a.rstd1, a.x, P.ln1_w, P.ln1_b, N, W, d.eps); }
   {
     OC_PROFILE("linear");  // qkv = ln_1 @ in_w^T + in_b, stored in bf16 (q, k, v only feed GEMMs)
     ops::Epilogue e;
     e.bias = P.in_b;
-    ops::gemm_bf16(false, true, N, 3 * W, W, ln, W, W16.in_w, W, a.qkv16, 3 * W, e);
+    d.be->gemm_bf16(false, true, N, 3 * W, W, ln, W, W16.in_w, W, a.qkv16, 3 * W, e);
   }
-  { OC_PROFILE("attention"); ops::attention_forward_bf16(a.ao16, a.att, a.qkv16, d.B, d.T, W, d.H, d.causal); }
+  { OC_PROFILE("attention"); d.be->attention_forward_bf16(a.ao16, a.att, a.qkv16, d.B, d.T, W, d.H, d.causal); }
   {
     OC_PROFILE("linear");
     ops::Epilogue e;
     e.bias = P.out_b;
-    ops::gemm_bf16(false, true, N, W, W, a.ao16, W, W16.out_w, W, a.xm, W, e);
+    d.be->gemm_bf16(false, true, N, W, W, a.ao16, W, W16.out_w, W, a.xm, W, e);
   }
-  if (P.ls1) ops::layer_scale_forward(a.xm, P.ls1, N, W);  // LayerScale ls_1
+  if (P.ls1) d.be->layer_scale_forward(a.xm, P.ls1, N, W);  // LayerScale ls_1
   {
     OC_PROFILE("residual+layernorm");  // xm = x + attn; ln_2(xm)
-    ops::add_layernorm_forward_bf16(a.xm, ln, a.mean2, a.rstd2, a.x, P.ln2_w, P.ln2_b, N, W, d.eps);
+    d.be->add_layernorm_forward_bf16(a.xm, ln, a.mean2, a.rstd2, a.x, P.ln2_w, P.ln2_b, N, W, d.eps);
   }
   ops::Epilogue fc;
   fc.bias = P.fc_b;
   if (mem.training()) {
-    { OC_PROFILE("linear"); ops::gemm_bf16(false, true, N, F, W, ln, W, W16.fc_w, W, a.h, F, fc); }
-    { OC_PROFILE("gelu"); ops::act_forward_bf16(g, a.h, N * F, d.act); }
+    { OC_PROFILE("linear"); d.be->gemm_bf16(false, true, N, F, W, ln, W, W16.fc_w, W, a.h, F, fc); }
+    { OC_PROFILE("gelu"); d.be->act_forward_bf16(g, a.h, N * F, d.act); }
   } else {
     OC_PROFILE("linear+gelu");  // bias and GELU in the GEMM epilogue, bf16 out
     fc.act = true, fc.act_fn = d.act;
-    ops::gemm_bf16(false, true, N, F, W, ln, W, W16.fc_w, W, g, F, fc);
+    d.be->gemm_bf16(false, true, N, F, W, ln, W, W16.fc_w, W, g, F, fc);
   }
   {
     OC_PROFILE("linear");
     ops::Epilogue e;
     e.bias = P.proj_b;
-    ops::gemm_bf16(false, true, N, W, F, g, F, W16.proj_w, F, y, W, e);
+    d.be->gemm_bf16(false, true, N, W, F, g, F, W16.proj_w, F, y, W, e);
   }
-  if (P.ls2) ops::layer_scale_forward(y, P.ls2, N, W);  // LayerScale ls_2
-  { OC_PROFILE("residual_add"); ops::add_inplace(y, a.xm, N * W); }  // y = xm + mlp
+  if (P.ls2) d.be->layer_scale_forward(y, P.ls2, N, W);  // LayerScale ls_2
+  { OC_PROFILE("residual_add"); d.be->add_inplace(y, a.xm, N * W); }  // y = xm + mlp
 }
 
 namespace {
 // LayerScale's backward for a branch y = x + gamma * (inp16 @ w16^T + b): recomputes the
 // branch output o (the forward's GEMM, same operands) into buf, adds sum(dy * o) to dgamma
 // and leaves gamma * dy in buf. Returns the branch's gradient (dy itself without LayerScale).
-const float* layer_scale_grad_bf16(const float* gamma, float* dgamma, float* buf, const float* dy, const bf16* inp16,
-                                   const bf16* w16, const float* b, int64_t N, int64_t K, int64_t W) {
+const float* layer_scale_grad_bf16(ops::Backend& be, const float* gamma, float* dgamma, float* buf, const float* dy,
+                                   const bf16* inp16, const bf16* w16, const float* b, int64_t N, int64_t K, int64_t W) {
   if (!gamma) return dy;
   OC_PROFILE("layer_scale_bwd");
   ops::Epilogue e;
   e.bias = b;
-  ops::gemm_bf16(false, true, N, W, K, inp16, K, w16, K, buf, W, e);
-  ops::layer_scale_backward(dgamma, buf, dy, gamma, N, W);
+  be.gemm_bf16(false, true, N, W, K, inp16, K, w16, K, buf, W, e);
+  be.layer_scale_backward(dgamma, buf, dy, gamma, N, W);
   return buf;
 }
 }  // namespace
@@ -84,39 +83,39 @@ void block_backward_bf16(const BlockParams& P, const BlockWeights16& W16, const 
   acc.beta = 1.0f;  // weight gradients accumulate
   bf16* dh16 = mem.s16_big2();
   // MLP: y = xm + c_proj(act(c_fc(ln_2(xm)))).  dres holds dy = dxm (residual path).
-  if (P.ls2) ops::act_forward_bf16(big16, a.h, N * F, d.act);  // act(h) as forward had it, for o
-  const float* dy2 = layer_scale_grad_bf16(P.ls2, G.ls2, mem.ln_buf(), dres, big16, W16.proj_w, P.proj_b, N, F, W);
-  { OC_PROFILE("bias_grad"); ops::bias_grad_to_bf16(b16, G.proj_b, dy2, N, W); }  // dy in bf16
-  { OC_PROFILE("linear_bwd"); ops::gemm_bf16(false, false, N, F, W, b16, W, W16.proj_w, F, dbig, F); }  // d act
+  if (P.ls2) d.be->act_forward_bf16(big16, a.h, N * F, d.act);  // act(h) as forward had it, for o
+  const float* dy2 = layer_scale_grad_bf16(*d.be, P.ls2, G.ls2, mem.ln_buf(), dres, big16, W16.proj_w, P.proj_b, N, F, W);
+  { OC_PROFILE("bias_grad"); d.be->bias_grad_to_bf16(b16, G.proj_b, dy2, N, W); }  // dy in bf16
+  { OC_PROFILE("linear_bwd"); d.be->gemm_bf16(false, false, N, F, W, b16, W, W16.proj_w, F, dbig, F); }  // d act
   {
     OC_PROFILE("gelu_bwd");  // act(h) recomputed in bf16, dh in bf16, fc bias gradient: one pass
-    ops::act_value_grad_bf16(big16, dh16, G.fc_b, dbig, a.h, N, F, d.act);
+    d.be->act_value_grad_bf16(big16, dh16, G.fc_b, dbig, a.h, N, F, d.act);
   }
-  { OC_PROFILE("linear_bwd"); ops::gemm_bf16(true, false, W, F, N, b16, W, big16, F, G.proj_w, F, acc); }  // dproj_w += dy^T act
-  { OC_PROFILE("layernorm"); ops::layernorm_forward_bf16(a16, stat, stat + N, a.xm, P.ln2_w, P.ln2_b, N, W, d.eps); }
+  { OC_PROFILE("linear_bwd"); d.be->gemm_bf16(true, false, W, F, N, b16, W, big16, F, G.proj_w, F, acc); }  // dproj_w += dy^T act
+  { OC_PROFILE("layernorm"); d.be->layernorm_forward_bf16(a16, stat, stat + N, a.xm, P.ln2_w, P.ln2_b, N, W, d.eps); }
   {
     OC_PROFILE("linear_bwd");
-    ops::gemm_bf16(false, false, N, W, F, dh16, F, W16.fc_w, W, rec, W);           // d ln_2 = dh @ fc_w
-    ops::gemm_bf16(true, false, F, W, N, dh16, F, a16, W, G.fc_w, W, acc);          // dfc_w += dh^T ln_2
+    d.be->gemm_bf16(false, false, N, W, F, dh16, F, W16.fc_w, W, rec, W);           // d ln_2 = dh @ fc_w
+    d.be->gemm_bf16(true, false, F, W, N, dh16, F, a16, W, G.fc_w, W, acc);          // dfc_w += dh^T ln_2
   }
-  { OC_PROFILE("layernorm_bwd"); ops::layernorm_backward(dres, G.ln2_w, G.ln2_b, rec, a.xm, P.ln2_w, a.mean2, a.rstd2, N, W); }
+  { OC_PROFILE("layernorm_bwd"); d.be->layernorm_backward(dres, G.ln2_w, G.ln2_b, rec, a.xm, P.ln2_w, a.mean2, a.rstd2, N, W); }
   // Attention: xm = x + out_proj(attn(in_proj(ln_1(x)))).  dres = dxm = dx (residual path).
-  const float* dy1 = layer_scale_grad_bf16(P.ls1, G.ls1, mem.ln_buf(), dres, a.ao16, W16.out_w, P.out_b, N, W, W);
-  { OC_PROFILE("bias_grad"); ops::bias_grad_to_bf16(b16, G.out_b, dy1, N, W); }
+  const float* dy1 = layer_scale_grad_bf16(*d.be, P.ls1, G.ls1, mem.ln_buf(), dres, a.ao16, W16.out_w, P.out_b, N, W, W);
+  { OC_PROFILE("bias_grad"); d.be->bias_grad_to_bf16(b16, G.out_b, dy1, N, W); }
   {
     OC_PROFILE("linear_bwd");
-    ops::gemm_bf16(false, false, N, W, W, b16, W, W16.out_w, W, a16, W);            // d ao (bf16: only GEMMs read it)
-    ops::gemm_bf16(true, false, W, W, N, b16, W, a.ao16, W, G.out_w, W, acc);       // dout_w += dxm^T ao
+    d.be->gemm_bf16(false, false, N, W, W, b16, W, W16.out_w, W, a16, W);            // d ao (bf16: only GEMMs read it)
+    d.be->gemm_bf16(true, false, W, W, N, b16, W, a.ao16, W, G.out_w, W, acc);       // dout_w += dxm^T ao
   }
-  { OC_PROFILE("attention_bwd"); ops::attention_backward_bf16(dbig, a16, a.qkv16, a.att, d.B, d.T, W, d.H); }
-  { OC_PROFILE("bias_grad"); ops::bias_grad_to_bf16(big16, G.in_b, dbig, N, 3 * W); }  // dqkv in bf16
-  { OC_PROFILE("layernorm"); ops::layernorm_forward_bf16(a16, stat, stat + N, a.x, P.ln1_w, P.ln1_b, N, W, d.eps); }
+  { OC_PROFILE("attention_bwd"); d.be->attention_backward_bf16(dbig, a16, a.qkv16, a.att, d.B, d.T, W, d.H); }
+  { OC_PROFILE("bias_grad"); d.be->bias_grad_to_bf16(big16, G.in_b, dbig, N, 3 * W); }  // dqkv in bf16
+  { OC_PROFILE("layernorm"); d.be->layernorm_forward_bf16(a16, stat, stat + N, a.x, P.ln1_w, P.ln1_b, N, W, d.eps); }
   {
     OC_PROFILE("linear_bwd");
-    ops::gemm_bf16(false, false, N, W, 3 * W, big16, 3 * W, W16.in_w, W, rec, W);  // d ln_1 = dqkv @ in_w
-    ops::gemm_bf16(true, false, 3 * W, W, N, big16, 3 * W, a16, W, G.in_w, W, acc);  // din_w += dqkv^T ln_1
+    d.be->gemm_bf16(false, false, N, W, 3 * W, big16, 3 * W, W16.in_w, W, rec, W);  // d ln_1 = dqkv @ in_w
+    d.be->gemm_bf16(true, false, 3 * W, W, N, big16, 3 * W, a16, W, G.in_w, W, acc);  // din_w += dqkv^T ln_1
   }
-  { OC_PROFILE("layernorm_bwd"); ops::layernorm_backward(dres, G.ln1_w, G.ln1_b, rec, a.x, P.ln1_w, a.mean1, a.rstd1, N, W); }
+  { OC_PROFILE("layernorm_bwd"); d.be->layernorm_backward(dres, G.ln1_w, G.ln1_b, rec, a.x, P.ln1_w, a.mean1, a.rstd1, N, W); }
 }
 
 }  // namespace oc

@@ -10,7 +10,11 @@
 
 namespace oc {
 
-Clip::Clip(ModelCfg cfg) : cfg_(std::move(cfg)), table_(make_param_table(cfg_)) {
+Clip::Clip(ModelCfg cfg, ops::Backend& be) : cfg_(std::move(cfg)), be_(&be), table_(make_param_table(cfg_)) {
+  vision_.set_backend(be);
+  text_.set_backend(be);
+  params_.bind(be, fmt::format("{} parameters", cfg_.name));
+  grads_.bind(be, fmt::format("{} gradients", cfg_.name));
   params_.resize(table_.total, /*zero=*/true);
   p_ = bind_params(cfg_, table_, params_.data());
 }
@@ -31,7 +35,7 @@ void Clip::set_precision(Precision p) {
 void Clip::refresh_bf16(bool vision, bool text) {
   OC_PROFILE("bf16_weights");
   if (!w16_.planned()) {
-    w16_.plan(table_, p_, params_.data());
+    w16_.plan(table_, p_, params_.data(), *be_);
     vision_.set_bf16_weights(&w16_.vision());
     text_.set_bf16_weights(&w16_.text());
   }
@@ -82,7 +86,7 @@ void Clip::encode_image(const float* images, int64_t B, float* out, bool normali
   for (int64_t b0 = 0; b0 < B; b0 += B_max_) {
     const int64_t n = std::min(B_max_, B - b0);
     const float* f = vision_.forward(p_, images + b0 * img, n, matmul_prec(prec_), normalize);
-    std::memcpy(out + b0 * E, f, sizeof(float) * size_t(n * E));
+    be_->copy_to_host(out + b0 * E, f, sizeof(float) * size_t(n * E));
   }
 }
 
@@ -93,7 +97,7 @@ void Clip::encode_text(const int32_t* tokens, int64_t B, float* out, bool normal
   for (int64_t b0 = 0; b0 < B; b0 += B_max_) {
     const int64_t n = std::min(B_max_, B - b0);
     const float* f = text_.forward(p_, tokens + b0 * ctx, n, matmul_prec(prec_), normalize);
-    std::memcpy(out + b0 * E, f, sizeof(float) * size_t(n * E));
+    be_->copy_to_host(out + b0 * E, f, sizeof(float) * size_t(n * E));
   }
 }
 

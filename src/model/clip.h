@@ -16,11 +16,14 @@ namespace oc {
 
 class Clip {
  public:
-  explicit Clip(ModelCfg cfg);  // parameters allocated, zero: call init() or load weights
+  // Parameters allocated from `be`, zero: call init() or load weights. Every op of the model
+  // runs on `be` (--device), which must outlive the model.
+  explicit Clip(ModelCfg cfg, ops::Backend& be = ops::default_backend());
   Clip(const Clip&) = delete;
   Clip& operator=(const Clip&) = delete;
 
   const ModelCfg& cfg() const { return cfg_; }
+  ops::Backend& backend() const { return *be_; }
   const ParamTable& table() const { return table_; }
   // Writers go through params() (which marks the bf16 weight copies stale).
   float* params() {
@@ -59,7 +62,7 @@ class Clip {
   void encode_image(const float* images, int64_t B, float* out, bool normalize = true);
   void encode_text(const int32_t* tokens, int64_t B, float* out, bool normalize = true);
 
-  float logit_scale() const { return p_.logit_scale[0]; }
+  float logit_scale() const { return be_->read_scalar(p_.logit_scale); }
   TextTower& text_tower() { return text_; }
   VisionTower& vision_tower() { return vision_; }
   // MiB of each arena (parameters, gradients, activations), for the start-up log.
@@ -70,8 +73,9 @@ class Clip {
 
  private:
   ModelCfg cfg_;
+  ops::Backend* be_;
   ParamTable table_;
-  FloatBuffer params_, grads_;
+  ops::FloatArena params_, grads_;
   ClipParams p_, g_;
   VisionTower vision_;
   TextTower text_;

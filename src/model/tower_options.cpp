@@ -58,29 +58,29 @@ const float* VisionTower::patch_dropout_forward(int64_t B) {
     }
   }
   T_ = Tk;
-  ops::gather_tokens_forward(x_drop_, x0_, keep_.data(), B, T, Tk, int64_t(v.width));
+  be_->gather_tokens_forward(x_drop_, x0_, keep_.data(), B, T, Tk, int64_t(v.width));
   return x_drop_;
 }
 
 void VisionTower::patch_dropout_backward(int64_t B) {
   if (!dropping()) return;  // ln_pre_backward wrote d_x0_ directly
   const int64_t T = cfg_.vision.tokens(), W = cfg_.vision.width;
-  std::memset(d_x0_, 0, sizeof(float) * size_t(B * T * W));
-  ops::gather_tokens_backward(d_x0_, d_stack_out_, keep_.data(), B, T, T_, W);
+  be_->zero(d_x0_, sizeof(float) * size_t(B * T * W));
+  be_->gather_tokens_backward(d_x0_, d_stack_out_, keep_.data(), B, T, T_, W);
 }
 
 void VisionTower::ln_pre_forward(const ClipParams& p, float* out, const float* emb, int64_t B) {
   const int64_t W = cfg_.vision.width;
-  if (cfg_.vision.no_ln_pre) std::memcpy(out, emb, sizeof(float) * size_t(B * T_ * W));
-  else ops::layernorm_forward(out, pre_mean_, pre_rstd_, emb, p.ln_pre_w, p.ln_pre_b, B * T_, W, cfg_.ln_eps);
+  if (cfg_.vision.no_ln_pre) be_->copy(out, emb, sizeof(float) * size_t(B * T_ * W));
+  else be_->layernorm_forward(out, pre_mean_, pre_rstd_, emb, p.ln_pre_w, p.ln_pre_b, B * T_, W, cfg_.ln_eps);
 }
 
 void VisionTower::ln_pre_backward(const ClipParams& p, const ClipParams& g, float* d_emb, int64_t B) {
   const int64_t W = cfg_.vision.width, N = B * T_;
-  if (cfg_.vision.no_ln_pre) return (void)std::memcpy(d_emb, mem_.d_res(), sizeof(float) * size_t(N * W));
-  std::memset(d_emb, 0, sizeof(float) * size_t(N * W));
+  if (cfg_.vision.no_ln_pre) return be_->copy(d_emb, mem_.d_res(), sizeof(float) * size_t(N * W));
+  be_->zero(d_emb, sizeof(float) * size_t(N * W));
   const float* emb = dropping() ? x_drop_ : x0_;
-  ops::layernorm_backward(d_emb, g.ln_pre_w, g.ln_pre_b, mem_.d_res(), emb, p.ln_pre_w, pre_mean_, pre_rstd_, N, W);
+  be_->layernorm_backward(d_emb, g.ln_pre_w, g.ln_pre_b, mem_.d_res(), emb, p.ln_pre_w, pre_mean_, pre_rstd_, N, W);
 }
 
 // tok: ln_post(x)[:, 0] (LayerNorm is per token, so ln_post of the class token alone);
@@ -91,33 +91,33 @@ void VisionTower::pool_forward(const ClipParams& p, int64_t B) {
   const int64_t W = v.width;
   const float* x = mem_.out(B, T_);
   if (v.avg_pool && !v.final_ln_after_pool) {
-    ops::layernorm_forward(ln_all_, post_mean_, post_rstd_, x, p.ln_post_w, p.ln_post_b, B * T_, W, cfg_.ln_eps);
-    ops::mean_tokens_forward(pooled_, ln_all_, B, T_, 1, W);
+    be_->layernorm_forward(ln_all_, post_mean_, post_rstd_, x, p.ln_post_w, p.ln_post_b, B * T_, W, cfg_.ln_eps);
+    be_->mean_tokens_forward(pooled_, ln_all_, B, T_, 1, W);
     return;
   }
-  if (v.avg_pool) ops::mean_tokens_forward(cls_in_, x, B, T_, 1, W);
-  else ops::gather_rows_forward(cls_in_, x, cls_index_.data(), B, T_, W);  // the class token
-  ops::layernorm_forward(pooled_, post_mean_, post_rstd_, cls_in_, p.ln_post_w, p.ln_post_b, B, W, cfg_.ln_eps);
+  if (v.avg_pool) be_->mean_tokens_forward(cls_in_, x, B, T_, 1, W);
+  else be_->gather_rows_forward(cls_in_, x, cls_index_.data(), B, T_, W);  // the class token
+  be_->layernorm_forward(pooled_, post_mean_, post_rstd_, cls_in_, p.ln_post_w, p.ln_post_b, B, W, cfg_.ln_eps);
 }
 
 void VisionTower::pool_backward(const ClipParams& p, const ClipParams& g, int64_t B) {
   const auto& v = cfg_.vision;
   const int64_t W = v.width, N = B * T_;
-  std::memset(d_stack_out_, 0, sizeof(float) * size_t(N * W));
+  be_->zero(d_stack_out_, sizeof(float) * size_t(N * W));
   const float* x = mem_.out(B, T_);
   if (v.avg_pool && !v.final_ln_after_pool) {
     float* d_ln = d_x0_;  // free until ln_pre's backward
-    std::memset(d_ln, 0, sizeof(float) * size_t(N * W));
-    ops::mean_tokens_backward(d_ln, d_pooled_, B, T_, 1, W);
-    ops::layernorm_backward(d_stack_out_, g.ln_post_w, g.ln_post_b, d_ln, x, p.ln_post_w, post_mean_, post_rstd_, N,
+    be_->zero(d_ln, sizeof(float) * size_t(N * W));
+    be_->mean_tokens_backward(d_ln, d_pooled_, B, T_, 1, W);
+    be_->layernorm_backward(d_stack_out_, g.ln_post_w, g.ln_post_b, d_ln, x, p.ln_post_w, post_mean_, post_rstd_, N,
                             W);
     return;
   }
-  std::memset(d_cls_in_, 0, sizeof(float) * size_t(B * W));
-  ops::layernorm_backward(d_cls_in_, g.ln_post_w, g.ln_post_b, d_pooled_, cls_in_, p.ln_post_w, post_mean_,
+  be_->zero(d_cls_in_, sizeof(float) * size_t(B * W));
+  be_->layernorm_backward(d_cls_in_, g.ln_post_w, g.ln_post_b, d_pooled_, cls_in_, p.ln_post_w, post_mean_,
                           post_rstd_, B, W);
-  if (v.avg_pool) ops::mean_tokens_backward(d_stack_out_, d_cls_in_, B, T_, 1, W);
-  else ops::gather_rows_backward(d_stack_out_, d_cls_in_, cls_index_.data(), B, T_, W);
+  if (v.avg_pool) be_->mean_tokens_backward(d_stack_out_, d_cls_in_, B, T_, 1, W);
+  else be_->gather_rows_backward(d_stack_out_, d_cls_in_, cls_index_.data(), B, T_, W);
 }
 
 // ------------------------------------------------------------------------ text
@@ -153,16 +153,16 @@ int64_t TextTower::pool_positions(const int32_t* tokens, int64_t B) {
 // text_projection: x @ P ([W,E] parameter), or with proj_bias nn.Linear: x @ weight^T + bias.
 void TextTower::project_forward(const ClipParams& p, int64_t B, ops::Prec prec) {
   const int64_t W = cfg_.text.width, E = cfg_.embed_dim;
-  if (cfg_.text.proj_bias) ops::linear_forward(feat_raw_, pooled_, p.t_proj, p.t_proj_b, B, W, E, prec);
-  else ops::proj_forward(feat_raw_, pooled_, p.t_proj, B, W, E, prec);
+  if (cfg_.text.proj_bias) be_->linear_forward(feat_raw_, pooled_, p.t_proj, p.t_proj_b, B, W, E, prec);
+  else be_->proj_forward(feat_raw_, pooled_, p.t_proj, B, W, E, prec);
 }
 
 void TextTower::project_backward(const ClipParams& p, const ClipParams& g, int64_t B, ops::Prec prec) {
   const int64_t W = cfg_.text.width, E = cfg_.embed_dim;
   if (cfg_.text.proj_bias)
-    ops::linear_backward(d_pooled_, g.t_proj, g.t_proj_b, d_feat_raw_, pooled_, p.t_proj, B, W, E, prec);
+    be_->linear_backward(d_pooled_, g.t_proj, g.t_proj_b, d_feat_raw_, pooled_, p.t_proj, B, W, E, prec);
   else
-    ops::proj_backward(d_pooled_, g.t_proj, d_feat_raw_, pooled_, p.t_proj, B, W, E, prec);
+    be_->proj_backward(d_pooled_, g.t_proj, d_feat_raw_, pooled_, p.t_proj, B, W, E, prec);
 }
 
 }  // namespace oc

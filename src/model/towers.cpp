@@ -25,8 +25,9 @@ struct Carver {
 };
 
 StackDims dims(int64_t B, int64_t T, int64_t W, int64_t H, int64_t F, int64_t L, bool causal, const ModelCfg& c,
-               ops::Prec prec, const StackMemory& mem, const std::vector<BlockWeights16>* w16) {
+               ops::Prec prec, const StackMemory& mem, const std::vector<BlockWeights16>* w16, ops::Backend* be) {
   StackDims d;
+  d.be = be;
   d.B = B, d.T = T, d.W = W, d.H = H, d.F = F, d.layers = L, d.causal = causal;
   d.act = c.quick_gelu ? ops::Act::QuickGelu : ops::Act::Gelu;
   d.eps = c.ln_eps;
@@ -44,6 +45,7 @@ void VisionTower::plan(const ModelCfg& cfg, int64_t B, bool training, bool check
   cfg_ = cfg, B_max_ = B, training_ = training;
   const auto& v = cfg.vision;
   const int64_t W = v.width, T = v.tokens(), Np = T - 1, K = 3 * v.patch_size * v.patch_size, E = cfg.embed_dim;
+  mem_.set_label(fmt::format("{} vision tower, batch {}", cfg.name, B));
   mem_.plan(B, T, W, v.heads(), v.mlp_width(), v.layers, training, checkpoint, bf16_acts);
   const bool ln_every_token = v.avg_pool && !v.final_ln_after_pool;
   const size_t sizes[] = {size_t(B * Np * K), size_t(B * Np * W), size_t(B * T * W), size_t(B * T), size_t(B * T),
@@ -53,6 +55,7 @@ void VisionTower::plan(const ModelCfg& cfg, int64_t B, bool training, bool check
                           size_t(ln_every_token ? B * T * W : 0)};
   size_t total = 0;
   for (size_t s : sizes) total += up16(s);
+  extra_.bind(*be_, mem_.label() + " (pooling, projection, loss inputs)");
   extra_.resize(total, false);
   Carver c{extra_.data()};
   float** slots[] = {&patches_,  &patch_out_, &x0_,        &pre_mean_,   &pre_rstd_, &cls_in_,
@@ -70,18 +73,18 @@ const float* VisionTower::forward(const ClipParams& p, const float* images, int6
   drop_ = drop_patches && training_ && cfg_.vision.patch_dropout > 0;
   const auto& v = cfg_.vision;
   const int64_t W = v.width, T = v.tokens(), Np = T - 1, P = v.patch_size, K = 3 * P * P, E = cfg_.embed_dim;
-  ops::im2patches(patches_, images, B, int64_t(v.image_size), P);
-  ops::linear_forward(patch_out_, patches_, p.v_conv, static_cast<const float*>(nullptr), B * Np, K, W, prec);
-  ops::vit_embed_forward(x0_, patch_out_, p.v_cls, p.v_pos, B, Np, W);
+  be_->im2patches(patches_, images, B, int64_t(v.image_size), P);
+  be_->linear_forward(patch_out_, patches_, p.v_conv, static_cast<const float*>(nullptr), B * Np, K, W, prec);
+  be_->vit_embed_forward(x0_, patch_out_, p.v_cls, p.v_pos, B, Np, W);
   const float* emb = patch_dropout_forward(B);  // x0_, or the kept tokens (T_ of them)
   BlockActs a0 = mem_.layer(0, B, T_);
   ln_pre_forward(p, a0.x, emb, B);
-  StackDims d = dims(B, T_, W, v.heads(), v.mlp_width(), v.layers, false, cfg_, prec, mem_, w16_);
+  StackDims d = dims(B, T_, W, v.heads(), v.mlp_width(), v.layers, false, cfg_, prec, mem_, w16_, be_);
   stack_forward(p.v_blocks, mem_, d);
   pool_forward(p, B);  // ln_post and the class token or the patch mean -> pooled_
-  ops::proj_forward(feat_raw_, pooled_, p.v_proj, B, W, E, prec);
+  be_->proj_forward(feat_raw_, pooled_, p.v_proj, B, W, E, prec);
   if (!normalize) return feat_raw_;
-  ops::l2norm_forward(feat_, norm_, feat_raw_, B, E);
+  be_->l2norm_forward(feat_, norm_, feat_raw_, B, E);
   return feat_;
 }
 
@@ -90,16 +93,16 @@ void VisionTower::backward(const ClipParams& p, const ClipParams& g, const float
   const int64_t B = B_;
   const auto& v = cfg_.vision;
   const int64_t W = v.width, T = v.tokens(), Np = T - 1, P = v.patch_size, K = 3 * P * P, E = cfg_.embed_dim;
-  ops::l2norm_backward(d_feat_raw_, d_feat, feat_, norm_, B, E);
-  ops::proj_backward(d_pooled_, g.v_proj, d_feat_raw_, pooled_, p.v_proj, B, W, E, prec);
+  be_->l2norm_backward(d_feat_raw_, d_feat, feat_, norm_, B, E);
+  be_->proj_backward(d_pooled_, g.v_proj, d_feat_raw_, pooled_, p.v_proj, B, W, E, prec);
   pool_backward(p, g, B);  // -> d_stack_out_
-  StackDims d = dims(B, T_, W, v.heads(), v.mlp_width(), v.layers, false, cfg_, prec, mem_, w16_);
+  StackDims d = dims(B, T_, W, v.heads(), v.mlp_width(), v.layers, false, cfg_, prec, mem_, w16_, be_);
   stack_backward(p.v_blocks, g.v_blocks, mem_, d_stack_out_, d);
   // d_stack_out_ is free again: with patch dropout it takes the kept tokens' gradient.
   ln_pre_backward(p, g, dropping() ? d_stack_out_ : d_x0_, B);
   patch_dropout_backward(B);  // d_stack_out_ -> d_x0_ (d_x0_ already holds it otherwise)
-  ops::vit_embed_backward(d_patch_out_, g.v_cls, g.v_pos, d_x0_, B, Np, W);
-  ops::linear_backward(static_cast<float*>(nullptr), g.v_conv, static_cast<float*>(nullptr), d_patch_out_, patches_,
+  be_->vit_embed_backward(d_patch_out_, g.v_cls, g.v_pos, d_x0_, B, Np, W);
+  be_->linear_backward(static_cast<float*>(nullptr), g.v_conv, static_cast<float*>(nullptr), d_patch_out_, patches_,
                        p.v_conv, B * Np, K, W, prec);
 }
 
@@ -108,11 +111,13 @@ void TextTower::plan(const ModelCfg& cfg, int64_t B, bool training, bool checkpo
   cfg_ = cfg, B_max_ = B, training_ = training;
   const auto& t = cfg.text;
   const int64_t W = t.width, T = t.context_length, E = cfg.embed_dim;
+  mem_.set_label(fmt::format("{} text tower, batch {}", cfg.name, B));
   mem_.plan(B, T, W, t.heads, t.mlp_width(), t.layers, training, checkpoint, bf16_acts);
   const size_t sizes[] = {size_t(B * W), size_t(B * W), size_t(B),     size_t(B),     size_t(B * E), size_t(B * E),
                           size_t(B),     size_t(B * E), size_t(B * W), size_t(B * W), size_t(B * T * W)};
   size_t total = 0;
   for (size_t s : sizes) total += up16(s);
+  extra_.bind(*be_, mem_.label() + " (pooling, projection, loss inputs)");
   extra_.resize(total, false);
   Carver c{extra_.data()};
   float** slots[] = {&pooled_in_,  &pooled_,   &fin_mean_,    &fin_rstd_, &feat_raw_,  &feat_,
@@ -134,14 +139,14 @@ const float* TextTower::forward(const ClipParams& p, const int32_t* tokens, int6
   for (int64_t b = 0; b < B; ++b)
     std::memcpy(&tok_[size_t(b * T)], tokens + b * ctx, sizeof(int32_t) * size_t(T));
   BlockActs a0 = mem_.layer(0, B, T);
-  ops::token_embed_forward(a0.x, tok_.data(), p.tok_emb, p.t_pos, B, T, W, V);
-  StackDims d = dims(B, T, W, t.heads, t.mlp_width(), t.layers, !t.no_causal_mask, cfg_, prec, mem_, w16_);
+  be_->token_embed_forward(a0.x, tok_.data(), p.tok_emb, p.t_pos, B, T, W, V);
+  StackDims d = dims(B, T, W, t.heads, t.mlp_width(), t.layers, !t.no_causal_mask, cfg_, prec, mem_, w16_, be_);
   stack_forward(p.t_blocks, mem_, d);
-  ops::gather_rows_forward(pooled_in_, mem_.out(B, T), eot_.data(), B, T, W);
-  ops::layernorm_forward(pooled_, fin_mean_, fin_rstd_, pooled_in_, p.ln_final_w, p.ln_final_b, B, W, cfg_.ln_eps);
+  be_->gather_rows_forward(pooled_in_, mem_.out(B, T), eot_.data(), B, T, W);
+  be_->layernorm_forward(pooled_, fin_mean_, fin_rstd_, pooled_in_, p.ln_final_w, p.ln_final_b, B, W, cfg_.ln_eps);
   project_forward(p, B, prec);  // pooled_ -> feat_raw_
   if (!normalize) return feat_raw_;
-  ops::l2norm_forward(feat_, norm_, feat_raw_, B, E);
+  be_->l2norm_forward(feat_, norm_, feat_raw_, B, E);
   return feat_;
 }
 
@@ -150,16 +155,16 @@ void TextTower::backward(const ClipParams& p, const ClipParams& g, const float* 
   const int64_t B = B_, T = T_;
   const auto& t = cfg_.text;
   const int64_t W = t.width, E = cfg_.embed_dim, V = t.vocab_size;
-  ops::l2norm_backward(d_feat_raw_, d_feat, feat_, norm_, B, E);
+  be_->l2norm_backward(d_feat_raw_, d_feat, feat_, norm_, B, E);
   project_backward(p, g, B, prec);  // d_feat_raw_ -> d_pooled_
-  std::memset(d_pooled_in_, 0, sizeof(float) * size_t(B * W));
-  ops::layernorm_backward(d_pooled_in_, g.ln_final_w, g.ln_final_b, d_pooled_, pooled_in_, p.ln_final_w, fin_mean_,
+  be_->zero(d_pooled_in_, sizeof(float) * size_t(B * W));
+  be_->layernorm_backward(d_pooled_in_, g.ln_final_w, g.ln_final_b, d_pooled_, pooled_in_, p.ln_final_w, fin_mean_,
                           fin_rstd_, B, W);
-  std::memset(d_stack_out_, 0, sizeof(float) * size_t(B * T * W));
-  ops::gather_rows_backward(d_stack_out_, d_pooled_in_, eot_.data(), B, T, W);
-  StackDims d = dims(B, T, W, t.heads, t.mlp_width(), t.layers, !t.no_causal_mask, cfg_, prec, mem_, w16_);
+  be_->zero(d_stack_out_, sizeof(float) * size_t(B * T * W));
+  be_->gather_rows_backward(d_stack_out_, d_pooled_in_, eot_.data(), B, T, W);
+  StackDims d = dims(B, T, W, t.heads, t.mlp_width(), t.layers, !t.no_causal_mask, cfg_, prec, mem_, w16_, be_);
   stack_backward(p.t_blocks, g.t_blocks, mem_, d_stack_out_, d);
-  ops::token_embed_backward(g.tok_emb, g.t_pos, mem_.d_res(), tok_.data(), B, T, W, V);
+  be_->token_embed_backward(g.tok_emb, g.t_pos, mem_.d_res(), tok_.data(), B, T, W, V);
 }
 
 }  // namespace oc

@@ -24,6 +24,7 @@ class VisionTower {
   // bf16_acts: amp_bf16 with bf16 activations (then set_bf16_weights before forward).
   void plan(const ModelCfg& cfg, int64_t B_max, bool training, bool checkpoint = false, bool bf16_acts = false);
   void set_bf16_weights(const std::vector<BlockWeights16>* w16) { w16_ = w16; }
+  void set_backend(ops::Backend& be) { be_ = &be, mem_.set_backend(be); }  // before plan()
   // images [B,3,S,S] -> features [B,E] (L2-normalized when normalize, the default).
   // Keeps what backward needs when planned for training. drop_patches: apply the config's
   // patch dropout (the training step's forward; OpenCLIP's module in train mode).
@@ -62,7 +63,7 @@ class VisionTower {
 
   ModelCfg cfg_;
   StackMemory mem_;
-  FloatBuffer extra_;
+  ops::FloatArena extra_;
   const std::vector<BlockWeights16>* w16_ = nullptr;
   int64_t B_max_ = 0, B_ = 0, T_ = 0;
   PatchKeepFn patch_keep_;
@@ -71,6 +72,7 @@ class VisionTower {
   std::vector<int32_t> keep_;  // [B, 1+K] token indices gathered by patch dropout (0: the class token)
   float* x_drop_ = nullptr;    // [B, 1+K, W] the kept embeddings
   float* ln_all_ = nullptr;    // [B, T, W] ln_post of every token (pool_type avg without final_ln_after_pool)
+  ops::Backend* be_ = &ops::default_backend();
   bool training_ = false;
   std::vector<int32_t> cls_index_;  // B_max zeros: the class token's position, for pooling
   float *patches_, *patch_out_, *x0_, *pre_mean_, *pre_rstd_, *cls_in_, *pooled_, *post_mean_, *post_rstd_,
@@ -82,6 +84,7 @@ class TextTower {
   // bf16_acts: amp_bf16 with bf16 activations (then set_bf16_weights before forward).
   void plan(const ModelCfg& cfg, int64_t B_max, bool training, bool checkpoint = false, bool bf16_acts = false);
   void set_bf16_weights(const std::vector<BlockWeights16>* w16) { w16_ = w16; }
+  void set_backend(ops::Backend& be) { be_ = &be, mem_.set_backend(be); }  // before plan()
   // tokens [B, context_length] -> features [B,E]. Token ids outside the vocabulary are an
   // error naming the row, position and id.
   const float* forward(const ClipParams& p, const int32_t* tokens, int64_t B, ops::Prec prec, bool normalize = true);
@@ -100,8 +103,9 @@ class TextTower {
 
   ModelCfg cfg_;
   StackMemory mem_;
-  FloatBuffer extra_;
+  ops::FloatArena extra_;
   const std::vector<BlockWeights16>* w16_ = nullptr;
+  ops::Backend* be_ = &ops::default_backend();
   std::vector<int32_t> tok_, eot_;
   int64_t B_max_ = 0, B_ = 0, T_ = 0;
   bool training_ = false, full_context_ = false;

@@ -9,7 +9,6 @@
 #include "ops/attention.h"
 #include "ops/layernorm.h"
 #include "ops/linear.h"
-#include "ops/tokens.h"
 
 namespace oc {
 
@@ -34,6 +33,8 @@ void StackMemory::plan(int64_t B, int64_t T, int64_t W, int64_t H, int64_t F, in
   const size_t s16 =
       bf16_acts ? up16((big + 1) / 2) + (training ? up16((bt * F + 1) / 2) : 0) + 2 * up16((btw + 1) / 2) : 0;
   total += s16;
+  buf_.bind(*be_, label_ + fmt::format(" activations ({} tokens, width {}, {} layers{})", T, W, layers,
+                                        training ? ", training" : ""));
   buf_.resize(total, /*zero=*/false);
   float* p = buf_.data();
   layers_base_ = p;
@@ -102,18 +103,18 @@ namespace {
 // are scratch for the LayerNorm output and the activated MLP hidden state.
 void block_forward(const BlockParams& P, const BlockActs& a, float* y, float* ln, float* g, const StackDims& d) {
   const int64_t N = d.B * d.T, W = d.W, F = d.F;
-  { OC_PROFILE("layernorm"); ops::layernorm_forward(ln, a.mean1, a.rstd1, a.x, P.ln1_w, P.ln1_b, N, W, d.eps); }
-  { OC_PROFILE("linear"); ops::linear_forward(a.qkv, ln, P.in_w, P.in_b, N, W, 3 * W, d.prec); }
-  { OC_PROFILE("attention"); ops::attention_forward(a.ao, a.att, a.qkv, d.B, d.T, W, d.H, d.causal, d.prec); }
-  { OC_PROFILE("linear"); ops::linear_forward(a.xm, a.ao, P.out_w, P.out_b, N, W, W, d.prec); }
-  if (P.ls1) ops::layer_scale_forward(a.xm, P.ls1, N, W);  // LayerScale ls_1
-  { OC_PROFILE("residual_add"); ops::add_inplace(a.xm, a.x, N * W); }  // xm = x + attn
-  { OC_PROFILE("layernorm"); ops::layernorm_forward(ln, a.mean2, a.rstd2, a.xm, P.ln2_w, P.ln2_b, N, W, d.eps); }
-  { OC_PROFILE("linear"); ops::linear_forward(a.h, ln, P.fc_w, P.fc_b, N, W, F, d.prec); }
-  { OC_PROFILE("gelu"); ops::act_forward(g, a.h, N * F, d.act); }
-  { OC_PROFILE("linear"); ops::linear_forward(y, g, P.proj_w, P.proj_b, N, F, W, d.prec); }
-  if (P.ls2) ops::layer_scale_forward(y, P.ls2, N, W);  // LayerScale ls_2
-  { OC_PROFILE("residual_add"); ops::add_inplace(y, a.xm, N * W); }  // y = xm + mlp
+  { OC_PROFILE("layernorm"); d.be->layernorm_forward(ln, a.mean1, a.rstd1, a.x, P.ln1_w, P.ln1_b, N, W, d.eps); }
+  { OC_PROFILE("linear"); d.be->linear_forward(a.qkv, ln, P.in_w, P.in_b, N, W, 3 * W, d.prec); }
+  { OC_PROFILE("attention"); d.be->attention_forward(a.ao, a.att, a.qkv, d.B, d.T, W, d.H, d.causal, d.prec); }
+  { OC_PROFILE("linear"); d.be->linear_forward(a.xm, a.ao, P.out_w, P.out_b, N, W, W, d.prec); }
+  if (P.ls1) d.be->layer_scale_forward(a.xm, P.ls1, N, W);  // LayerScale ls_1
+  { OC_PROFILE("residual_add"); d.be->add_inplace(a.xm, a.x, N * W); }  // xm = x + attn
+  { OC_PROFILE("layernorm"); d.be->layernorm_forward(ln, a.mean2, a.rstd2, a.xm, P.ln2_w, P.ln2_b, N, W, d.eps); }
+  { OC_PROFILE("linear"); d.be->linear_forward(a.h, ln, P.fc_w, P.fc_b, N, W, F, d.prec); }
+  { OC_PROFILE("gelu"); d.be->act_forward(g, a.h, N * F, d.act); }
+  { OC_PROFILE("linear"); d.be->linear_forward(y, g, P.proj_w, P.proj_b, N, F, W, d.prec); }
+  if (P.ls2) d.be->layer_scale_forward(y, P.ls2, N, W);  // LayerScale ls_2
+  { OC_PROFILE("residual_add"); d.be->add_inplace(y, a.xm, N * W); }  // y = xm + mlp
 }
 }  // namespace
 
@@ -121,12 +122,13 @@ namespace {
 // LayerScale's backward for a branch y = x + gamma * (inp @ w^T + b): recomputes the branch
 // output o into buf (it is not kept), adds sum(dy * o) to dgamma and leaves gamma * dy in buf.
 // Returns the gradient the branch's linear layer sees (dy itself without LayerScale).
-const float* layer_scale_grad(const float* gamma, float* dgamma, float* buf, const float* dy, const float* inp,
-                              const float* w, const float* b, int64_t N, int64_t K, int64_t W, ops::Prec prec) {
+const float* layer_scale_grad(ops::Backend& be, const float* gamma, float* dgamma, float* buf, const float* dy,
+                              const float* inp, const float* w, const float* b, int64_t N, int64_t K, int64_t W,
+                              ops::Prec prec) {
   if (!gamma) return dy;
   OC_PROFILE("layer_scale_bwd");
-  ops::linear_forward(buf, inp, w, b, N, K, W, prec);
-  ops::layer_scale_backward(dgamma, buf, dy, gamma, N, W);
+  be.linear_forward(buf, inp, w, b, N, K, W, prec);
+  be.layer_scale_backward(dgamma, buf, dy, gamma, N, W);
   return buf;
 }
 
@@ -156,7 +158,7 @@ void stack_backward(const std::vector<BlockParams>& p, const std::vector<BlockPa
   float* ln = mem.ln_buf();
   float* stat = mem.stat_buf();
   const bool b16 = bf16_blocks(mem, d);
-  std::memcpy(dres, d_out, sizeof(float) * size_t(N * W));
+  d.be->copy(dres, d_out, sizeof(float) * size_t(N * W));
   for (int64_t l = d.layers - 1; l >= 0; --l) {
     const BlockParams& P = p[l];
     const BlockParams& G = g[l];
@@ -174,20 +176,20 @@ void stack_backward(const std::vector<BlockParams>& p, const std::vector<BlockPa
       continue;
     }
     // MLP: y = xm + c_proj(act(c_fc(ln_2(xm)))).  dres holds dy = dxm (residual path).
-    { OC_PROFILE("gelu"); ops::act_forward(rec, a.h, N * F, d.act); }  // recompute act(h)
-    const float* dy2 = layer_scale_grad(P.ls2, G.ls2, ln, dres, rec, P.proj_w, P.proj_b, N, F, W, d.prec);
-    { OC_PROFILE("linear_bwd"); ops::linear_backward(dbig, G.proj_w, G.proj_b, dy2, rec, P.proj_w, N, F, W, d.prec); }  // dbig = d act
-    { OC_PROFILE("gelu_bwd"); ops::act_backward(dbig, dbig, a.h, N * F, d.act); }  // dbig = dh
-    { OC_PROFILE("layernorm"); ops::layernorm_forward(ln, stat, stat + N, a.xm, P.ln2_w, P.ln2_b, N, W, d.eps); }  // recompute ln_2
-    { OC_PROFILE("linear_bwd"); ops::linear_backward(rec, G.fc_w, G.fc_b, dbig, ln, P.fc_w, N, W, F, d.prec); }  // rec = d ln_2
-    { OC_PROFILE("layernorm_bwd"); ops::layernorm_backward(dres, G.ln2_w, G.ln2_b, rec, a.xm, P.ln2_w, a.mean2, a.rstd2, N, W); }
+    { OC_PROFILE("gelu"); d.be->act_forward(rec, a.h, N * F, d.act); }  // recompute act(h)
+    const float* dy2 = layer_scale_grad(*d.be, P.ls2, G.ls2, ln, dres, rec, P.proj_w, P.proj_b, N, F, W, d.prec);
+    { OC_PROFILE("linear_bwd"); d.be->linear_backward(dbig, G.proj_w, G.proj_b, dy2, rec, P.proj_w, N, F, W, d.prec); }  // dbig = d act
+    { OC_PROFILE("gelu_bwd"); d.be->act_backward(dbig, dbig, a.h, N * F, d.act); }  // dbig = dh
+    { OC_PROFILE("layernorm"); d.be->layernorm_forward(ln, stat, stat + N, a.xm, P.ln2_w, P.ln2_b, N, W, d.eps); }  // recompute ln_2
+    { OC_PROFILE("linear_bwd"); d.be->linear_backward(rec, G.fc_w, G.fc_b, dbig, ln, P.fc_w, N, W, F, d.prec); }  // rec = d ln_2
+    { OC_PROFILE("layernorm_bwd"); d.be->layernorm_backward(dres, G.ln2_w, G.ln2_b, rec, a.xm, P.ln2_w, a.mean2, a.rstd2, N, W); }
     // Attention: xm = x + out_proj(attn(in_proj(ln_1(x)))).  dres = dxm = dx (residual path).
-    const float* dy1 = layer_scale_grad(P.ls1, G.ls1, ln, dres, a.ao, P.out_w, P.out_b, N, W, W, d.prec);
-    { OC_PROFILE("linear_bwd"); ops::linear_backward(rec, G.out_w, G.out_b, dy1, a.ao, P.out_w, N, W, W, d.prec); }  // rec = d ao
-    { OC_PROFILE("attention_bwd"); ops::attention_backward(dbig, mem.d_att(), rec, a.qkv, a.att, d.B, d.T, W, d.H, d.causal, d.prec); }
-    { OC_PROFILE("layernorm"); ops::layernorm_forward(ln, stat, stat + N, a.x, P.ln1_w, P.ln1_b, N, W, d.eps); }  // recompute ln_1
-    { OC_PROFILE("linear_bwd"); ops::linear_backward(rec, G.in_w, G.in_b, dbig, ln, P.in_w, N, W, 3 * W, d.prec); }  // rec = d ln_1
-    { OC_PROFILE("layernorm_bwd"); ops::layernorm_backward(dres, G.ln1_w, G.ln1_b, rec, a.x, P.ln1_w, a.mean1, a.rstd1, N, W); }
+    const float* dy1 = layer_scale_grad(*d.be, P.ls1, G.ls1, ln, dres, a.ao, P.out_w, P.out_b, N, W, W, d.prec);
+    { OC_PROFILE("linear_bwd"); d.be->linear_backward(rec, G.out_w, G.out_b, dy1, a.ao, P.out_w, N, W, W, d.prec); }  // rec = d ao
+    { OC_PROFILE("attention_bwd"); d.be->attention_backward(dbig, mem.d_att(), rec, a.qkv, a.att, d.B, d.T, W, d.H, d.causal, d.prec); }
+    { OC_PROFILE("layernorm"); d.be->layernorm_forward(ln, stat, stat + N, a.x, P.ln1_w, P.ln1_b, N, W, d.eps); }  // recompute ln_1
+    { OC_PROFILE("linear_bwd"); d.be->linear_backward(rec, G.in_w, G.in_b, dbig, ln, P.in_w, N, W, 3 * W, d.prec); }  // rec = d ln_1
+    { OC_PROFILE("layernorm_bwd"); d.be->layernorm_backward(dres, G.ln1_w, G.ln1_b, rec, a.x, P.ln1_w, a.mean1, a.rstd1, N, W); }
     if (mem.on_block_backward) mem.on_block_backward(l);
   }
 }

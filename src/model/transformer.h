@@ -11,6 +11,7 @@
 #include "model/params.h"
 #include "model/weights_bf16.h"
 #include "ops/activation.h"
+#include "ops/backend.h"
 #include "ops/gemm.h"
 
 namespace oc {
@@ -26,6 +27,7 @@ struct StackDims {
   // amp_bf16 with bf16 activations: the blocks' bf16 weight copies (null: the fp32 path,
   // or BF16 GEMMs converting their fp32 operands per call).
   const std::vector<BlockWeights16>* w16 = nullptr;
+  ops::Backend* be = nullptr;  // runs every op; the arena's memory is this backend's
 };
 
 // Saved activations of one block, each [B, T, ...] with the batch's T.
@@ -55,6 +57,9 @@ class StackMemory {
   // bf16_acts: amp_bf16 layout (qkv16/ao16 instead of qkv/ao, plus bf16 scratch).
   void plan(int64_t B_max, int64_t T_max, int64_t W, int64_t H, int64_t F, int64_t layers, bool training,
             bool checkpoint = false, bool bf16_acts = false);
+  void set_backend(ops::Backend& be) { be_ = &be; }  // where plan() allocates
+  void set_label(std::string s) { label_ = std::move(s); }  // "ViT-B-32 vision tower, batch 256"
+  const std::string& label() const { return label_; }
   bool bf16_acts() const { return bf16_acts_; }
   bool checkpointing() const { return checkpoint_; }
   bool training() const { return training_; }
@@ -79,7 +84,9 @@ class StackMemory {
   std::function<void(int64_t layer)> on_block_backward;
 
  private:
-  FloatBuffer buf_;
+  ops::FloatArena buf_;
+  ops::Backend* be_ = &ops::default_backend();
+  std::string label_ = "activations";
   int64_t B_max_ = 0, T_max_ = 0, W_ = 0, H_ = 0, F_ = 0, layers_ = 0;
   bool training_ = false, checkpoint_ = false, bf16_acts_ = false;
   bf16 *s16_big_ = nullptr, *s16_big2_ = nullptr, *s16_a_ = nullptr, *s16_b_ = nullptr;

@@ -67,7 +67,7 @@ void load_state_dict(Clip& model, const NamedTensors& sd, const std::string& whe
                     model.cfg().name);
   for (auto& p : t.params) {
     std::vector<float> v = by_name[p.name]->to_f32();
-    std::memcpy(model.params() + p.offset, v.data(), sizeof(float) * p.numel);
+    model.backend().copy_from_host(model.params() + p.offset, v.data(), sizeof(float) * p.numel);
   }
 }
 

@@ -9,6 +9,7 @@
 
 #include "core/bf16.h"
 #include "model/params.h"
+#include "ops/backend.h"
 
 namespace oc {
 
@@ -21,13 +22,14 @@ struct BlockWeights16 {
 
 class Bf16Weights {
  public:
-  // Binds to the parameter arena `base` laid out by `table`, with `p` bound to it.
-  void plan(const ParamTable& table, const ClipParams& p, const float* base);
+  // Binds to the parameter arena `base` laid out by `table`, with `p` bound to it; the copy
+  // is allocated from (and converted by) `be`, the backend that owns `base`.
+  void plan(const ParamTable& table, const ClipParams& p, const float* base, ops::Backend& be);
   // Converts the vision and/or text GEMM weights from the fp32 masters (threaded).
   void refresh(bool vision, bool text);
   const std::vector<BlockWeights16>& vision() const { return v_; }
   const std::vector<BlockWeights16>& text() const { return t_; }
-  bool planned() const { return bool(arena_); }
+  bool planned() const { return arena_.data() != nullptr; }
   double mib() const;
 
  private:
@@ -36,10 +38,8 @@ class Bf16Weights {
     bf16* dst;
     int64_t n;
   };
-  struct Free {
-    void operator()(bf16* p) const;
-  };
-  std::unique_ptr<bf16, Free> arena_;
+  ops::Buffer arena_;  // not zeroed: only the GEMM weights' pages are ever touched
+  ops::Backend* be_ = nullptr;
   std::vector<Span> v_spans_, t_spans_;
   std::vector<BlockWeights16> v_, t_;
 };

@@ -1,10 +1,11 @@
 #include "optim/adamw.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cctype>
 #include <cmath>
 
-#include "ops/adamw.h"
 
 namespace oc {
 
@@ -16,7 +17,9 @@ AdamWCfg default_adamw(const std::string& model_name) {
   return c;
 }
 
-AdamW::AdamW(const ParamTable& table, AdamWCfg cfg) : table_(&table), cfg_(cfg) {
+AdamW::AdamW(const ParamTable& table, AdamWCfg cfg, ops::Backend& be) : table_(&table), be_(&be), cfg_(cfg) {
+  m_.bind(be, fmt::format("AdamW exp_avg ({} parameters)", table.total));
+  v_.bind(be, fmt::format("AdamW exp_avg_sq ({} parameters)", table.total));
   m_.resize(table.total, true);
   v_.resize(table.total, true);
 }
@@ -31,20 +34,22 @@ void AdamW::step(float* params, const float* grads, double lr, const std::vector
     const ParamInfo& p = ps[i];
     spans.push_back({int64_t(p.offset), int64_t(p.numel), p.decay ? float(cfg_.wd) : 0.0f});
   }
-  ops::adamw_step_spans(params, grads, m_.data(), v_.data(), spans, float(lr), float(cfg_.beta1), float(cfg_.beta2),
+  be_->adamw_step_spans(params, grads, m_.data(), v_.data(), spans, float(lr), float(cfg_.beta1), float(cfg_.beta2),
                         float(cfg_.eps), step_);
 }
 
-void clamp_logit_scale(float* s) { *s = std::clamp(*s, 0.0f, float(std::log(100.0))); }
+void clamp_logit_scale(ops::Backend& be, float* s) {
+  be.write_scalar(s, std::clamp(be.read_scalar(s), 0.0f, float(std::log(100.0))));
+}
 
-double clip_grad_norm(float* grads, const ParamTable& table, double max_norm) {
+double clip_grad_norm(ops::Backend& be, float* grads, const ParamTable& table, double max_norm) {
   double sq = 0;
-  for (auto& p : table.params) sq += ops::sum_squares(grads + p.offset, int64_t(p.numel));
+  for (auto& p : table.params) sq += be.sum_squares(grads + p.offset, int64_t(p.numel));
   const double norm = std::sqrt(sq);
   if (max_norm > 0 && norm > max_norm) {
     // torch: clip_coef = max_norm / (total_norm + 1e-6), applied when < 1.
     const float coef = float(max_norm / (norm + 1e-6));
-    for (auto& p : table.params) ops::scale_inplace(grads + p.offset, int64_t(p.numel), coef);
+    for (auto& p : table.params) be.scale_inplace(grads + p.offset, int64_t(p.numel), coef);
   }
   return norm;
 }

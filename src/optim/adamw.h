@@ -7,6 +7,7 @@
 
 #include "core/buffer.h"
 #include "model/params.h"
+#include "ops/backend.h"
 
 namespace oc {
 
@@ -22,7 +23,8 @@ AdamWCfg default_adamw(const std::string& model_name);
 
 class AdamW {
  public:
-  AdamW(const ParamTable& table, AdamWCfg cfg);
+  // Runs on `be`, the backend that owns the parameters (Clip::backend()).
+  AdamW(const ParamTable& table, AdamWCfg cfg, ops::Backend& be = ops::default_backend());
   // One step with learning rate `lr` over every parameter whose `trainable` flag is set
   // (all when empty). Increments the step count first (torch semantics).
   void step(float* params, const float* grads, double lr, const std::vector<bool>& trainable = {});
@@ -31,20 +33,22 @@ class AdamW {
   float* exp_avg() { return m_.data(); }
   float* exp_avg_sq() { return v_.data(); }
   const AdamWCfg& cfg() const { return cfg_; }
+  ops::Backend& backend() const { return *be_; }
   double mib() const { return m_.mib() + v_.mib(); }
 
  private:
   const ParamTable* table_;
+  ops::Backend* be_;
   AdamWCfg cfg_;
-  FloatBuffer m_, v_;
+  ops::FloatArena m_, v_;
   int64_t step_ = 0;
 };
 
-// Clamp logit_scale to [0, ln 100] (call after each optimizer step).
-void clamp_logit_scale(float* logit_scale);
+// Clamp logit_scale (memory of `be`) to [0, ln 100] (call after each optimizer step).
+void clamp_logit_scale(ops::Backend& be, float* logit_scale);
 
 // Global L2 norm of all gradients, as torch.nn.utils.clip_grad_norm_; scales them down to
 // max_norm when above it (max_norm <= 0: no clipping). Returns the norm before clipping.
-double clip_grad_norm(float* grads, const ParamTable& table, double max_norm);
+double clip_grad_norm(ops::Backend& be, float* grads, const ParamTable& table, double max_norm);
 
 }  // namespace oc

@@ -12,12 +12,17 @@
 namespace oc {
 
 ContrastiveStep::ContrastiveStep(Clip& model, int64_t B_max) : model_(model), B_max_(B_max) {
+  const std::string what = fmt::format("{} loss buffers, batch {}", model.cfg().name, B_max);
+  for (ops::FloatArena* a : {&d_img_, &d_txt_, &d_img_all_, &d_txt_all_, &scratch_, &cache_img_, &cache_txt_, &all_img_,
+                             &all_txt_, &own_img_, &own_txt_})
+    a->bind(model.backend(), what);
   const size_t BE = size_t(B_max * model.cfg().embed_dim);
   d_img_.resize(BE), d_txt_.resize(BE), d_img_all_.resize(BE), d_txt_all_.resize(BE);
   scratch_.resize(size_t(2 * B_max * B_max));
 }
 
 double ContrastiveStep::forward_backward(const float* images, const int32_t* tokens, int64_t B) {
+  ops::Backend& be = model_.backend();
   OC_CHECK(B <= B_max_, "batch {} exceeds the planned {}", B, B_max_);
   const int64_t E = model_.cfg().embed_dim;
   model_.zero_grads();
@@ -29,13 +34,13 @@ double ContrastiveStep::forward_backward(const float* images, const int32_t* tok
   OC_PROFILE("step.loss+backward");
   const float scale = std::exp(model_.logit_scale());
   float d_scale = 0;
-  const double loss = ops::clip_loss_forward_backward(d_img_.data(), d_txt_.data(), d_img_all_.data(),
+  const double loss = be.clip_loss_forward_backward(d_img_.data(), d_txt_.data(), d_img_all_.data(),
                                                       d_txt_all_.data(), &d_scale, scratch_.data(), f.image, f.text,
                                                       f.image, f.text, scale, B, B, E, 0);
   // Single process: the gathered columns are the local features themselves.
-  ops::add_inplace(d_img_.data(), d_img_all_.data(), B * E);
-  ops::add_inplace(d_txt_.data(), d_txt_all_.data(), B * E);
-  model_.g().logit_scale[0] += d_scale;
+  be.add_inplace(d_img_.data(), d_img_all_.data(), B * E);
+  be.add_inplace(d_txt_.data(), d_txt_all_.data(), B * E);
+  ops::add_scalar(be, model_.g().logit_scale, d_scale);
   model_.backward(d_img_.data(), d_txt_.data());
   return loss;
 }
@@ -46,6 +51,7 @@ namespace oc {
 
 double ContrastiveStep::forward_backward_accum(const std::vector<const float*>& images,
                                                const std::vector<const int32_t*>& tokens, int64_t B) {
+  ops::Backend& be = model_.backend();
   const int64_t K = int64_t(images.size()), N = K * B, E = model_.cfg().embed_dim;
   OC_CHECK(K >= 1 && tokens.size() == images.size(), "accumulation needs matching image/token micro-batches");
   OC_CHECK(B <= B_max_, "micro-batch {} exceeds the planned {}", B, B_max_);
@@ -59,19 +65,19 @@ double ContrastiveStep::forward_backward_accum(const std::vector<const float*>& 
   for (int64_t j = 0; j < K; ++j) {
     OC_PROFILE("step.forward");
     Clip::Features f = model_.forward(images[size_t(j)], tokens[size_t(j)], B);
-    std::memcpy(cache_img_.data() + j * B * E, f.image, sizeof(float) * size_t(B * E));
-    std::memcpy(cache_txt_.data() + j * B * E, f.text, sizeof(float) * size_t(B * E));
+    be.copy(cache_img_.data() + j * B * E, f.image, sizeof(float) * size_t(B * E));
+    be.copy(cache_txt_.data() + j * B * E, f.text, sizeof(float) * size_t(B * E));
   }
   // 2. The loss over all N samples and its gradient w.r.t. every feature row. Re-running
   // micro-batch j reproduces its cached features bit for bit (deterministic kernels), so
   // OpenCLIP's K loss evaluations are this one, restricted to the rows of slot j.
   const float scale = std::exp(model_.logit_scale());
   float d_scale = 0;
-  const double loss = ops::clip_loss_forward_backward(
+  const double loss = be.clip_loss_forward_backward(
       d_img_.data(), d_txt_.data(), d_img_all_.data(), d_txt_all_.data(), &d_scale, scratch_.data(), cache_img_.data(),
       cache_txt_.data(), cache_img_.data(), cache_txt_.data(), scale, N, N, E, 0);
-  ops::add_inplace(d_img_.data(), d_img_all_.data(), N * E);
-  ops::add_inplace(d_txt_.data(), d_txt_all_.data(), N * E);
+  be.add_inplace(d_img_.data(), d_img_all_.data(), N * E);
+  be.add_inplace(d_txt_.data(), d_txt_all_.data(), N * E);
   // 3. Backward through each micro-batch.
   model_.zero_grads();
   for (int64_t j = 0; j < K; ++j) {
@@ -82,7 +88,7 @@ double ContrastiveStep::forward_backward_accum(const std::vector<const float*>& 
     OC_PROFILE("step.loss+backward");
     model_.backward(d_img_.data() + j * B * E, d_txt_.data() + j * B * E);
   }
-  model_.g().logit_scale[0] += float(K) * d_scale;
+  ops::add_scalar(be, model_.g().logit_scale, float(K) * d_scale);
   return loss;
 }
 
@@ -92,6 +98,7 @@ namespace oc {
 
 double ContrastiveStep::forward_backward_dist(const float* images, const int32_t* tokens, int64_t B,
                                               dist::Communicator& comm, DistMode mode) {
+  ops::Backend& be = model_.backend();
   OC_CHECK(B <= B_max_, "batch {} exceeds the planned {}", B, B_max_);
   const int64_t W = comm.size(), r = comm.rank(), N = W * B, E = model_.cfg().embed_dim;
   const size_t NE = size_t(N * E), BE = size_t(B * E);
@@ -120,11 +127,11 @@ double ContrastiveStep::forward_backward_dist(const float* images, const int32_t
   float* gt = own_txt_.data();
   if (!mode.local_loss) {
     // Every rank evaluates the same global loss; d_img_ = d loss / d (every gathered row).
-    loss = ops::clip_loss_forward_backward(d_img_.data(), d_txt_.data(), d_img_all_.data(), d_txt_all_.data(),
+    loss = be.clip_loss_forward_backward(d_img_.data(), d_txt_.data(), d_img_all_.data(), d_txt_all_.data(),
                                            &d_scale, scratch_.data(), all_img_.data(), all_txt_.data(),
                                            all_img_.data(), all_txt_.data(), scale, N, N, E, 0);
-    ops::add_inplace(d_img_.data(), d_img_all_.data(), N * E);
-    ops::add_inplace(d_txt_.data(), d_txt_all_.data(), N * E);
+    be.add_inplace(d_img_.data(), d_img_all_.data(), N * E);
+    be.add_inplace(d_txt_.data(), d_txt_all_.data(), N * E);
     if (mode.gather_with_grad) {
       comm.reduce_scatter_sum(d_img_.data(), gi, B * E);
       comm.reduce_scatter_sum(d_txt_.data(), gt, B * E);
@@ -136,25 +143,27 @@ double ContrastiveStep::forward_backward_dist(const float* images, const int32_t
       const float w = mode.global_batch_gradient ? float(W) : 1.0f;  // exact: a power of two usually
       const float* si = d_img_.data() + size_t(r) * BE;
       const float* st = d_txt_.data() + size_t(r) * BE;
-      for (size_t i = 0; i < BE; ++i) gi[i] = w * si[i], gt[i] = w * st[i];
+      be.copy(gi, si, sizeof(float) * BE);
+      be.copy(gt, st, sizeof(float) * BE);
+      if (w != 1.0f) be.scale_inplace(gi, int64_t(BE), w), be.scale_inplace(gt, int64_t(BE), w);
     }
   } else {
-    loss = ops::clip_loss_forward_backward(d_img_.data(), d_txt_.data(), d_img_all_.data(), d_txt_all_.data(),
+    loss = be.clip_loss_forward_backward(d_img_.data(), d_txt_.data(), d_img_all_.data(), d_txt_all_.data(),
                                            &d_scale, scratch_.data(), f.image, f.text, all_img_.data(),
                                            all_txt_.data(), scale, B, N, E, r * B);
     if (mode.gather_with_grad) {
       comm.reduce_scatter_sum(d_img_all_.data(), gi, B * E);
       comm.reduce_scatter_sum(d_txt_all_.data(), gt, B * E);
-      ops::add_inplace(gi, d_img_.data(), B * E);
-      ops::add_inplace(gt, d_txt_.data(), B * E);
+      be.add_inplace(gi, d_img_.data(), B * E);
+      be.add_inplace(gt, d_txt_.data(), B * E);
     } else {
       // OpenCLIP: the gathered features carry no gradient and the own slice is not
       // re-inserted, so only the row terms (this rank's samples as queries) reach the towers.
-      std::memcpy(gi, d_img_.data(), sizeof(float) * BE);
-      std::memcpy(gt, d_txt_.data(), sizeof(float) * BE);
+      be.copy(gi, d_img_.data(), sizeof(float) * BE);
+      be.copy(gt, d_txt_.data(), sizeof(float) * BE);
     }
   }
-  model_.g().logit_scale[0] += d_scale;
+  ops::add_scalar(be, model_.g().logit_scale, d_scale);
   model_.backward(gi, gt);
   return loss;
 }
@@ -227,9 +236,7 @@ void GradAllReduce::finish() {
   std::fill(started_t_.begin(), started_t_.end(), 0);
   // DDP's average: sum * (1/world), the same on every rank (the sums are identical).
   const float inv = 1.0f / float(comm_.size());
-  float* g = model_.grads();
-  const size_t n = model_.table().total;
-  for (size_t i = 0; i < n; ++i) g[i] *= inv;
+  model_.backend().scale_inplace(model_.grads(), int64_t(model_.table().total), inv);
 }
 
 double GradAllReduce::bucket_mib_max() const {

@@ -53,9 +53,9 @@ class ContrastiveStep {
  private:
   Clip& model_;
   int64_t B_max_;
-  FloatBuffer d_img_, d_txt_, d_img_all_, d_txt_all_, scratch_, cache_img_, cache_txt_, all_img_, all_txt_, own_img_,
+  ops::FloatArena d_img_, d_txt_, d_img_all_, d_txt_all_, scratch_, cache_img_, cache_txt_, all_img_, all_txt_, own_img_,
       own_txt_;
-  std::vector<FloatBuffer> sig_blocks_;  // SigLIP: texts in flight and their gradients
+  std::vector<ops::FloatArena> sig_blocks_;  // SigLIP: texts in flight and their gradients
 };
 
 // DDP's gradient averaging, in buckets of one transformer block each: a block's all-reduce

@@ -20,6 +20,7 @@ namespace oc {
 
 double ContrastiveStep::forward_backward_siglip(const float* images, const int32_t* tokens, int64_t B,
                                                 dist::Communicator& comm) {
+  ops::Backend& be = model_.backend();
   OC_CHECK(B <= B_max_, "batch {} exceeds the planned {}", B, B_max_);
   OC_CHECK(model_.p().logit_bias, "SigLIP needs a model with logit_bias (init_logit_bias)");
   const int W = comm.size(), r = comm.rank(), left = (r + W - 1) % W, right = (r + 1) % W;
@@ -30,7 +31,7 @@ double ContrastiveStep::forward_backward_siglip(const float* images, const int32
   const size_t nbuf = size_t(4 * bidir + 2 * rest + 2);
   if (sig_blocks_.size() < nbuf) sig_blocks_.resize(nbuf);
   for (auto& b : sig_blocks_)
-    if (b.size() < BE) b.resize(BE);
+    if (b.size() < BE) b.bind(be, fmt::format("SigLIP exchange buffers, batch {}", B)), b.resize(BE);
   if (d_img_.size() < BE) d_img_.resize(BE), d_txt_.resize(BE);
   auto buf = [&](size_t i) { return sig_blocks_[i].data(); };
   auto FR = [&](int i) { return buf(size_t(4 * i)); };
@@ -49,10 +50,10 @@ double ContrastiveStep::forward_backward_siglip(const float* images, const int32
     f = model_.forward(images, tokens, B);
   }
   OC_PROFILE("step.loss+backward");
-  const float scale = std::exp(model_.logit_scale()), bias = model_.p().logit_bias[0];
+  const float scale = std::exp(model_.logit_scale()), bias = be.read_scalar(model_.p().logit_bias);
   float d_scale = 0, d_bias = 0;
-  std::memset(d_img_.data(), 0, sizeof(float) * BE);
-  double loss = ops::siglip_loss_forward_backward(d_img_.data(), d_txt_.data(), &d_scale, &d_bias, f.image, f.text,
+  be.zero(d_img_.data(), sizeof(float) * BE);
+  double loss = be.siglip_loss_forward_backward(d_img_.data(), d_txt_.data(), &d_scale, &d_bias, f.image, f.text,
                                                   scale, bias, B, B, E, true);
   // Forward hops: compute each received block's loss and its gradient at once.
   const float* to_left = f.text;
@@ -60,32 +61,32 @@ double ContrastiveStep::forward_backward_siglip(const float* images, const int32
   for (int i = 0; i < bidir; ++i) {
     comm.sendrecv(to_left, left, FR(i), right, int64_t(BE));
     comm.sendrecv(to_right, right, FL(i), left, int64_t(BE));
-    loss += ops::siglip_loss_forward_backward(d_img_.data(), dFR(i), &d_scale, &d_bias, f.image, FR(i), scale, bias, B,
+    loss += be.siglip_loss_forward_backward(d_img_.data(), dFR(i), &d_scale, &d_bias, f.image, FR(i), scale, bias, B,
                                               B, E, false);
-    loss += ops::siglip_loss_forward_backward(d_img_.data(), dFL(i), &d_scale, &d_bias, f.image, FL(i), scale, bias, B,
+    loss += be.siglip_loss_forward_backward(d_img_.data(), dFL(i), &d_scale, &d_bias, f.image, FL(i), scale, bias, B,
                                               B, E, false);
     to_left = FR(i), to_right = FL(i);
   }
   if (rest) {
     comm.sendrecv(to_right, right, FLk, left, int64_t(BE));
-    loss += ops::siglip_loss_forward_backward(d_img_.data(), dFLk, &d_scale, &d_bias, f.image, FLk, scale, bias, B, B,
+    loss += be.siglip_loss_forward_backward(d_img_.data(), dFLk, &d_scale, &d_bias, f.image, FLk, scale, bias, B, B,
                                               E, false);
   }
   // Backward hops, last first. backL/backR: d(what this rank sent left/right at this hop).
-  std::memset(backL, 0, sizeof(float) * BE);
-  std::memset(backR, 0, sizeof(float) * BE);
+  be.zero(backL, sizeof(float) * BE);
+  be.zero(backR, sizeof(float) * BE);
   if (rest) comm.sendrecv(dFLk, left, backR, right, int64_t(BE));  // FLk came from the left
   for (int i = bidir - 1; i >= 0; --i) {
     // What this rank sent at hop i+1 is what it received at hop i: their gradients add.
-    ops::add_inplace(dFR(i), backL, int64_t(BE));
-    ops::add_inplace(dFL(i), backR, int64_t(BE));
+    be.add_inplace(dFR(i), backL, int64_t(BE));
+    be.add_inplace(dFL(i), backR, int64_t(BE));
     comm.sendrecv(dFR(i), right, backL, left, int64_t(BE));  // FR came from the right
     comm.sendrecv(dFL(i), left, backR, right, int64_t(BE));  // FL came from the left
   }
-  ops::add_inplace(d_txt_.data(), backL, int64_t(B * E));  // hop 0 sent the own texts both ways
-  ops::add_inplace(d_txt_.data(), backR, int64_t(B * E));
-  model_.g().logit_scale[0] += d_scale;
-  model_.g().logit_bias[0] += d_bias;
+  be.add_inplace(d_txt_.data(), backL, int64_t(B * E));  // hop 0 sent the own texts both ways
+  be.add_inplace(d_txt_.data(), backR, int64_t(B * E));
+  ops::add_scalar(be, model_.g().logit_scale, d_scale);
+  ops::add_scalar(be, model_.g().logit_bias, d_bias);
   model_.backward(d_img_.data(), d_txt_.data());
   return loss;
 }

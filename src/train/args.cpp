@@ -1,5 +1,7 @@
 #include "train/args.h"
 
+#include "ops/backend.h"
+
 #include <algorithm>
 #include <cctype>
 #include <cmath>
@@ -8,6 +10,7 @@
 
 #include "core/check.h"
 #include "core/flags.h"
+#include "ops/backend.h"
 #include "optim/adamw.h"
 
 namespace oc {
@@ -129,9 +132,7 @@ void resolve_model_and_logging(const Options& o, TrainArgs& a) {
   a.dist_timeout = o.get_float("dist-timeout");
   if (!(a.dist_timeout > 0)) OC_USER_ERROR("--dist-timeout {}: must be positive seconds", a.dist_timeout);
   for (auto& s : o.specs()) a.flags[s.name] = o.get(s.name);
-  if (o.get("device") != "cpu" && o.get("device").rfind("cuda", 0) != 0)
-    OC_USER_ERROR("--device {}: this build runs on cpu", o.get("device"));
-
+  a.device = ops::resolve_device(o.get("device"));  // unknown: an error listing the available backends
 }
 
 }  // namespace

@@ -183,8 +183,8 @@ void restore_checkpoint(const Checkpoint& ck, Clip& model, AdamW* opt, const std
       OC_USER_ERROR("{}: optimizer state of {} has shape {} but the parameter is {}", where, name,
                     shape_str(mv.first.shape), shape_str(p->shape));
     auto m = mv.first.to_f32(), v = mv.second.to_f32();
-    std::memcpy(opt->exp_avg() + p->offset, m.data(), sizeof(float) * p->numel);
-    std::memcpy(opt->exp_avg_sq() + p->offset, v.data(), sizeof(float) * p->numel);
+    opt->backend().copy_from_host(opt->exp_avg() + p->offset, m.data(), sizeof(float) * p->numel);
+    opt->backend().copy_from_host(opt->exp_avg_sq() + p->offset, v.data(), sizeof(float) * p->numel);
   }
   opt->set_steps(ck.optimizer_step);
 }

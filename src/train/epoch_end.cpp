@@ -107,8 +107,8 @@ void evaluate_epoch(TrainSession& s, int64_t epoch_done) {
   if (e.imagenet_val.empty() && e.zeroshot_data.empty() && e.val_data.empty()) return;
   Feed& f = s.feed;
   const Clip& model = *s.learner.model;
-  Clip evm(s.learner.cfg);  // inference copy: the training arenas stay untouched
-  std::memcpy(evm.params(), model.params(), sizeof(float) * model.table().total);
+  Clip evm(s.learner.cfg, model.backend());  // inference copy: the training arenas stay untouched
+  model.backend().copy(evm.params(), model.params(), sizeof(float) * model.table().total);
   evm.set_precision(s.learner.precision);
   evm.plan_inference(s.a.batch_size);
   record_results(s, evaluate(evm, *f.tok, e), epoch_done);

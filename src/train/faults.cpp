@@ -6,6 +6,8 @@
 #include <cstdlib>
 #include <thread>
 
+#include "ops/backend.h"
+
 namespace oc {
 
 FaultHooks FaultHooks::from_env(int rank) {
@@ -24,8 +26,8 @@ FaultHooks FaultHooks::from_env(int rank) {
   return h;
 }
 
-void FaultHooks::before_step(int64_t step, float* logit_scale) const {
-  if (step == nan_at_) *logit_scale = NAN;
+void FaultHooks::before_step(int64_t step, ops::Backend& be, float* logit_scale) const {
+  if (step == nan_at_) be.write_scalar(logit_scale, NAN);
 }
 
 void FaultHooks::after_step(int64_t steps_done) const {

@@ -8,12 +8,16 @@
 #pragma once
 #include <cstdint>
 
+namespace oc::ops {
+class Backend;
+}
+
 namespace oc {
 
 class FaultHooks {
  public:
   static FaultHooks from_env(int rank);
-  void before_step(int64_t step, float* logit_scale) const;  // step: the one about to run
+  void before_step(int64_t step, ops::Backend& be, float* logit_scale) const;  // step: the one about to run
   void after_step(int64_t steps_done) const;                 // may not return
   bool print_rank_loss() const { return rank_loss_; }
 

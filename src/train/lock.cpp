@@ -63,7 +63,7 @@ std::vector<bool> trainable_mask(const Clip& model, const TrainArgs& a) {
 void mask_frozen_grads(Clip& model, const std::vector<bool>& trainable) {
   const auto& ps = model.table().params;
   for (size_t i = 0; i < ps.size() && i < trainable.size(); ++i)
-    if (!trainable[i]) std::memset(model.grads() + ps[i].offset, 0, sizeof(float) * ps[i].numel);
+    if (!trainable[i]) model.backend().zero(model.grads() + ps[i].offset, sizeof(float) * ps[i].numel);
 }
 
 }  // namespace oc

@@ -144,7 +144,7 @@ void build_learner(TrainSession& s) {
   const TrainArgs& a = s.a;
   Learner& l = s.learner;
   l.cfg = model_config(a);
-  l.model = std::make_unique<Clip>(l.cfg);
+  l.model = std::make_unique<Clip>(l.cfg, ops::backend(a.device));
   Clip& model = *l.model;
   model.init(uint64_t(a.seed));
   // Each rank draws its own patches (OpenCLIP: torch's RNG differs per rank), from the seed.
@@ -160,7 +160,7 @@ void build_learner(TrainSession& s) {
   l.logit_scale = model.params() + model.table().find("logit_scale")->offset;
   AdamWCfg ac;
   ac.lr = a.lr, ac.beta1 = a.beta1, ac.beta2 = a.beta2, ac.eps = a.eps, ac.wd = a.wd;
-  l.opt = std::make_unique<AdamW>(model.table(), ac);
+  l.opt = std::make_unique<AdamW>(model.table(), ac, model.backend());
   ScheduleCfg& sc = l.schedule;
   sc.kind = parse_lr_schedule(a.lr_scheduler);
   sc.base_lr = a.lr;

@@ -58,7 +58,7 @@ StepOutcome TrainStep::run(std::vector<data::Batch>& batches, int64_t step, doub
   const TrainArgs& a = s_.a;
   Learner& l = s_.learner;
   Clip& model = *l.model;
-  faults_.before_step(step, l.logit_scale);
+  faults_.before_step(step, model.backend(), l.logit_scale);
   s_.cluster.comm->set_step(step);
   StepOutcome out;
   out.loss = forward_backward(batches);
@@ -66,8 +66,8 @@ StepOutcome TrainStep::run(std::vector<data::Batch>& batches, int64_t step, doub
   for (auto& b : batches) s_.feed.loader->recycle(std::move(b));  // reuse the batch buffers
   batches.clear();
   mask_frozen_grads(model, l.trainable);
-  const double gnorm = clip_grad_norm(model.grads(), model.table(), a.grad_clip_norm);
-  out.scale = std::exp(*l.logit_scale);
+  const double gnorm = clip_grad_norm(model.backend(), model.grads(), model.table(), a.grad_clip_norm);
+  out.scale = std::exp(model.logit_scale());
   if (!std::isfinite(out.loss) || !std::isfinite(gnorm)) {
     ++st->bad_steps;
     log::warn("Non-finite {} at step {} (loss {}, grad norm {}): update skipped ({} in a row)",
@@ -81,7 +81,7 @@ StepOutcome TrainStep::run(std::vector<data::Batch>& batches, int64_t step, doub
   }
   st->bad_steps = 0;
   l.opt->step(model.params(), model.grads(), lr, l.trainable);
-  clamp_logit_scale(l.logit_scale);
+  clamp_logit_scale(model.backend(), l.logit_scale);
   round_lp_params(model.table(), model.params(), l.precision);  // bf16 / pure_bf16
   return out;
 }

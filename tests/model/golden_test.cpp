@@ -142,7 +142,7 @@ void check_against_golden(const std::string& golden_precision, Precision precisi
     EXPECT_NEAR(l, ref_traj[size_t(s)], tol.traj_loss * ref_traj[size_t(s)]) << "step " << s;
     worst_traj = std::max(worst_traj, std::fabs(l - ref_traj[size_t(s)]) / ref_traj[size_t(s)]);
     opt.step(m.params(), m.grads(), lr_at(sc, s));
-    clamp_logit_scale(logit_scale);
+    clamp_logit_scale(m.backend(), logit_scale);
   }
   double worst_final = 0;
   for (auto& p : m.table().params) {

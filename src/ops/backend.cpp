@@ -1,0 +1,114 @@
+// Buffer ownership, the allocation error, and the registry of backends.
+#include "ops/backend.h"
+
+#include <fmt/format.h>
+
+#include <map>
+#include <mutex>
+
+#include "core/check.h"
+#include "ops/cpu/cpu_backend.h"
+#include "ops/ref/ref_backend.h"
+
+namespace oc::ops {
+
+Buffer& Buffer::operator=(Buffer&& o) noexcept {
+  if (this != &o) {
+    reset();
+    owner_ = o.owner_, ptr_ = o.ptr_, bytes_ = o.bytes_;
+    o.owner_ = nullptr, o.ptr_ = nullptr, o.bytes_ = 0;
+  }
+  return *this;
+}
+
+void Buffer::reset() {
+  if (ptr_) owner_->release(ptr_);
+  owner_ = nullptr, ptr_ = nullptr, bytes_ = 0;
+}
+
+Buffer Backend::alloc(size_t bytes, std::string_view what) {
+  if (bytes == 0) return Buffer(this, nullptr, 0);
+  void* p = allocate(bytes);
+  if (!p)
+    OC_USER_ERROR("backend {}: cannot allocate {} bytes ({:.2f} GiB) for {}", name(), bytes,
+                  double(bytes) / double(1ull << 30), what);
+  return Buffer(this, p, bytes);
+}
+
+Buffer Backend::alloc_floats(size_t n, std::string_view what, bool zero_it) {
+  Buffer b = alloc(n * sizeof(float), what);
+  if (zero_it) zero(b.data(), b.bytes());
+  return b;
+}
+
+namespace {
+
+struct Entry {
+  BackendInfo info;
+  std::unique_ptr<Backend> (*make)();
+};
+
+// The build's backends. An explicit table rather than static self-registration: objects of
+// a static library that nothing references are dropped by the linker, and with them their
+// registrars. A CUDA build adds its entry here under OPENCLIP_HAVE_CUDA.
+const std::vector<Entry>& entries() {
+  static const std::vector<Entry> e = {
+      {{"ref", "reference: plain loops, sums in double (the tests' reference)", true}, make_ref_backend},
+      {{"cpu", "fast: oneDNN (" + dnnl_isa() + "), AVX2/AVX-512 kernels, OpenMP", true}, make_cpu_backend},
+  };
+  return e;
+}
+
+std::string available_names() {
+  std::string s;
+  for (const Entry& e : entries())
+    if (e.info.available) s += (s.empty() ? "" : ", ") + e.info.name;
+  return s;
+}
+
+}  // namespace
+
+std::vector<BackendInfo> backend_list() {
+  std::vector<BackendInfo> v;
+  for (const Entry& e : entries()) v.push_back(e.info);
+  return v;
+}
+
+std::unique_ptr<Backend> make_backend(std::string_view name) {
+  for (const Entry& e : entries()) {
+    if (e.info.name != name) continue;
+    if (!e.info.available)
+      OC_USER_ERROR("device '{}' is not available here ({}); available: {}", name, e.info.description,
+                    available_names());
+    return e.make();
+  }
+  OC_USER_ERROR("unknown device '{}'; available: {}", name, available_names());
+}
+
+std::string resolve_device(std::string_view device) {
+  bool cuda_registered = false;
+  for (const Entry& e : entries()) {
+    if (e.info.name == device && e.info.available) return e.info.name;
+    cuda_registered |= e.info.name == "cuda";
+  }
+  if (device.substr(0, 4) == "cuda" && !cuda_registered) return "cpu";
+  make_backend(device);  // throws: unknown or unavailable, listing the available ones
+  return std::string(device);
+}
+
+Backend& backend(std::string_view name) {
+  static std::mutex mu;
+  // Leaked on purpose: buffers of static objects may be freed after main returns.
+  static auto* instances = new std::map<std::string, std::unique_ptr<Backend>, std::less<>>;
+  std::lock_guard<std::mutex> lock(mu);
+  auto it = instances->find(name);
+  if (it == instances->end()) it = instances->emplace(std::string(name), make_backend(name)).first;
+  return *it->second;
+}
+
+Backend& default_backend() {
+  static Backend& b = backend("cpu");
+  return b;
+}
+
+}  // namespace oc::ops

@@ -1,0 +1,258 @@
+// Every Backend op on ViT-B-32 shapes (vision: 50 tokens x 768 wide, 12 heads, MLP 3072;
+// text: 77 x 512, 8 heads, MLP 2048; batch 2 so that `ref`'s plain loops stay fast) and odd
+// ones (batch 1 and 3, 1, 3 and 13 tokens, widths 20/24/40 and MLP 36/40/72: no multiple of
+// 16 anywhere, so vector tails and remainder paths run).
+#include "backend_cases.h"
+
+#include <string>
+
+namespace oc::ops::test {
+
+namespace {
+
+// Tolerances, as max|x - ref| / max|ref| per output (ref sums in double: this is the error of
+// the backend under test alone).
+// fp32: a float dot product of length K has a rounding error of about sqrt(K) * 2^-24 times
+// the size of its terms in practice (worst case K * 2^-24 * sum|terms|); for K = 3072 and
+// random data that is ~1e-6 of the output's largest entry. exp/erf approximations of the CPU
+// kernels add < 2 ulp (vec_math.h). 2e-5 leaves a factor of ~10 and still fails on any
+// wrong term, index or missed accumulation, which show up at 1e-3 or more.
+constexpr double kF32 = 2e-5;
+// bf16 outputs (and fp32 outputs computed from intermediates rounded to bf16, such as P and dS
+// in attention): where the backend's fp32 value and ref's differ in the last float bit next to
+// a bf16 rounding boundary, the stored value moves by one bf16 ulp, at most 2^-7 = 7.8e-3 of
+// the value. 1e-2 allows one such flip on the largest entry; a missing rounding point, a wrong
+// epilogue or a wrong operand is off by far more on some entry.
+constexpr double kB16 = 1e-2;
+
+struct Dims {
+  std::string name;
+  int64_t B, T, W, H, F;
+  bool big;
+};
+const std::vector<Dims>& dims() {
+  static const std::vector<Dims> d = {
+      {"vit", 2, 50, 768, 12, 3072, true}, {"text", 2, 77, 512, 8, 2048, true}, {"odd", 3, 13, 40, 5, 72, false},
+      {"one", 1, 1, 24, 3, 40, false},     {"three", 1, 3, 20, 4, 36, false},
+  };
+  return d;
+}
+
+Arg I(int64_t n, Draw d = Draw::Normal, double s = 1.0) { return {Kind::In, false, n, d, s}; }
+Arg O(int64_t n) { return {Kind::Out, false, n}; }
+Arg IO(int64_t n, Draw d = Draw::Normal, double s = 1.0) { return {Kind::InOut, false, n, d, s}; }
+Arg I16(int64_t n, double s = 1.0) { return {Kind::In, true, n, Draw::Normal, s}; }
+Arg O16(int64_t n) { return {Kind::Out, true, n}; }
+Arg Scratch(int64_t n) { return {Kind::Out, false, n, Draw::Normal, 1.0, false}; }
+
+const char* prec_name(Prec p) { return p == Prec::F32 ? "f32" : "bf16in"; }
+double prec_tol(Prec p) { return p == Prec::F32 ? kF32 : kF32; }  // bf16 inputs: exact products, same sums
+
+void gemm_cases(std::vector<OpCase>& v) {
+  for (Prec prec : {Prec::F32, Prec::BF16})
+    for (int t = 0; t < 4; ++t)
+      for (float beta : {0.0f, 1.0f}) {
+        const bool ta = t & 1, tb = t & 2;
+        const int64_t M = 13, N = 37, K = 50, lda = (ta ? M : K) + 3, ldb = (tb ? K : N) + 5, ldc = N + 7;
+        const int64_t na = (ta ? K : M) * lda, nb = (tb ? N : K) * ldb;
+        Arg c = beta == 0.0f ? O(M * ldc) : IO(M * ldc);  // beta = 0 must not read C (it holds NaN)
+        v.push_back({"gemm_" + std::string(ta ? "T" : "N") + (tb ? "T" : "N") + "_beta" + std::to_string(int(beta)) +
+                         "_" + prec_name(prec),
+                     {I(na), I(nb), c},
+                     [=](Backend& b, const Ptrs& p, float*) {
+                       b.gemm(ta, tb, M, N, K, 0.5f, p.f(0), lda, p.f(1), ldb, beta, p.f(2), ldc, prec);
+                       return 0.0;
+                     },
+                     prec_tol(prec),
+                     kB16,
+                     true});
+      }
+  for (Prec prec : {Prec::F32, Prec::BF16}) {
+    const int64_t M = 100, N = 768, K = 3072;  // ViT-B-32 c_proj at batch 2
+    v.push_back({std::string("gemm_vit_cproj_") + prec_name(prec),
+                 {I(M * K), I(N * K), O(M * N)},
+                 [=](Backend& b, const Ptrs& p, float*) {
+                   b.gemm(false, true, M, N, K, 1.0f, p.f(0), K, p.f(1), K, 0.0f, p.f(2), N, prec);
+                   return 0.0;
+                 },
+                 prec_tol(prec),
+                 kB16});
+    const int64_t batch = 3, m = 50, n = 50, k = 64;  // attention heads
+    v.push_back({std::string("gemm_batched_heads_") + prec_name(prec),
+                 {I(batch * m * k), I(batch * n * k), IO(batch * m * n)},
+                 [=](Backend& b, const Ptrs& p, float*) {
+                   b.gemm_batched(batch, false, true, m, n, k, 1.0f, p.f(0), k, m * k, p.f(1), k, n * k, 1.0f, p.f(2),
+                                  n, m * n, prec);
+                   return 0.0;
+                 },
+                 prec_tol(prec),
+                 kB16});
+  }
+}
+
+void dense_cases(std::vector<OpCase>& v) {
+  for (const Dims& d : dims()) {
+    const int64_t M = d.B * d.T, K = d.W;
+    for (int64_t N : {3 * d.W, d.F})
+      for (Prec prec : {Prec::F32, Prec::BF16})
+        for (bool bias : {true, false}) {
+          const std::string tag = d.name + "_N" + std::to_string(N) + "_" + prec_name(prec) + (bias ? "" : "_nobias");
+          v.push_back({"linear_forward_" + tag,
+                       {O(M * N), I(M * K), I(N * K, Draw::Normal, 0.05), I(N)},
+                       [=](Backend& b, const Ptrs& p, float*) {
+                         b.linear_forward(p.f(0), p.f(1), p.f(2), bias ? p.f(3) : nullptr, M, K, N, prec);
+                         return 0.0;
+                       },
+                       prec_tol(prec),
+                       kB16,
+                       !d.big});
+          v.push_back({"linear_backward_" + tag,
+                       {O(M * K), IO(N * K), IO(N), I(M * N), I(M * K), I(N * K, Draw::Normal, 0.05)},
+                       [=](Backend& b, const Ptrs& p, float*) {
+                         b.linear_backward(p.f(0), p.f(1), bias ? p.f(2) : nullptr, p.f(3), p.f(4), p.f(5), M, K, N,
+                                           prec);
+                         return 0.0;
+                       },
+                       prec_tol(prec),
+                       kB16,
+                       !d.big});
+        }
+    const int64_t E = d.big ? 512 : 7;  // visual.proj / text_projection: [W, E]
+    for (Prec prec : {Prec::F32, Prec::BF16}) {
+      v.push_back({"proj_forward_" + d.name + "_" + prec_name(prec),
+                   {O(d.B * E), I(d.B * d.W), I(d.W * E)},
+                   [=](Backend& b, const Ptrs& p, float*) {
+                     b.proj_forward(p.f(0), p.f(1), p.f(2), d.B, d.W, E, prec);
+                     return 0.0;
+                   },
+                   prec_tol(prec),
+                   kB16,
+                   !d.big});
+      v.push_back({"proj_backward_" + d.name + "_" + prec_name(prec),
+                   {O(d.B * d.W), IO(d.W * E), I(d.B * E), I(d.B * d.W), I(d.W * E)},
+                   [=](Backend& b, const Ptrs& p, float*) {
+                     b.proj_backward(p.f(0), p.f(1), p.f(2), p.f(3), p.f(4), d.B, d.W, E, prec);
+                     return 0.0;
+                   },
+                   prec_tol(prec),
+                   kB16,
+                   !d.big});
+    }
+    v.push_back({"layernorm_forward_" + d.name,
+                 {O(M * K), O(M), O(M), I(M * K, Draw::Normal, 3.0), I(K), I(K)},
+                 [=](Backend& b, const Ptrs& p, float*) {
+                   b.layernorm_forward(p.f(0), p.f(1), p.f(2), p.f(3), p.f(4), p.f(5), M, K, 1e-5);
+                   return 0.0;
+                 },
+                 kF32,
+                 kB16,
+                 !d.big});
+    v.push_back({"layernorm_backward_" + d.name,
+                 {IO(M * K), IO(K), IO(K), I(M * K), I(M * K), I(K), I(M), I(M, Draw::Positive)},
+                 [=](Backend& b, const Ptrs& p, float*) {
+                   b.layernorm_backward(p.f(0), p.f(1), p.f(2), p.f(3), p.f(4), p.f(5), p.f(6), p.f(7), M, K);
+                   return 0.0;
+                 },
+                 kF32,
+                 kB16,
+                 !d.big});
+    for (Act act : {Act::Gelu, Act::QuickGelu}) {
+      const int64_t n = M * d.F;
+      const std::string tag = d.name + (act == Act::Gelu ? "_gelu" : "_quickgelu");
+      v.push_back({"act_forward_" + tag,
+                   {O(n), I(n, Draw::Normal, 3.0)},
+                   [=](Backend& b, const Ptrs& p, float*) {
+                     b.act_forward(p.f(0), p.f(1), n, act);
+                     return 0.0;
+                   },
+                   kF32,
+                   kB16,
+                   !d.big});
+      v.push_back({"act_backward_" + tag,
+                   {O(n), I(n), I(n, Draw::Normal, 3.0)},
+                   [=](Backend& b, const Ptrs& p, float*) {
+                     b.act_backward(p.f(0), p.f(1), p.f(2), n, act);
+                     return 0.0;
+                   },
+                   kF32,
+                   kB16,
+                   !d.big});
+    }
+    v.push_back({"add_inplace_" + d.name,
+                 {IO(M * K), I(M * K)},
+                 [=](Backend& b, const Ptrs& p, float*) {
+                   b.add_inplace(p.f(0), p.f(1), M * K);
+                   return 0.0;
+                 },
+                 kF32,
+                 kB16,
+                 !d.big});
+  }
+}
+
+void attention_cases(std::vector<OpCase>& v) {
+  for (const Dims& d : dims())
+    for (bool causal : {false, true})
+      for (Prec prec : {Prec::F32, Prec::BF16}) {
+        const int64_t B = d.B, T = d.T, C = d.W, H = d.H, att = B * H * T * T;
+        const std::string tag = d.name + (causal ? "_causal_" : "_") + prec_name(prec);
+        const double tol = prec == Prec::F32 ? kF32 : kB16;  // P and dS rounded to bf16 inside
+        v.push_back({"attention_forward_" + tag,
+                     {O(B * T * C), O(att), I(B * T * 3 * C)},
+                     [=](Backend& b, const Ptrs& p, float*) {
+                       b.attention_forward(p.f(0), p.f(1), p.f(2), B, T, C, H, causal, prec);
+                       return 0.0;
+                     },
+                     tol,
+                     kB16,
+                     !d.big});
+        v.push_back({"attention_backward_" + tag,
+                     {O(B * T * 3 * C), Scratch(att), I(B * T * C), I(B * T * 3 * C), I(att, Draw::Unit)},
+                     [=](Backend& b, const Ptrs& p, float*) {
+                       b.attention_backward(p.f(0), p.f(1), p.f(2), p.f(3), p.f(4), B, T, C, H, causal, prec);
+                       return 0.0;
+                     },
+                     tol,
+                     kB16,
+                     !d.big});
+        if (prec == Prec::F32) {
+          v.push_back({"attention_forward_bf16_" + d.name + (causal ? "_causal" : ""),
+                       {O16(B * T * C), O(att), I16(B * T * 3 * C)},
+                       [=](Backend& b, const Ptrs& p, float*) {
+                         b.attention_forward_bf16(p.h(0), p.f(1), p.h(2), B, T, C, H, causal);
+                         return 0.0;
+                       },
+                       kF32,
+                       kB16,
+                       !d.big});
+          v.push_back({"attention_backward_bf16_" + d.name + (causal ? "_causal" : ""),
+                       {O(B * T * 3 * C), I16(B * T * C), I16(B * T * 3 * C), I(att, Draw::Unit)},
+                       [=](Backend& b, const Ptrs& p, float*) {
+                         b.attention_backward_bf16(p.f(0), p.h(1), p.h(2), p.f(3), B, T, C, H);
+                         return 0.0;
+                       },
+                       kB16,
+                       kB16,
+                       !d.big});
+        }
+      }
+}
+
+}  // namespace
+
+void embed_loss_cases(std::vector<OpCase>& v);
+void optim_bf16_cases(std::vector<OpCase>& v);
+void token_cases(std::vector<OpCase>& v);
+
+std::vector<OpCase> all_cases() {
+  std::vector<OpCase> v;
+  gemm_cases(v);
+  dense_cases(v);
+  attention_cases(v);
+  embed_loss_cases(v);
+  optim_bf16_cases(v);
+  token_cases(v);
+  return v;
+}
+
+}  // namespace oc::ops::test
