@@ -23,7 +23,7 @@
 #include "ops/gemm.h"
 #include "ops/linear.h"
 #include "optim/adamw.h"
-#include "optim/step.h"
+#include "step/contrastive_step.h"
 #include "eval/tokenizer.h"
 #include "eval/zeroshot.h"
 

@@ -27,7 +27,7 @@
 #include "eval/evaluate.h"
 #include "model/config.h"
 #include "optim/adamw.h"
-#include "optim/step.h"
+#include "step/contrastive_step.h"
 #include "train/trainer.h"
 
 namespace oc::cli {

@@ -14,14 +14,28 @@ namespace oc {
 namespace {
 size_t up16(size_t n) { return (n + 15) / 16 * 16; }
 
-// Hands out consecutive 64-byte aligned slices of one buffer.
-struct Carver {
-  float* p;
-  float* take(size_t n) {
-    float* r = p;
-    p += up16(n);
-    return r;
+// A tower's buffers outside the block stack, each named with its size in one line; then one
+// allocation, carved into 64-byte aligned slices in the order they were named.
+class BufferPlan {
+ public:
+  BufferPlan& add(float** slot, size_t n) {
+    items_.push_back({slot, n});
+    return *this;
   }
+  void allocate(ops::FloatArena& arena) {
+    size_t total = 0;
+    for (const Item& it : items_) total += up16(it.n);
+    arena.resize(total, false);
+    float* p = arena.data();
+    for (const Item& it : items_) *it.slot = p, p += up16(it.n);
+  }
+
+ private:
+  struct Item {
+    float** slot;
+    size_t n;
+  };
+  std::vector<Item> items_;
 };
 
 StackDims dims(int64_t B, int64_t T, int64_t W, int64_t H, int64_t F, int64_t L, bool causal, const ModelCfg& c,
@@ -48,21 +62,22 @@ void VisionTower::plan(const ModelCfg& cfg, int64_t B, bool training, bool check
   mem_.set_label(fmt::format("{} vision tower, batch {}", cfg.name, B));
   mem_.plan(B, T, W, v.heads(), v.mlp_width(), v.layers, training, checkpoint, bf16_acts);
   const bool ln_every_token = v.avg_pool && !v.final_ln_after_pool;
-  const size_t sizes[] = {size_t(B * Np * K), size_t(B * Np * W), size_t(B * T * W), size_t(B * T), size_t(B * T),
-                          size_t(B * W), size_t(B * W), size_t(B * T), size_t(B * T), size_t(B * E), size_t(B * E), size_t(B),
-                          size_t(B * E), size_t(B * W), size_t(B * W), size_t(B * T * W), size_t(B * T * W),
-                          size_t(B * Np * W), size_t(training && v.patch_dropout > 0 ? B * T * W : 0),
-                          size_t(ln_every_token ? B * T * W : 0)};
-  size_t total = 0;
-  for (size_t s : sizes) total += up16(s);
+  const size_t BT = size_t(B * T), BTW = size_t(B * T * W), BW = size_t(B * W), BE = size_t(B * E);
   extra_.bind(*be_, mem_.label() + " (pooling, projection, loss inputs)");
-  extra_.resize(total, false);
-  Carver c{extra_.data()};
-  float** slots[] = {&patches_,  &patch_out_, &x0_,        &pre_mean_,   &pre_rstd_, &cls_in_,
-                     &pooled_,   &post_mean_, &post_rstd_, &feat_raw_,   &feat_,     &norm_,
-                     &d_feat_raw_, &d_pooled_, &d_cls_in_, &d_stack_out_, &d_x0_,    &d_patch_out_,
-                     &x_drop_,   &ln_all_};
-  for (size_t i = 0; i < std::size(sizes); ++i) *slots[i] = c.take(sizes[i]);
+  BufferPlan()
+      .add(&patches_, size_t(B * Np * K))     // im2patches output
+      .add(&patch_out_, size_t(B * Np * W))   // conv1 as a linear layer
+      .add(&x0_, BTW)                         // class token + patches + positions
+      .add(&pre_mean_, BT).add(&pre_rstd_, BT)  // ln_pre statistics
+      .add(&cls_in_, BW)                      // the pooled token(s) before ln_post
+      .add(&pooled_, BW)
+      .add(&post_mean_, BT).add(&post_rstd_, BT)  // ln_post statistics (every token with avg pooling)
+      .add(&feat_raw_, BE).add(&feat_, BE).add(&norm_, size_t(B))
+      .add(&d_feat_raw_, BE).add(&d_pooled_, BW).add(&d_cls_in_, BW)
+      .add(&d_stack_out_, BTW).add(&d_x0_, BTW).add(&d_patch_out_, size_t(B * Np * W))
+      .add(&x_drop_, training && v.patch_dropout > 0 ? BTW : 0)  // the kept tokens (patch dropout)
+      .add(&ln_all_, ln_every_token ? BTW : 0)                    // ln_post of every token
+      .allocate(extra_);
   cls_index_.assign(size_t(B), 0);
 }
 
@@ -113,16 +128,15 @@ void TextTower::plan(const ModelCfg& cfg, int64_t B, bool training, bool checkpo
   const int64_t W = t.width, T = t.context_length, E = cfg.embed_dim;
   mem_.set_label(fmt::format("{} text tower, batch {}", cfg.name, B));
   mem_.plan(B, T, W, t.heads, t.mlp_width(), t.layers, training, checkpoint, bf16_acts);
-  const size_t sizes[] = {size_t(B * W), size_t(B * W), size_t(B),     size_t(B),     size_t(B * E), size_t(B * E),
-                          size_t(B),     size_t(B * E), size_t(B * W), size_t(B * W), size_t(B * T * W)};
-  size_t total = 0;
-  for (size_t s : sizes) total += up16(s);
+  const size_t BW = size_t(B * W), BE = size_t(B * E);
   extra_.bind(*be_, mem_.label() + " (pooling, projection, loss inputs)");
-  extra_.resize(total, false);
-  Carver c{extra_.data()};
-  float** slots[] = {&pooled_in_,  &pooled_,   &fin_mean_,    &fin_rstd_, &feat_raw_,  &feat_,
-                     &norm_,       &d_feat_raw_, &d_pooled_,  &d_pooled_in_, &d_stack_out_};
-  for (size_t i = 0; i < std::size(sizes); ++i) *slots[i] = c.take(sizes[i]);
+  BufferPlan()
+      .add(&pooled_in_, BW).add(&pooled_, BW)                    // the pooled token before / after ln_final
+      .add(&fin_mean_, size_t(B)).add(&fin_rstd_, size_t(B))      // ln_final statistics
+      .add(&feat_raw_, BE).add(&feat_, BE).add(&norm_, size_t(B))
+      .add(&d_feat_raw_, BE).add(&d_pooled_, BW).add(&d_pooled_in_, BW)
+      .add(&d_stack_out_, size_t(B * T * W))
+      .allocate(extra_);
   tok_.resize(size_t(B * T));
   eot_.resize(size_t(B));
 }

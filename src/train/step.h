@@ -6,7 +6,8 @@
 #include <memory>
 #include <vector>
 
-#include "optim/step.h"
+#include "step/contrastive_step.h"
+#include "step/grad_allreduce.h"
 #include "train/faults.h"
 #include "train/session.h"
 

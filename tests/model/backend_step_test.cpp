@@ -12,7 +12,7 @@
 #include "model/clip.h"
 #include "model/config.h"
 #include "optim/adamw.h"
-#include "optim/step.h"
+#include "step/contrastive_step.h"
 
 namespace oc {
 namespace {

@@ -15,7 +15,7 @@
 #include "ops/loss.h"
 #include "optim/adamw.h"
 #include "optim/schedule.h"
-#include "optim/step.h"
+#include "step/contrastive_step.h"
 
 namespace oc {
 namespace {

@@ -9,7 +9,7 @@
 
 #include "core/rng.h"
 #include "model/clip.h"
-#include "optim/step.h"
+#include "step/contrastive_step.h"
 
 namespace oc {
 namespace {

@@ -12,7 +12,7 @@
 #include "core/check.h"
 #include "core/rng.h"
 #include "model/clip.h"
-#include "optim/step.h"
+#include "step/contrastive_step.h"
 
 namespace oc {
 namespace {

@@ -14,7 +14,7 @@
 #include "core/profile.h"
 #include "ops/activation.h"
 #include "ops/siglip_loss.h"
-#include "optim/step.h"
+#include "step/contrastive_step.h"
 
 namespace oc {
 

@@ -25,7 +25,8 @@
 #include "model/clip.h"
 #include "model/config.h"
 #include "ops/loss.h"
-#include "optim/step.h"
+#include "step/contrastive_step.h"
+#include "step/grad_allreduce.h"
 
 namespace oc {
 namespace {
