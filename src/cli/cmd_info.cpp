@@ -1,5 +1,7 @@
 // openclip info [--json]: the machine and its devices, as npu-smi/nvidia-smi are for
 // accelerators: CPU, ISA extensions, the ISA oneDNN dispatches to, memory, build features.
+#include <fmt/format.h>
+
 #include <cstdio>
 
 #include <nlohmann/json.hpp>
@@ -9,6 +11,12 @@
 #include "core/flags.h"
 #include "ops/backend.h"
 #include "ops/gemm.h"
+#ifdef OPENCLIP_HAVE_CUDA
+#include "ops/cuda/cuda_backend.h"
+#endif
+#if OPENCLIP_HAVE_NCCL
+#include "dist/comm.h"
+#endif
 
 namespace oc::cli {
 namespace {
@@ -40,6 +48,19 @@ nlohmann::json info_json() {
     j["backends"].push_back({{"name", b.name}, {"available", b.available}, {"description", b.description}});
   j["devices"] = nlohmann::json::array();
   j["devices"].push_back({{"index", 0}, {"kind", "cpu"}, {"name", m.cpu_model}, {"threads", m.usable_threads}});
+  j["gpu_error"] = "this build has no CUDA (-DOPENCLIP_CUDA=ON)";
+#ifdef OPENCLIP_HAVE_CUDA
+  const ops::CudaRuntimeInfo cu = ops::cuda_runtime_info();
+  j["cuda"] = {{"driver_version", cu.driver_version}, {"runtime_version", cu.runtime_version}};
+#if OPENCLIP_HAVE_NCCL
+  j["cuda"]["nccl_version"] = dist::nccl_version();
+#endif
+  j["gpu_error"] = cu.error;
+  for (const ops::CudaDeviceInfo& d : cu.devices)
+    j["devices"].push_back({{"index", d.index}, {"kind", "cuda"}, {"name", d.name}, {"total_bytes", d.total_bytes},
+                            {"free_bytes", d.free_bytes}, {"compute_capability", fmt::format("{}.{}", d.cc_major, d.cc_minor)},
+                            {"sm_count", d.sm_count}});
+#endif
   std::string vocab = find_data_file("bpe_simple_vocab_16e6.txt.gz");
   j["vocab"] = vocab.empty() ? nlohmann::json(nullptr) : nlohmann::json(vocab);
   return j;
@@ -70,7 +91,34 @@ int run(const std::vector<std::string>& args) {
               j["memory"]["total_bytes"].get<double>() / (1 << 30),
               j["memory"]["available_bytes"].get<double>() / (1 << 30), "");
   std::printf("| build    MPI %-3s CUDA %-3s%-53s|\n", yn(j["build"]["mpi"]), yn(j["build"]["cuda"]), "");
-  std::printf("| devices  cpu:0 (no CUDA devices in this build)%-31s|\n", "");
+  auto ver = [](int v) { return fmt::format("{}.{}", v / 1000, (v % 1000) / 10); };
+  if (j.contains("cuda")) {
+    std::string line = "driver " + ver(j["cuda"]["driver_version"].get<int>()) + ", runtime " +
+                       ver(j["cuda"]["runtime_version"].get<int>());
+    if (j["cuda"].contains("nccl_version")) {
+      const int n = j["cuda"]["nccl_version"].get<int>();
+      line += fmt::format(", NCCL {}.{}.{}", n / 10000, (n % 10000) / 100, n % 100);
+    }
+    std::printf("| CUDA     %-68s|\n", line.c_str());
+  }
+  std::printf("| devices  %-68s|\n", "cpu:0");
+  bool gpu = false;
+  for (const auto& d : j["devices"]) {
+    if (d["kind"] != "cuda") continue;
+    gpu = true;
+    std::string line = fmt::format("cuda:{} {}, {:.1f} GiB ({:.1f} free), sm_{}, {} SMs", d["index"].get<int>(),
+                                   d["name"].get<std::string>(), d["total_bytes"].get<double>() / (1 << 30),
+                                   d["free_bytes"].get<double>() / (1 << 30), d["compute_capability"].get<std::string>(),
+                                   d["sm_count"].get<int>());
+    if (line.size() > 68) line = line.substr(0, 65) + "...";
+    std::printf("| %-8s %-68s|\n", "", line.c_str());
+  }
+  if (!gpu) {
+    const std::string err = j["gpu_error"].get<std::string>();
+    std::string line = err.rfind("no visible GPU", 0) == 0 ? err : "no visible GPU: " + err;
+    if (line.size() > 68) line = line.substr(0, 65) + "...";
+    std::printf("| %-8s %-68s|\n", "", line.c_str());
+  }
   for (const auto& b : j["backends"]) {
     std::string line = b["name"].get<std::string>() + (b["available"].get<bool>() ? "" : " (not available)") + ": " +
                        b["description"].get<std::string>();

@@ -140,8 +140,8 @@ static void add_model_flags(FlagList* l) {
                 .def("train", "amp").def("demo", "fp32")
                 .choices({"amp", "amp_bf16", "amp_bfloat16", "bf16", "pure_bf16", "fp32"});
   for (const char* c : kInference) p.def(c, "fp32");
-  l->add("device", T::String, "cpu", "compute backend: cpu, or ref (plain reference loops); `openclip info` lists "
-         "them (a cuda... value runs on the CPU in a build without CUDA)")
+  l->add("device", T::String, "cpu", "compute backend: cpu, ref (plain reference loops), or cuda in a CUDA build "
+         "with a visible GPU (otherwise an error saying which is missing); `openclip info` lists them")
       .on({"train", "eval", "classify", "embed", "bench train", "bench infer", "bench zeroshot"});
   l->add("dist-url", T::String, "", "distributed init URL (MPI is used)").on(t).no_op();
   l->add("dist-backend", T::String, "", "distributed backend (MPI is used)").on(t).no_op();

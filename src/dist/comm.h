@@ -68,6 +68,9 @@ std::unique_ptr<Communicator> make_mpi(const World& w, double timeout_s);
 // NCCL on device buffers (builds with OPENCLIP_WITH_CUDA only; OPENCLIP_HAVE_NCCL is then
 // defined). The CPU trainer uses the MPI communicator; a CUDA trainer would use this one.
 std::unique_ptr<Communicator> make_nccl(const World& w, double timeout_s);
+#if OPENCLIP_HAVE_NCCL
+int nccl_version();  // ncclGetVersion: 22704 = 2.27.4
+#endif
 // The communicator for this process: single when the world has one rank, MPI otherwise.
 std::unique_ptr<Communicator> make_communicator(const World& w, double timeout_s);
 

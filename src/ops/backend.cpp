@@ -8,6 +8,9 @@
 
 #include "core/check.h"
 #include "ops/cpu/cpu_backend.h"
+#ifdef OPENCLIP_HAVE_CUDA
+#include "ops/cuda/cuda_backend.h"
+#endif
 #include "ops/ref/ref_backend.h"
 
 namespace oc::ops {
@@ -30,8 +33,8 @@ Buffer Backend::alloc(size_t bytes, std::string_view what) {
   if (bytes == 0) return Buffer(this, nullptr, 0);
   void* p = allocate(bytes);
   if (!p)
-    OC_USER_ERROR("backend {}: cannot allocate {} bytes ({:.2f} GiB) for {}", name(), bytes,
-                  double(bytes) / double(1ull << 30), what);
+    OC_USER_ERROR("backend {}: cannot allocate {} bytes ({:.2f} GiB) for {}{}", name(), bytes,
+                  double(bytes) / double(1ull << 30), what, alloc_failure_hint(bytes));
   return Buffer(this, p, bytes);
 }
 
@@ -50,12 +53,22 @@ struct Entry {
 
 // The build's backends. An explicit table rather than static self-registration: objects of
 // a static library that nothing references are dropped by the linker, and with them their
-// registrars. A CUDA build adds its entry here under OPENCLIP_HAVE_CUDA.
+// registrars. A CUDA build adds "cuda", available when a GPU is visible at run time.
 const std::vector<Entry>& entries() {
-  static const std::vector<Entry> e = {
-      {{"ref", "reference: plain loops, sums in double (the tests' reference)", true}, make_ref_backend},
-      {{"cpu", "fast: oneDNN (" + dnnl_isa() + "), AVX2/AVX-512 kernels, OpenMP", true}, make_cpu_backend},
-  };
+  static const std::vector<Entry> e = [] {
+    std::vector<Entry> v = {
+        {{"ref", "reference: plain loops, sums in double (the tests' reference)", true}, make_ref_backend},
+        {{"cpu", "fast: oneDNN (" + dnnl_isa() + "), AVX2/AVX-512 kernels, OpenMP", true}, make_cpu_backend},
+    };
+#ifdef OPENCLIP_HAVE_CUDA
+    const std::string& why_not = cuda_unavailable_reason();
+    v.push_back({{"cuda", why_not.empty() ? "NVIDIA GPU: cuBLASLt GEMMs, CUDA kernels (first version, docs/CUDA.md)"
+                                          : why_not,
+                  why_not.empty()},
+                 make_cuda_backend});
+#endif
+    return v;
+  }();
   return e;
 }
 
@@ -86,14 +99,21 @@ std::unique_ptr<Backend> make_backend(std::string_view name) {
 }
 
 std::string resolve_device(std::string_view device) {
-  bool cuda_registered = false;
-  for (const Entry& e : entries()) {
-    if (e.info.name == device && e.info.available) return e.info.name;
-    cuda_registered |= e.info.name == "cuda";
+  // "cuda:N" names a GPU: one process per GPU, the device index comes from LOCAL_RANK (docs/CUDA.md).
+  const bool cuda = device == "cuda" || device.substr(0, 5) == "cuda:";
+  const std::string_view name = cuda ? std::string_view("cuda") : device;
+  for (const Entry& e : entries())
+    if (e.info.name == name && e.info.available) return e.info.name;
+  if (cuda) {
+    bool registered = false;
+    for (const Entry& e : entries()) registered |= e.info.name == "cuda";
+    if (!registered)
+      OC_USER_ERROR("--device {}: this openclip was built without CUDA (configure with -DOPENCLIP_CUDA=ON on a "
+                    "machine with the CUDA toolkit; docs/CUDA.md); available: {}",
+                    device, available_names());
   }
-  if (device.substr(0, 4) == "cuda" && !cuda_registered) return "cpu";
-  make_backend(device);  // throws: unknown or unavailable, listing the available ones
-  return std::string(device);
+  make_backend(name);  // throws: unknown or unavailable ("no visible GPU ..."), listing the available ones
+  return std::string(name);
 }
 
 Backend& backend(std::string_view name) {

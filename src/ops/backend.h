@@ -188,8 +188,10 @@ class Backend {
                                        int64_t Tn, int64_t C, int64_t H) = 0;
 
  protected:
-  // nullptr when the memory cannot be had; alloc() turns that into the error.
+  // nullptr when the memory cannot be had; alloc() turns that into the error, followed by
+  // alloc_failure_hint() (a device backend says how much is free and what to try).
   virtual void* allocate(size_t bytes) = 0;
+  virtual std::string alloc_failure_hint(size_t /*bytes*/) { return ""; }
   virtual void release(void* p) = 0;
   friend class Buffer;
 };
@@ -236,10 +238,9 @@ std::unique_ptr<Backend> make_backend(std::string_view name);
 // The process-wide instance of the named backend (created on first use, never destroyed, so
 // buffers of long-lived objects can outlive any scope). default_backend() is "cpu".
 Backend& backend(std::string_view name);
-// The backend name a --device value selects: the name itself when registered and available;
-// "cuda", "cuda:0", ... run on "cpu" while no cuda backend is registered (OpenCLIP's scripts
-// pass --device cuda; README, train flags). Anything else is a user error listing the
-// available names.
+// The backend name a --device value selects: the name itself when registered and available
+// ("cuda:0" selects "cuda"). Anything else is a user error listing the available names; for
+// "cuda..." it names what is missing: "built without CUDA" or "no visible GPU".
 std::string resolve_device(std::string_view device);
 Backend& default_backend();
 

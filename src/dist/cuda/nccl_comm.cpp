@@ -167,4 +167,9 @@ std::unique_ptr<Communicator> make_nccl(const World& w, double timeout_s) {
   return std::make_unique<NcclComm>(w, timeout_s);
 }
 
+int nccl_version() {
+  int v = 0;
+  return ncclGetVersion(&v) == ncclSuccess ? v : 0;
+}
+
 }  // namespace oc::dist

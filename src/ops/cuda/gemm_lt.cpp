@@ -1,0 +1,83 @@
+// cuBLASLt GEMMs (gemm_lt.h). Row-major C[M,N] = op(A) op(B) is computed as the column-major
+// C^T[N,M] = op(B)^T op(A)^T: cuBLASLt's "A" is our B (its stored row-major [K,N] is column-
+// major [N,K]), its "B" is our A. The algorithm is cuBLASLt's first heuristic choice for the
+// shape (no caching of plans yet). UNTESTED ON A GPU (docs/CUDA.md).
+#include "ops/cuda/gemm_lt.h"
+
+#include <memory>
+
+#include "ops/cuda/cuda_check.h"
+
+namespace oc::ops::cuda {
+namespace {
+
+template <class T, cublasStatus_t (*Destroy)(T)>
+struct LtHandle {
+  T h = nullptr;
+  ~LtHandle() {
+    if (h) Destroy(h);
+  }
+};
+using Desc = LtHandle<cublasLtMatmulDesc_t, cublasLtMatmulDescDestroy>;
+using Layout = LtHandle<cublasLtMatrixLayout_t, cublasLtMatrixLayoutDestroy>;
+using Pref = LtHandle<cublasLtMatmulPreference_t, cublasLtMatmulPreferenceDestroy>;
+
+// A column-major rows x cols matrix with leading dimension ld (elements), batched.
+void make_layout(Layout& l, cudaDataType t, int64_t rows, int64_t cols, int64_t ld, int64_t batch, int64_t stride) {
+  OC_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&l.h, t, uint64_t(rows), uint64_t(cols), ld));
+  if (batch > 1) {
+    const int32_t b = int32_t(batch);
+    OC_CUBLAS_CHECK(cublasLtMatrixLayoutSetAttribute(l.h, CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT, &b, sizeof b));
+    OC_CUBLAS_CHECK(
+        cublasLtMatrixLayoutSetAttribute(l.h, CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET, &stride, sizeof stride));
+  }
+}
+
+}  // namespace
+
+LtContext::LtContext() {
+  OC_CUBLAS_CHECK(cublasLtCreate(&handle_));
+  OC_CUDA_CHECK(cudaMalloc(&workspace_, workspace_bytes_));
+}
+
+LtContext::~LtContext() {
+  if (workspace_) cudaFree(workspace_);
+  if (handle_) cublasLtDestroy(handle_);
+}
+
+void LtContext::run(const LtGemm& g, cudaStream_t s) {
+  if (g.M == 0 || g.N == 0) return;
+  const cudaDataType in_t = g.bf16_inputs ? CUDA_R_16BF : CUDA_R_32F;
+  Desc desc;
+  OC_CUBLAS_CHECK(cublasLtMatmulDescCreate(&desc.h, CUBLAS_COMPUTE_32F, CUDA_R_32F));
+  const cublasOperation_t op_b = g.tb ? CUBLAS_OP_T : CUBLAS_OP_N, op_a = g.ta ? CUBLAS_OP_T : CUBLAS_OP_N;
+  // cuBLASLt's A = our B, its B = our A.
+  OC_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(desc.h, CUBLASLT_MATMUL_DESC_TRANSA, &op_b, sizeof op_b));
+  OC_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(desc.h, CUBLASLT_MATMUL_DESC_TRANSB, &op_a, sizeof op_a));
+  if (g.bias) {
+    const cublasLtEpilogue_t epi = CUBLASLT_EPILOGUE_BIAS;  // bias[m] of the column-major result = our bias[N]
+    OC_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(desc.h, CUBLASLT_MATMUL_DESC_EPILOGUE, &epi, sizeof epi));
+    OC_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(desc.h, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &g.bias, sizeof g.bias));
+    const cudaDataType bias_t = CUDA_R_32F;
+    OC_CUBLAS_CHECK(
+        cublasLtMatmulDescSetAttribute(desc.h, CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE, &bias_t, sizeof bias_t));
+  }
+  Layout la, lb, lc;
+  make_layout(la, in_t, g.tb ? g.K : g.N, g.tb ? g.N : g.K, g.ldb, g.batch, g.stride_b);
+  make_layout(lb, in_t, g.ta ? g.M : g.K, g.ta ? g.K : g.M, g.lda, g.batch, g.stride_a);
+  make_layout(lc, CUDA_R_32F, g.N, g.M, g.ldc, g.batch, g.stride_c);
+
+  Pref pref;
+  OC_CUBLAS_CHECK(cublasLtMatmulPreferenceCreate(&pref.h));
+  OC_CUBLAS_CHECK(cublasLtMatmulPreferenceSetAttribute(pref.h, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES,
+                                                       &workspace_bytes_, sizeof workspace_bytes_));
+  cublasLtMatmulHeuristicResult_t heur{};
+  int found = 0;
+  OC_CUBLAS_CHECK(cublasLtMatmulAlgoGetHeuristic(handle_, desc.h, la.h, lb.h, lc.h, lc.h, pref.h, 1, &heur, &found));
+  OC_CHECK(found > 0, "cuBLASLt has no algorithm for the GEMM M={} N={} K={} batch={} ({})", g.M, g.N, g.K, g.batch,
+           g.bf16_inputs ? "bf16" : "fp32");
+  OC_CUBLAS_CHECK(cublasLtMatmul(handle_, desc.h, &g.alpha, g.B, la.h, g.A, lb.h, &g.beta, g.C, lc.h, g.C, lc.h,
+                                 &heur.algo, workspace_, workspace_bytes_, s));
+}
+
+}  // namespace oc::ops::cuda

@@ -1,0 +1,96 @@
+// The cuda entry of the registry as this build and machine have it: without CUDA in the build,
+// --device cuda says "built without CUDA"; with CUDA but no GPU it says "no visible GPU"; with
+// a GPU, memory, scalars and the out-of-memory message are checked here, and every op by
+// backend_ops_test.cpp (ctest label `cuda`: scripts/gpu-check.sh).
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "ops/backend.h"
+
+namespace oc::ops::test {
+namespace {
+
+const BackendInfo* cuda_entry() {
+  static const std::vector<BackendInfo> list = backend_list();
+  for (const BackendInfo& b : list)
+    if (b.name == "cuda") return &b;
+  return nullptr;
+}
+
+std::string device_error(const char* device) {
+  try {
+    resolve_device(device);
+  } catch (const std::exception& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(CudaBackend, DeviceCudaSaysWhatIsMissing) {
+  const BackendInfo* b = cuda_entry();
+#ifdef OPENCLIP_HAVE_CUDA
+  ASSERT_NE(b, nullptr) << "a CUDA build registers cuda";
+  if (b->available) GTEST_SKIP() << "a GPU is visible: nothing is missing";
+  EXPECT_NE(b->description.find("no visible GPU"), std::string::npos) << b->description;
+  for (const char* d : {"cuda", "cuda:0"}) {
+    const std::string m = device_error(d);
+    EXPECT_NE(m.find("no visible GPU"), std::string::npos) << d << ": " << m;
+    EXPECT_NE(m.find("available: ref, cpu"), std::string::npos) << m;
+  }
+#else
+  EXPECT_EQ(b, nullptr) << "a build without CUDA registers no cuda backend";
+  for (const char* d : {"cuda", "cuda:1"}) {
+    const std::string m = device_error(d);
+    EXPECT_NE(m.find("built without CUDA"), std::string::npos) << d << ": " << m;
+    EXPECT_NE(m.find("available: ref, cpu"), std::string::npos) << m;
+  }
+#endif
+}
+
+class CudaOnGpu : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    const BackendInfo* b = cuda_entry();
+    if (!b || !b->available) GTEST_SKIP() << "cuda not available: " << (b ? b->description : "built without CUDA");
+  }
+};
+
+TEST_F(CudaOnGpu, CopiesScalarsFillZero) {
+  Backend& b = backend("cuda");
+  EXPECT_FALSE(b.host_memory());
+  Buffer x = b.alloc_floats(100, "test"), y = b.alloc_floats(100, "test", false);
+  std::vector<float> host(100), back(100);
+  for (int i = 0; i < 100; ++i) host[size_t(i)] = float(i) * 0.5f;
+  b.copy_from_host(x.data(), host.data(), 400);
+  b.copy(y.data(), x.data(), 400);
+  b.write_scalar(y.f32() + 7, -3.0f);
+  EXPECT_EQ(b.read_scalar(y.f32() + 7), -3.0f);
+  b.fill(y.f32() + 10, 5, 2.5f);
+  b.zero(y.f32() + 20, 8);
+  b.copy_to_host(back.data(), y.data(), 400);
+  for (int i = 0; i < 100; ++i) {
+    float want = float(i) * 0.5f;
+    if (i == 7) want = -3.0f;
+    if (i >= 10 && i < 15) want = 2.5f;
+    if (i >= 20 && i < 22) want = 0.0f;
+    EXPECT_EQ(back[size_t(i)], want) << "element " << i;
+  }
+}
+
+TEST_F(CudaOnGpu, OutOfMemorySaysAskedFreeAndWhatToTry) {
+  try {
+    backend("cuda").alloc(size_t(1) << 50, "ViT-B-32 training activations, batch 256");
+    FAIL() << "a 1 PiB device allocation succeeded";
+  } catch (const std::exception& e) {
+    const std::string m = e.what();
+    EXPECT_NE(m.find("1125899906842624 bytes"), std::string::npos) << m;
+    EXPECT_NE(m.find("ViT-B-32 training activations, batch 256"), std::string::npos) << m;
+    EXPECT_NE(m.find("free"), std::string::npos) << m;
+    EXPECT_NE(m.find("--grad-checkpointing"), std::string::npos) << m;
+  }
+}
+
+}  // namespace
+}  // namespace oc::ops::test
