@@ -232,12 +232,32 @@ TEST_P(BackendOpsNonFinite, PropagatesAsInRef) {
 }
 
 
+// The available backends other than ref. A registered backend that is not available here (cuda
+// without a GPU) gets its cases only where it runs (ctest discovers the tests on the machine
+// that runs them); here it gets one skipped test that says why (BackendAvailability below),
+// instead of a skipped process per case.
 std::vector<std::string> backends_under_test() {
   std::vector<std::string> v;
   for (const BackendInfo& b : backend_list())
-    if (b.name != "ref") v.push_back(b.name);
+    if (b.name != "ref" && b.available) v.push_back(b.name);
   return v;
 }
+
+std::vector<std::string> unavailable_backends() {
+  std::vector<std::string> v;
+  for (const BackendInfo& b : backend_list())
+    if (!b.available) v.push_back(b.name);
+  return v.empty() ? std::vector<std::string>{"none"} : v;
+}
+
+class BackendAvailability : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(BackendAvailability, SkippedHereWithTheReason) {
+  for (const BackendInfo& b : backend_list())
+    if (b.name == GetParam()) GTEST_SKIP() << "backend " << b.name << " not available: " << b.description;
+  SUCCEED() << "every registered backend is available here";
+}
+INSTANTIATE_TEST_SUITE_P(Registered, BackendAvailability, ::testing::ValuesIn(unavailable_backends()));
 
 std::vector<size_t> case_indices(bool small_only) {
   std::vector<size_t> v;
