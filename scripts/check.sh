@@ -20,7 +20,7 @@ export LSAN_OPTIONS=suppressions=$PWD/scripts/lsan.supp:print_suppressions=0
 
 t0=$(date +%s)
 if [[ ! -f $BUILD/build.ninja ]]; then
-  CC=clang CXX=clang++ cmake -S . -B $BUILD -G Ninja -DCMAKE_BUILD_TYPE=Release -DOPENCLIP_FUZZ=ON >/dev/null || exit 1
+  CC=clang CXX=clang++ cmake -S . -B $BUILD -G Ninja -DCMAKE_BUILD_TYPE=Release -DOPENCLIP_FUZZ=ON -DOPENCLIP_CUDA=OFF >/dev/null || exit 1
 fi
 cmake --build $BUILD -j "$JOBS" || exit 1
 t_build=$(( $(date +%s) - t0 ))
