@@ -1,6 +1,7 @@
 #include "core/fs.h"
 
 #include <fcntl.h>
+#include <poll.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -69,13 +70,13 @@ Result<std::vector<uint8_t>> read_file(const std::string& path, const ReadOption
                            : S_ISFIFO(st.st_mode) ? "FIFO"
                            : S_ISSOCK(st.st_mode) ? "socket"
                                                   : "special file")};
-  if (S_ISFIFO(st.st_mode)) {  // asked for: open it again, waiting for its writer as a plain open() does
-    ::close(fd);
-    closer.fd = fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd < 0) return Err{fmt::format("cannot open {}: {}", path, std::strerror(errno))};
-  } else {
-    ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) & ~O_NONBLOCK);
-  }
+  // A FIFO (asked for) stays open non-blocking and is read as poll() reports data: poll
+  // waits for a writer's data, and reports POLLHUP only once a writer has come and gone
+  // (Linux: not for a reader whose FIFO never had a writer), so this waits for the writer as
+  // a blocking open() would. Closing this fd and opening again instead lost a writer that
+  // wrote and closed in between, and then waited for ever.
+  const bool fifo = S_ISFIFO(st.st_mode);
+  if (!fifo) ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) & ~O_NONBLOCK);
   if (regular) {
     if (Status s = within_cap(path, "reading the whole file", uint64_t(st.st_size), opt.cap); !s)
       return Err{s.error()};
@@ -84,9 +85,16 @@ Result<std::vector<uint8_t>> read_file(const std::string& path, const ReadOption
   if (regular && st.st_size > 0) out.reserve(size_t(st.st_size));
   uint8_t buf[1 << 16];
   for (;;) {
+    if (fifo) {
+      pollfd pfd{fd, POLLIN, 0};
+      if (::poll(&pfd, 1, -1) < 0) {
+        if (errno == EINTR) continue;
+        return Err{fmt::format("cannot wait for {}: {}", path, std::strerror(errno))};
+      }
+    }
     ssize_t n = ::read(fd, buf, sizeof buf);
     if (n < 0) {
-      if (errno == EINTR) continue;
+      if (errno == EINTR || (fifo && errno == EAGAIN)) continue;
       return Err{fmt::format("cannot read {} at byte {}: {}", path, out.size(), std::strerror(errno))};
     }
     if (n == 0) break;
