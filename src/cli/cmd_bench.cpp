@@ -201,10 +201,13 @@ int run_infer(const std::vector<std::string>& args) {
   text_lengths(o, ctx, &lo, &hi);
   std::vector<int32_t> tokens = synthetic_tokens(B, ctx, cfg.text.vocab_size, lo, hi, rng);
   for (int64_t i = 0; i < warm; ++i) model.encode_image(images.data(), B, out.data());
+  profile::reset();
+  profile::set_enabled(true);  // encode_image's scopes (per batch), as bench train's per step
   Timer t;
   double cpu0 = cpu_seconds();
   for (int64_t i = 0; i < steps; ++i) model.encode_image(images.data(), B, out.data());
   const double img_s = double(B * steps) / t.seconds(), img_cpu = (cpu_seconds() - cpu0) / double(steps);
+  profile::set_enabled(false);
   for (int64_t i = 0; i < warm; ++i) model.encode_text(tokens.data(), B, out.data());
   t.reset();
   for (int64_t i = 0; i < steps; ++i) model.encode_text(tokens.data(), B, out.data());
@@ -213,6 +216,10 @@ int run_infer(const std::vector<std::string>& args) {
                       {"threads", num_threads()}, {"encode_image_per_second", img_s},
                       {"encode_image_cpu_seconds_per_batch", img_cpu}, {"loadavg", load_average()},
                       {"encode_text_per_second", txt_s}, {"text_tokens_computed", model.text_tower().tokens_used()}};
+  nlohmann::json ops_j = nlohmann::json::array();
+  for (auto& e : profile::report())
+    ops_j.push_back({{"name", e.name}, {"seconds_per_batch", e.seconds / double(steps)}, {"calls_per_batch", e.calls / steps}});
+  j["encode_image_profile"] = ops_j;
   if (o.flag("json")) {
     std::printf("%s\n", j.dump().c_str());
   } else {
@@ -220,6 +227,9 @@ int run_infer(const std::vector<std::string>& args) {
                 "(%lld tokens computed)\n",
                 cfg.name.c_str(), (long long)B, precision_name(prec), num_threads(), img_s, txt_s,
                 (long long)model.text_tower().tokens_used());
+    std::printf("  encode_image time per batch by scope:\n");
+    for (auto& e : profile::report())
+      std::printf("    %-22s %8.1f ms  %6ld calls\n", e.name.c_str(), 1000 * e.seconds / double(steps), e.calls / steps);
   }
   return 0;
 }

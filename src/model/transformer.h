@@ -43,7 +43,8 @@ struct BlockActs {
   float* rstd2;  // [B*T]
   float* h;      // [B,T,F]   c_fc output (before the activation)
   // Planned with bf16 activations, qkv and ao are kept only in bf16 (they are only GEMM
-  // operands) and the float pointers above are null.
+  // operands) and the float pointers above are null. Training with bf16 activations also
+  // leaves att, xm and h null: the bf16 block keeps them in scratch and backward recomputes them.
   bf16* qkv16;   // [B,T,3W]
   bf16* ao16;    // [B,T,W]
 };
@@ -69,7 +70,7 @@ class StackMemory {
   // Backward scratch, sized for B_max*T_max.
   float* d_res() { return d_res_; }    // [B,T,W] gradient of the residual stream
   float* d_big() { return d_big_; }    // [B,T,max(3W,F)]
-  float* d_big2() { return d_big2_; }  // [B,T,max(3W,F)] (recomputed activations)
+  float* d_big2() { return d_big2_; }  // [B,T,max(3W,F)] (recomputed activations; bf16 blocks: h)
   float* d_att() { return d_att_; }    // [B,H,T,T]
   float* ln_buf() { return ln_buf_; }  // [B,T,W] (recomputed LayerNorm output)
   float* stat_buf() { return stat_buf_; }  // [2*B*T]

@@ -3,12 +3,14 @@
 // with a finite-difference directional derivative of the loss.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <vector>
 
 #include "core/rng.h"
 #include "model/clip.h"
+#include "model/transformer.h"
 #include "step/contrastive_step.h"
 
 namespace oc {
@@ -179,6 +181,25 @@ TEST(Clip, AmpBf16CheckpointingInferenceAndWeightRefresh) {
   fresh.encode_image(b.images.data(), B, img3.data());
   EXPECT_NE(img2, img);
   EXPECT_EQ(img2, img3);
+}
+
+TEST(StackMemory, Bf16TrainingDoesNotKeepAttentionResidualOrMlpPreactivation) {
+  // amp_bf16 training keeps per layer only x, the LayerNorm statistics and bf16 q/k/v and
+  // attention output; att, xm and h are recomputed in backward (block_bf16.cpp). Checked
+  // against the fp32 plan, which keeps them all in fp32: the difference must cover them
+  // (plus half of qkv and ao) less the bf16 scratch the bf16 plan adds.
+  const int64_t B = 8, T = 50, W = 64, H = 4, F = 256, L = 4, bt = B * T;
+  StackMemory f32, b16;
+  f32.plan(B, T, W, H, F, L, /*training=*/true, false, /*bf16_acts=*/false);
+  b16.plan(B, T, W, H, F, L, /*training=*/true, false, /*bf16_acts=*/true);
+  const double kept = double(L) * double(B * H * T * T + bt * W + bt * F + (4 * bt * W) / 2);  // floats
+  const double scratch16 = double(bt * std::max(3 * W, F) + bt * F + 2 * bt * W) / 2;       // floats
+  const double mib = 4.0 / (1 << 20);
+  EXPECT_LE(b16.mib(), f32.mib() - (kept - scratch16) * mib + 0.01);
+  // Inference keeps one layer's slot either way.
+  StackMemory i16;
+  i16.plan(B, T, W, H, F, L, /*training=*/false, false, /*bf16_acts=*/true);
+  EXPECT_LT(i16.mib(), b16.mib());
 }
 
 TEST(Clip, GradientMatchesDirectionalFiniteDifference) {
