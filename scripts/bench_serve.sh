@@ -14,7 +14,10 @@ trap '[[ -n $srv ]] && kill $srv 2>/dev/null || true; rm -rf "$work"' EXIT
 
 echo "== $(date -u +%F) $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2) nproc $(nproc)"
 echo "== bench infer (batch 32, fp32)   load: $(cat /proc/loadavg)"
-"$BIN" bench infer --model "$MODEL" --batch-size 32 --precision fp32 2>&1 | tail -3
+"$BIN" bench infer --model "$MODEL" --batch-size 32 --precision fp32 2>&1 | grep -E 'images/s'
+# Like for like for the text requests: the request text below is 11 tokens with start and end.
+echo "== bench infer (batch 32, fp32, 11-token texts as the requests)   load: $(cat /proc/loadavg)"
+"$BIN" bench infer --model "$MODEL" --batch-size 32 --precision fp32 --text-len 11 2>&1 | grep -E 'texts/s'
 
 /usr/bin/python3 - "$work" <<'PY'
 import base64, io, json, sys
