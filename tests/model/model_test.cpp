@@ -12,30 +12,16 @@
 #include "model/clip.h"
 #include "model/transformer.h"
 #include "step/contrastive_step.h"
+#include "synthetic_batch.h"
 
 namespace oc {
 namespace {
 
-struct Batch {
-  std::vector<float> images;
-  std::vector<int32_t> tokens;
-};
+using Batch = test::SyntheticBatch;
 
+// Short captions (up to half the context): the text tower's truncation matters.
 Batch make_batch(const ModelCfg& c, int64_t B, uint64_t seed) {
-  Rng rng(seed);
-  Batch b;
-  const int S = c.vision.image_size, ctx = c.text.context_length, V = c.text.vocab_size;
-  b.images.resize(size_t(B * 3 * S * S));
-  for (auto& v : b.images) v = float(rng.normal());
-  b.tokens.assign(size_t(B * ctx), 0);
-  for (int64_t i = 0; i < B; ++i) {
-    int len = 1 + int(rng.below(uint64_t(ctx / 2)));  // short captions: truncation matters
-    int32_t* row = &b.tokens[size_t(i * ctx)];
-    row[0] = V - 2;
-    for (int t = 1; t <= len; ++t) row[t] = int32_t(rng.below(uint64_t(V - 2)));
-    row[len + 1] = V - 1;
-  }
-  return b;
+  return test::synthetic_batch(c, B, seed, c.text.context_length / 2);
 }
 
 TEST(Clip, TextTruncationIsExact) {

@@ -10,21 +10,6 @@ namespace oc::ops::test {
 
 namespace {
 
-// Tolerances, as max|x - ref| / max|ref| per output (ref sums in double: this is the error of
-// the backend under test alone).
-// fp32: a float dot product of length K has a rounding error of about sqrt(K) * 2^-24 times
-// the size of its terms in practice (worst case K * 2^-24 * sum|terms|); for K = 3072 and
-// random data that is ~1e-6 of the output's largest entry. exp/erf approximations of the CPU
-// kernels add < 2 ulp (vec_math.h). 2e-5 leaves a factor of ~10 and still fails on any
-// wrong term, index or missed accumulation, which show up at 1e-3 or more.
-constexpr double kF32 = 2e-5;
-// bf16 outputs (and fp32 outputs computed from intermediates rounded to bf16, such as P and dS
-// in attention): where the backend's fp32 value and ref's differ in the last float bit next to
-// a bf16 rounding boundary, the stored value moves by one bf16 ulp, at most 2^-7 = 7.8e-3 of
-// the value. 1e-2 allows one such flip on the largest entry; a missing rounding point, a wrong
-// epilogue or a wrong operand is off by far more on some entry.
-constexpr double kB16 = 1e-2;
-
 struct Dims {
   std::string name;
   int64_t B, T, W, H, F;
@@ -38,15 +23,7 @@ const std::vector<Dims>& dims() {
   return d;
 }
 
-Arg I(int64_t n, Draw d = Draw::Normal, double s = 1.0) { return {Kind::In, false, n, d, s}; }
-Arg O(int64_t n) { return {Kind::Out, false, n}; }
-Arg IO(int64_t n, Draw d = Draw::Normal, double s = 1.0) { return {Kind::InOut, false, n, d, s}; }
-Arg I16(int64_t n, double s = 1.0) { return {Kind::In, true, n, Draw::Normal, s}; }
-Arg O16(int64_t n) { return {Kind::Out, true, n}; }
-Arg Scratch(int64_t n) { return {Kind::Out, false, n, Draw::Normal, 1.0, false}; }
-
 const char* prec_name(Prec p) { return p == Prec::F32 ? "f32" : "bf16in"; }
-double prec_tol(Prec p) { return p == Prec::F32 ? kF32 : kF32; }  // bf16 inputs: exact products, same sums
 
 void gemm_cases(std::vector<OpCase>& v) {
   for (Prec prec : {Prec::F32, Prec::BF16})
@@ -63,7 +40,7 @@ void gemm_cases(std::vector<OpCase>& v) {
                        b.gemm(ta, tb, M, N, K, 0.5f, p.f(0), lda, p.f(1), ldb, beta, p.f(2), ldc, prec);
                        return 0.0;
                      },
-                     prec_tol(prec),
+                     kF32,
                      kB16,
                      true});
       }
@@ -75,7 +52,7 @@ void gemm_cases(std::vector<OpCase>& v) {
                    b.gemm(false, true, M, N, K, 1.0f, p.f(0), K, p.f(1), K, 0.0f, p.f(2), N, prec);
                    return 0.0;
                  },
-                 prec_tol(prec),
+                 kF32,
                  kB16});
     const int64_t batch = 3, m = 50, n = 50, k = 64;  // attention heads
     v.push_back({std::string("gemm_batched_heads_") + prec_name(prec),
@@ -85,7 +62,7 @@ void gemm_cases(std::vector<OpCase>& v) {
                                   n, m * n, prec);
                    return 0.0;
                  },
-                 prec_tol(prec),
+                 kF32,
                  kB16});
   }
 }
@@ -103,7 +80,7 @@ void dense_cases(std::vector<OpCase>& v) {
                          b.linear_forward(p.f(0), p.f(1), p.f(2), bias ? p.f(3) : nullptr, M, K, N, prec);
                          return 0.0;
                        },
-                       prec_tol(prec),
+                       kF32,
                        kB16,
                        !d.big});
           v.push_back({"linear_backward_" + tag,
@@ -113,7 +90,7 @@ void dense_cases(std::vector<OpCase>& v) {
                                            prec);
                          return 0.0;
                        },
-                       prec_tol(prec),
+                       kF32,
                        kB16,
                        !d.big});
         }
@@ -125,7 +102,7 @@ void dense_cases(std::vector<OpCase>& v) {
                      b.proj_forward(p.f(0), p.f(1), p.f(2), d.B, d.W, E, prec);
                      return 0.0;
                    },
-                   prec_tol(prec),
+                   kF32,
                    kB16,
                    !d.big});
       v.push_back({"proj_backward_" + d.name + "_" + prec_name(prec),
@@ -134,7 +111,7 @@ void dense_cases(std::vector<OpCase>& v) {
                      b.proj_backward(p.f(0), p.f(1), p.f(2), p.f(3), p.f(4), d.B, d.W, E, prec);
                      return 0.0;
                    },
-                   prec_tol(prec),
+                   kF32,
                    kB16,
                    !d.big});
     }

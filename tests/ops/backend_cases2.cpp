@@ -1,5 +1,5 @@
 // Backend suite cases, continued: embeddings, gathers, losses, the optimizer and the amp_bf16
-// kernels. Tolerances as in backend_cases.cpp (kF32: float rounding; kB16: one bf16 ulp).
+// kernels. Tolerances kF32 / kB16: backend_cases.h.
 #include <cmath>
 #include <memory>
 #include <string>
@@ -9,16 +9,6 @@
 namespace oc::ops::test {
 
 namespace {
-
-constexpr double kF32 = 2e-5;  // see backend_cases.cpp
-constexpr double kB16 = 1e-2;  // see backend_cases.cpp
-
-Arg I(int64_t n, Draw d = Draw::Normal, double s = 1.0) { return {Kind::In, false, n, d, s}; }
-Arg O(int64_t n) { return {Kind::Out, false, n}; }
-Arg IO(int64_t n, Draw d = Draw::Normal, double s = 1.0) { return {Kind::InOut, false, n, d, s}; }
-Arg I16(int64_t n, double s = 1.0) { return {Kind::In, true, n, Draw::Normal, s}; }
-Arg O16(int64_t n) { return {Kind::Out, true, n}; }
-Arg Scratch(int64_t n) { return {Kind::Out, false, n, Draw::Normal, 1.0, false}; }
 
 // Token ids with repeats (the scatter-add order matters) and an end-of-text maximum per row.
 std::shared_ptr<std::vector<int32_t>> tokens(int64_t B, int64_t T, int64_t V) {

@@ -10,12 +10,6 @@ namespace oc::ops::test {
 
 namespace {
 
-constexpr double kF32 = 2e-5;  // see backend_cases.cpp
-
-Arg I(int64_t n, Draw d = Draw::Normal, double s = 1.0) { return {Kind::In, false, n, d, s}; }
-Arg O(int64_t n) { return {Kind::Out, false, n}; }
-Arg IO(int64_t n, Draw d = Draw::Normal, double s = 1.0) { return {Kind::InOut, false, n, d, s}; }
-
 struct Shape {
   std::string name;
   int64_t B, T, C, K;  // batch, tokens, width, tokens kept by the gather

@@ -27,6 +27,7 @@
 #include "ops/loss.h"
 #include "step/contrastive_step.h"
 #include "step/grad_allreduce.h"
+#include "synthetic_batch.h"
 
 namespace oc {
 namespace {
@@ -103,27 +104,11 @@ class ThreadComm : public dist::Communicator {
 constexpr int kWorld = 2, kB = 4, kN = kWorld * kB;
 constexpr int kMaxWorld = 4;  // SigLIP runs 2, 3 and 4 ranks (remainder hop, bidir hop, both)
 
-struct Batch {
-  std::vector<float> images;
-  std::vector<int32_t> tokens;
-};
+using Batch = test::SyntheticBatch;
 
+// The global batch of the widest world, captions of 1..ctx-2 ids.
 Batch make_batch(const ModelCfg& cfg) {
-  Batch b;
-  const int64_t S = cfg.vision.image_size, ctx = cfg.text.context_length, V = cfg.text.vocab_size;
-  Rng rng(7);
-  const int64_t n = kMaxWorld * kB;
-  b.images.resize(size_t(n * 3 * S * S));
-  for (float& x : b.images) x = float(rng.normal());
-  b.tokens.assign(size_t(n * ctx), 0);
-  for (int64_t i = 0; i < n; ++i) {  // sot, 1..ctx-2 ids, eot (the largest id)
-    const int64_t len = 1 + int64_t(rng.below(uint64_t(ctx - 2)));
-    int32_t* t = b.tokens.data() + i * ctx;
-    t[0] = int32_t(V - 2);
-    for (int64_t j = 1; j <= len; ++j) t[j] = int32_t(rng.below(uint64_t(V - 2)));
-    t[len + 1] = int32_t(V - 1);
-  }
-  return b;
+  return test::synthetic_batch(cfg, kMaxWorld * kB, 7, cfg.text.context_length - 2);
 }
 
 // Rank 0's averaged gradient after one distributed step in `mode`.

@@ -5,16 +5,11 @@
 #include <cuda_bf16.h>
 
 #include "ops/cuda/kernels.h"
+#include "ops/cuda/launch.cuh"
 
 namespace oc::ops::cuda {
 namespace {
 
-constexpr int kThreads = 256;
-inline int blocks_for(int64_t n) {
-  int64_t b = (n + kThreads - 1) / kThreads;
-  return int(b < 65535 * 8 ? (b < 1 ? 1 : b) : 65535 * 8);
-}
-#define GRID_STRIDE(i, n) for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < (n); i += int64_t(gridDim.x) * blockDim.x)
 
 // GELU as the reference (ops/ref/dense.cpp): x * Phi(x) with erfc; QuickGELU x * sigmoid(1.702 x).
 __device__ inline float act_f(float x, int act) {
@@ -72,18 +67,6 @@ __global__ void k_adamw(float* p, const float* g, float* m, float* v, const Adam
   }
 }
 
-__device__ double block_sum(double v) {
-  __shared__ double sh[kThreads];
-  sh[threadIdx.x] = v;
-  __syncthreads();
-  for (int w = blockDim.x / 2; w > 0; w /= 2) {
-    if (threadIdx.x < w) sh[threadIdx.x] += sh[threadIdx.x + w];
-    __syncthreads();
-  }
-  const double r = sh[0];
-  __syncthreads();
-  return r;
-}
 __global__ void k_sumsq_partial(double* partial, const float* x, int64_t n) {
   double s = 0;
   GRID_STRIDE(i, n) s += double(x[i]) * double(x[i]);

@@ -3,29 +3,12 @@
 // reference), one thread per column for reductions over rows (parameter gradients), so every
 // sum has a fixed order: deterministic, no atomics. UNTESTED ON A GPU (docs/CUDA.md).
 #include "ops/cuda/kernels.h"
+#include "ops/cuda/launch.cuh"
 
 namespace oc::ops::cuda {
 namespace {
 
-constexpr int kThreads = 256;
-inline int blocks_for(int64_t n) {
-  int64_t b = (n + kThreads - 1) / kThreads;
-  return int(b < 65535 * 8 ? (b < 1 ? 1 : b) : 65535 * 8);
-}
-#define GRID_STRIDE(i, n) for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < (n); i += int64_t(gridDim.x) * blockDim.x)
 
-__device__ double block_sum(double v) {
-  __shared__ double sh[kThreads];
-  sh[threadIdx.x] = v;
-  __syncthreads();
-  for (int w = blockDim.x / 2; w > 0; w /= 2) {
-    if (threadIdx.x < w) sh[threadIdx.x] += sh[threadIdx.x + w];
-    __syncthreads();
-  }
-  const double r = sh[0];
-  __syncthreads();
-  return r;
-}
 
 __global__ void k_ln_fwd(float* out, float* mean, float* rstd, const float* inp, const float* w, const float* b,
                          int64_t C, double eps) {
