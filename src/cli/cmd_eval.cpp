@@ -32,9 +32,7 @@ int run(const std::vector<std::string>& args) {
   if (!s) OC_USER_ERROR("{}", s.error());
   ev.imagenet_val = o.get("imagenet-val");
   ev.zeroshot_data = o.get("zeroshot-data");
-  const std::string cn = o.get("zeroshot-classnames");
-  if (cn.size() > 5 && cn.substr(cn.size() - 5) == ".json" && !ev.zeroshot_data.empty()) ev.zeroshot_task = cn;
-  else ev.classnames_file = cn;
+  set_zeroshot_classnames(&ev, o.get("zeroshot-classnames"));
   ev.templates_file = o.get("zeroshot-templates");
   ev.val_data = ev.base.data;
   ev.val_num_samples = ev.base.num_samples;

@@ -187,6 +187,12 @@ std::map<std::string, double> run_retrieval(Clip& model, const EvalData& ev) {
 }
 }  // namespace
 
+void set_zeroshot_classnames(EvalData* ev, const std::string& path) {
+  const bool task = !ev->zeroshot_data.empty() && path.ends_with(".json");
+  ev->zeroshot_task = task ? path : "";
+  ev->classnames_file = task ? "" : path;
+}
+
 std::map<std::string, double> evaluate(Clip& model, const TextTokenizer& tok, const EvalData& ev) {
   std::map<std::string, double> out;
   auto zs = [&](ZeroShotTask task, data::DataConfig dc, const std::string& key_prefix) {

@@ -58,6 +58,10 @@ ZeroShotResult run_zeroshot(Clip& model, const TextTokenizer& tok, const ZeroSho
 void write_zeroshot_predictions(const std::string& path, const ZeroShotTask& task, const ZeroShotResult& r,
                                 const std::string& data, const std::string& checkpoint);
 
+// --zeroshot-classnames PATH (after zeroshot_data is set): with --zeroshot-data a .json file
+// is the whole task (class names and templates), anything else overrides the class names.
+void set_zeroshot_classnames(EvalData* ev, const std::string& path);
+
 // Metrics of every source given (OpenCLIP's keys; values are fractions / ranks / losses).
 std::map<std::string, double> evaluate(Clip& model, const TextTokenizer& tok, const EvalData& ev);
 

@@ -63,11 +63,8 @@ EvalData eval_plan(const TrainSession& s, int64_t epoch_done) {
   if (a.zeroshot_frequency > 0 && (epoch_done % a.zeroshot_frequency == 0 || last)) {
     e.imagenet_val = a.imagenet_val;
     e.zeroshot_data = a.zeroshot_data;
-    e.classnames_file = a.zeroshot_classnames;
+    set_zeroshot_classnames(&e, a.zeroshot_classnames);
     e.templates_file = a.zeroshot_templates;
-    const std::string& cn = a.zeroshot_classnames;
-    if (!a.zeroshot_data.empty() && cn.size() > 5 && cn.substr(cn.size() - 5) == ".json")
-      e.zeroshot_task = cn, e.classnames_file.clear();
   }
   if (a.val_frequency > 0 && (epoch_done % a.val_frequency == 0 || last)) e.val_data = a.val_data;
   e.val_num_samples = a.val_num_samples > 0 ? a.val_num_samples : -1;

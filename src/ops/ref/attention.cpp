@@ -125,56 +125,55 @@ void check_heads(int64_t C, int64_t H) {
   OC_CHECK(H > 0 && C % H == 0, "attention: width {} not divisible by {} heads", C, H);
 }
 
-}  // namespace
-
-void attention_forward(float* out, float* att, const float* qkv, int64_t B, int64_t Tn, int64_t C, int64_t H,
-                       bool causal, Prec prec) {
+// One loop over (batch, head) for the fp32 and the bf16 entry points; bf16: every matmul
+// operand rounded to bf16 (the amp_bf16 rule).
+template <typename In, typename Out>
+void forward_heads(Out* out, float* att, const In* qkv, int64_t B, int64_t Tn, int64_t C, int64_t H, bool causal,
+                   bool bf16) {
   check_heads(C, H);
-  const bool r = prec == Prec::BF16;
   for (int64_t b = 0; b < B; ++b)
     for (int64_t hd = 0; hd < H; ++hd) {
       const Head h = load_head(qkv, b, hd, Tn, C, H);
       float* P = att + (b * H + hd) * Tn * Tn;
-      softmax_probs(P, h, causal, r);
-      probs_times_v(out + b * Tn * C + hd * h.D, C, P, h, r);
+      softmax_probs(P, h, causal, bf16);
+      probs_times_v(out + b * Tn * C + hd * h.D, C, P, h, bf16);
     }
+}
+
+template <typename In>
+void backward_heads(float* dqkv, const In* dout, const In* qkv, const float* att, int64_t B, int64_t Tn, int64_t C,
+                    int64_t H, bool bf16) {
+  check_heads(C, H);
+  for (int64_t b = 0; b < B; ++b)
+    for (int64_t hd = 0; hd < H; ++hd) {
+      const Head h = load_head(qkv, b, hd, Tn, C, H);
+      float* dq = dqkv + b * Tn * 3 * C + hd * h.D;
+      head_backward(dq, dq + C, dq + 2 * C, 3 * C, load_dout(dout, b, hd, Tn, C, h.D), att + (b * H + hd) * Tn * Tn, h,
+                    bf16);
+    }
+}
+
+}  // namespace
+
+void attention_forward(float* out, float* att, const float* qkv, int64_t B, int64_t Tn, int64_t C, int64_t H,
+                       bool causal, Prec prec) {
+  forward_heads(out, att, qkv, B, Tn, C, H, causal, prec == Prec::BF16);
 }
 
 void attention_backward(float* dqkv, float* /*scratch: not needed here*/, const float* dout, const float* qkv,
                         const float* att, int64_t B, int64_t Tn, int64_t C, int64_t H, bool /*causal: in att*/,
                         Prec prec) {
-  check_heads(C, H);
-  for (int64_t b = 0; b < B; ++b)
-    for (int64_t hd = 0; hd < H; ++hd) {
-      const Head h = load_head(qkv, b, hd, Tn, C, H);
-      float* dq = dqkv + b * Tn * 3 * C + hd * h.D;
-      head_backward(dq, dq + C, dq + 2 * C, 3 * C, load_dout(dout, b, hd, Tn, C, h.D), att + (b * H + hd) * Tn * Tn, h,
-                    prec == Prec::BF16);
-    }
+  backward_heads(dqkv, dout, qkv, att, B, Tn, C, H, prec == Prec::BF16);
 }
 
 void attention_forward_bf16(bf16* out, float* att, const bf16* qkv, int64_t B, int64_t Tn, int64_t C, int64_t H,
                             bool causal) {
-  check_heads(C, H);
-  for (int64_t b = 0; b < B; ++b)
-    for (int64_t hd = 0; hd < H; ++hd) {
-      const Head h = load_head(qkv, b, hd, Tn, C, H);
-      float* P = att + (b * H + hd) * Tn * Tn;
-      softmax_probs(P, h, causal, true);
-      probs_times_v(out + b * Tn * C + hd * h.D, C, P, h, true);
-    }
+  forward_heads(out, att, qkv, B, Tn, C, H, causal, true);
 }
 
 void attention_backward_bf16(float* dqkv, const bf16* dout, const bf16* qkv, const float* att, int64_t B, int64_t Tn,
                              int64_t C, int64_t H) {
-  check_heads(C, H);
-  for (int64_t b = 0; b < B; ++b)
-    for (int64_t hd = 0; hd < H; ++hd) {
-      const Head h = load_head(qkv, b, hd, Tn, C, H);
-      float* dq = dqkv + b * Tn * 3 * C + hd * h.D;
-      head_backward(dq, dq + C, dq + 2 * C, 3 * C, load_dout(dout, b, hd, Tn, C, h.D), att + (b * H + hd) * Tn * Tn, h,
-                    true);
-    }
+  backward_heads(dqkv, dout, qkv, att, B, Tn, C, H, true);
 }
 
 }  // namespace oc::ops::ref
