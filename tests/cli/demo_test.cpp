@@ -9,6 +9,7 @@
 #include "core/fs.h"
 #include "image/codec.h"
 #include "model/weights.h"
+#include "same_weights.h"
 #include "test_util.h"
 
 namespace oc {
@@ -89,13 +90,8 @@ TEST(Demo, RunsEndToEndAndWritesEverythingTheReportNeeds) {
   ASSERT_EQ(again.status, 0) << again.out;
   EXPECT_NE(again.out.find("(already imported)"), std::string::npos) << again.out;
   EXPECT_NE(again.out.find("Demo recipe:"), std::string::npos) << again.out;
-  NamedTensors a = read_state_dict(run_dir + "/checkpoints/epoch_2.pt");
-  NamedTensors b = read_state_dict(dir + "/logs/second/checkpoints/epoch_2.pt");
-  ASSERT_EQ(a.size(), b.size());
-  for (size_t i = 0; i < a.size(); ++i) {
-    ASSERT_EQ(a[i].first, b[i].first);
-    EXPECT_EQ(a[i].second.bytes, b[i].second.bytes) << a[i].first << " differs between two default runs";
-  }
+  test::expect_same_weights(run_dir + "/checkpoints/epoch_2.pt", dir + "/logs/second/checkpoints/epoch_2.pt",
+                            "between two default runs");
   nlohmann::json j2 = last_json_line(again.out);
   EXPECT_EQ(j2["zeroshot_top1"], j["zeroshot_top1"]);
   EXPECT_EQ(j2["zeroshot_top5"], j["zeroshot_top5"]);

@@ -19,6 +19,7 @@
 
 #include "core/fs.h"
 #include "model/weights.h"
+#include "same_weights.h"
 #include "test_util.h"
 
 namespace oc {
@@ -103,13 +104,8 @@ TEST(TrainChaos, FiveRandomSigkillsThenResumeIsBitwiseIdentical) {
   for (size_t p = 0; (p = log.find("=> resuming checkpoint", p)) != std::string::npos; p++) resumed++;
   std::cout << resumed << " of 6 starts resumed from a checkpoint\n";
   EXPECT_GE(resumed, 1) << "every kill came before the first checkpoint: no resume was tested\n" << log;
-  NamedTensors a = read_state_dict(dir + "/logs/full/checkpoints/epoch_3.pt");
-  NamedTensors b = read_state_dict(dir + "/logs/chaos/checkpoints/epoch_3.pt");
-  ASSERT_EQ(a.size(), b.size());
-  for (size_t i = 0; i < a.size(); ++i) {
-    ASSERT_EQ(a[i].first, b[i].first);
-    EXPECT_EQ(a[i].second.bytes, b[i].second.bytes) << a[i].first << " differs after" << moments << "\n" << log;
-  }
+  test::expect_same_weights(dir + "/logs/full/checkpoints/epoch_3.pt", dir + "/logs/chaos/checkpoints/epoch_3.pt",
+                            "after" + moments + "\n" + log);
 }
 
 }  // namespace

@@ -11,6 +11,7 @@
 
 #include "core/fs.h"
 #include "model/weights.h"
+#include "same_weights.h"
 #include "test_util.h"
 #include "train/checkpoint.h"
 #include "io/run_logs.h"
@@ -75,13 +76,8 @@ TEST(Train, ResumeAfterSigkillIsBitwiseIdentical) {
   auto resumed = run(base_cmd(dir, "crash") + flags + " --resume latest");
   ASSERT_EQ(resumed.status, 0) << resumed.out;
   EXPECT_NE(resumed.out.find("global step 10, batch 2 of the epoch"), std::string::npos) << resumed.out;
-  NamedTensors a = read_state_dict(dir + "/logs/full/checkpoints/epoch_3.pt");
-  NamedTensors b = read_state_dict(dir + "/logs/crash/checkpoints/epoch_3.pt");
-  ASSERT_EQ(a.size(), b.size());
-  for (size_t i = 0; i < a.size(); ++i) {
-    ASSERT_EQ(a[i].first, b[i].first);
-    EXPECT_EQ(a[i].second.bytes, b[i].second.bytes) << a[i].first << " differs after resume";
-  }
+  test::expect_same_weights(dir + "/logs/full/checkpoints/epoch_3.pt", dir + "/logs/crash/checkpoints/epoch_3.pt",
+                            "after resume");
   // TensorBoard: the resumed run's points replace the crashed run's after step 10.
   auto la = loss_curve(dir + "/logs/full"), lb = loss_curve(dir + "/logs/crash");
   EXPECT_EQ(la, lb);
@@ -196,10 +192,8 @@ TEST(TrainFaults, SigtermFinishesTheStepSavesAndResumes) {
   EXPECT_FALSE(fs::exists(dir + "/logs/term/checkpoints/epoch_2.pt"));
   auto resumed = run(base_cmd(dir, "term", 2) + " --resume latest");
   ASSERT_EQ(resumed.status, 0) << resumed.out;
-  NamedTensors a = read_state_dict(dir + "/logs/full/checkpoints/epoch_2.pt");
-  NamedTensors b = read_state_dict(dir + "/logs/term/checkpoints/epoch_2.pt");
-  ASSERT_EQ(a.size(), b.size());
-  for (size_t i = 0; i < a.size(); ++i) EXPECT_EQ(a[i].second.bytes, b[i].second.bytes) << a[i].first;
+  test::expect_same_weights(dir + "/logs/full/checkpoints/epoch_2.pt", dir + "/logs/term/checkpoints/epoch_2.pt",
+                            "after SIGTERM and resume");
 }
 
 TEST(TrainFaults, NonFiniteStepsAreSkippedThenTheRunStops) {
