@@ -20,14 +20,12 @@ std::map<std::string, double> eval(const EvalArgs& a) {
   load_weights(model, a.pretrained);
   model.set_precision(parse_precision(a.precision));
   model.plan_inference(a.batch_size);
-  const auto tokenizer = model_tokenizer(model.cfg());
-  const TextTokenizer& tok = *tokenizer;
   ev.base.context_length = model.cfg().text.context_length;
   ev.base.preprocess.size = model.cfg().vision.image_size;
   ev.batch_size = a.batch_size;
   if (ev.checkpoint.empty()) ev.checkpoint = a.pretrained;
   if (!ev.predictions_dir.empty()) fs::make_dirs(ev.predictions_dir);
-  return evaluate(model, tok, ev);
+  return evaluate(model, model_tokenizer(model.cfg()), ev);
 }
 
 }  // namespace oc

@@ -1,5 +1,4 @@
 #include "eval/evaluate.h"
-#include "eval/tokenizer.h"
 
 #include <dirent.h>
 #include <unistd.h>
@@ -74,17 +73,16 @@ ImageU8 to_rgb8(const float* chw, int S, const PreprocessCfg& p) {
 }
 }  // namespace
 
-ZeroShotResult run_zeroshot(Clip& model, const TextTokenizer& tok, const ZeroShotTask& task,
+ZeroShotResult run_zeroshot(Clip& model, const std::shared_ptr<const TextTokenizer>& tok, const ZeroShotTask& task,
                             const data::DataConfig& data_cfg, int examples_per_class) {
   ZeroShotResult r;
   Timer t;
-  const std::vector<float> W = zeroshot_classifier(model, tok, task);
+  const std::vector<float> W = zeroshot_classifier(model, *tok, task);
   r.classifier_seconds = t.seconds();
   const int64_t C = int64_t(task.classnames.size()), E = model.cfg().embed_dim;
   data::DataConfig dc = data_cfg;
   dc.train = false;
-  auto ptok = model_tokenizer(model.cfg());
-  data::DataLoader loader(dc, ptok);
+  data::DataLoader loader(dc, tok);
   loader.start_epoch(0);
   std::vector<float> feats, logits;
   int64_t correct1 = 0, correct5 = 0;
@@ -138,7 +136,8 @@ ZeroShotResult run_zeroshot(Clip& model, const TextTokenizer& tok, const ZeroSho
 }
 
 namespace {
-std::map<std::string, double> run_retrieval(Clip& model, const EvalData& ev) {
+std::map<std::string, double> run_retrieval(Clip& model, const std::shared_ptr<const TextTokenizer>& tok,
+                                            const EvalData& ev) {
   data::DataConfig dc = ev.base;
   dc.type = data::DatasetType::Auto;
   dc.data = ev.val_data;
@@ -146,7 +145,6 @@ std::map<std::string, double> run_retrieval(Clip& model, const EvalData& ev) {
   dc.num_samples = ev.val_num_samples;
   dc.batch_size = ev.batch_size;
   dc.workers = ev.workers;
-  auto tok = model_tokenizer(model.cfg());
   data::DataLoader loader(dc, tok);
   loader.start_epoch(0);
   const int64_t E = model.cfg().embed_dim;
@@ -193,7 +191,7 @@ void set_zeroshot_classnames(EvalData* ev, const std::string& path) {
   ev->classnames_file = task ? "" : path;
 }
 
-std::map<std::string, double> evaluate(Clip& model, const TextTokenizer& tok, const EvalData& ev) {
+std::map<std::string, double> evaluate(Clip& model, const std::shared_ptr<const TextTokenizer>& tok, const EvalData& ev) {
   std::map<std::string, double> out;
   auto zs = [&](ZeroShotTask task, data::DataConfig dc, const std::string& key_prefix) {
     override_task(&task, ev.classnames_file, ev.templates_file);
@@ -246,7 +244,7 @@ std::map<std::string, double> evaluate(Clip& model, const TextTokenizer& tok, co
     zs(task, dc, task.name + "-zeroshot");
   }
   if (!ev.val_data.empty())
-    for (auto& [k, v] : run_retrieval(model, ev)) out[k] = v;
+    for (auto& [k, v] : run_retrieval(model, tok, ev)) out[k] = v;
   return out;
 }
 

@@ -4,6 +4,7 @@
 #pragma once
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -49,7 +50,7 @@ struct ZeroShotResult {
   double images_per_second = 0, classifier_seconds = 0;
 };
 
-ZeroShotResult run_zeroshot(Clip& model, const TextTokenizer& tok, const ZeroShotTask& task,
+ZeroShotResult run_zeroshot(Clip& model, const std::shared_ptr<const TextTokenizer>& tok, const ZeroShotTask& task,
                             const data::DataConfig& data_cfg, int examples_per_class = 0);
 
 // The predictions file the HTML report reads (`RUN_DIR/zeroshot_<task>.json`): metrics,
@@ -63,7 +64,8 @@ void write_zeroshot_predictions(const std::string& path, const ZeroShotTask& tas
 void set_zeroshot_classnames(EvalData* ev, const std::string& path);
 
 // Metrics of every source given (OpenCLIP's keys; values are fractions / ranks / losses).
-std::map<std::string, double> evaluate(Clip& model, const TextTokenizer& tok, const EvalData& ev);
+// tok: the model's tokenizer (model_tokenizer), shared with the data loaders it creates.
+std::map<std::string, double> evaluate(Clip& model, const std::shared_ptr<const TextTokenizer>& tok, const EvalData& ev);
 
 // An ImageNet-style folder as a CSV (path, class name, label) in a temp file; returns the
 // path and the sorted class folder names.

@@ -108,7 +108,7 @@ void evaluate_epoch(TrainSession& s, int64_t epoch_done) {
   model.backend().copy(evm.params(), model.params(), sizeof(float) * model.table().total);
   evm.set_precision(s.learner.precision);
   evm.plan_inference(s.a.batch_size);
-  record_results(s, evaluate(evm, *f.tok, e), epoch_done);
+  record_results(s, evaluate(evm, f.tok, e), epoch_done);
 }
 
 }  // namespace

@@ -255,7 +255,7 @@ class BackendAvailability : public ::testing::TestWithParam<std::string> {};
 TEST_P(BackendAvailability, SkippedHereWithTheReason) {
   for (const BackendInfo& b : backend_list())
     if (b.name == GetParam()) GTEST_SKIP() << "backend " << b.name << " not available: " << b.description;
-  SUCCEED() << "every registered backend is available here";
+  GTEST_SKIP() << "every registered backend is available here: nothing to report";
 }
 INSTANTIATE_TEST_SUITE_P(Registered, BackendAvailability, ::testing::ValuesIn(unavailable_backends()));
 
