@@ -10,6 +10,7 @@
 #include "image/codec.h"
 #include "model/clip.h"
 #include "model/weights.h"
+#include "eval_fixture.h"
 #include "test_util.h"
 
 namespace oc {
@@ -17,45 +18,9 @@ namespace {
 
 using test::run;
 
-// Weights of a randomly initialized test-tiny, and a few 32x32 PNGs in class folders.
-struct Fixture {
-  std::string dir, weights;
-  std::vector<std::string> images;
-};
-
-Fixture make_fixture(const std::string& name) {
-  Fixture f;
-  f.dir = test::fresh_dir(name);
-  Clip m(load_model_config("test-tiny"));
-  m.init(11);
-  f.weights = f.dir + "/w.safetensors";
-  save_weights(m, f.weights);
-  const char* classes[] = {"redsquare", "greencircle", "bluesquare"};
-  Rng rng(1);
-  std::string csv = "filepath\ttitle\n";
-  for (int c = 0; c < 3; ++c) {
-    fs::make_dirs(f.dir + "/folder/" + classes[c]);
-    for (int i = 0; i < 3; ++i) {
-      ImageU8 img;
-      img.width = img.height = 32;
-      img.rgb.resize(32 * 32 * 3);
-      for (auto& p : img.rgb) p = uint8_t(rng.below(256));
-      const std::string rel = std::string("folder/") + classes[c] + "/" + std::to_string(i) + ".png";
-      auto png = encode_image(img, ImageFormat::Png);
-      EXPECT_TRUE(png.ok());
-      fs::write_atomic(f.dir + "/" + rel, png.value());
-      f.images.push_back(f.dir + "/" + rel);
-      csv += rel + "\ta photo of a " + classes[c] + " number " + std::to_string(i) + "\n";
-      if (i == 0) csv += rel + "\tanother caption of the " + classes[c] + "\n";  // multi-caption
-    }
-  }
-  fs::write_atomic(f.dir + "/val.csv", csv);
-  fs::write_atomic(f.dir + "/templates.txt", std::string("a photo of a {c}.\nthe {c}\n"));
-  return f;
-}
 
 TEST(EvalCli, ClassifyProbabilitiesSumToOneAndMatchJson) {
-  Fixture f = make_fixture("eval_classify");
+  test::EvalFixture f = test::make_eval_fixture("eval_classify");
   auto r = run(test::openclip() + " classify --model test-tiny --pretrained " + f.weights + " --image " + f.images[0] +
                " " + f.images[4] + " --labels 'a diagram' 'a dog' 'a cat' --json");
   ASSERT_EQ(r.status, 0) << r.out;
@@ -75,7 +40,7 @@ TEST(EvalCli, ClassifyProbabilitiesSumToOneAndMatchJson) {
 }
 
 TEST(EvalCli, EmbedWritesNpyEqualToTheLibrary) {
-  Fixture f = make_fixture("eval_embed");
+  test::EvalFixture f = test::make_eval_fixture("eval_embed");
   const std::string out = f.dir + "/e.npy";
   auto r = run(test::openclip() + " embed --model test-tiny --pretrained " + f.weights + " --images " + f.dir +
                "/folder/redsquare --out " + out);
@@ -100,7 +65,7 @@ TEST(EvalCli, EmbedWritesNpyEqualToTheLibrary) {
 // --val-dedup-images (one image per path; the fixture's first image has two captions).
 void metrics_agree_with_reference(bool dedup) {
   if (!test::have_torch()) GTEST_SKIP() << "needs /usr/bin/python3 with torch";
-  Fixture f = make_fixture(dedup ? "eval_ref_dedup" : "eval_ref");
+  test::EvalFixture f = test::make_eval_fixture(dedup ? "eval_ref_dedup" : "eval_ref");
   auto ours = run(test::openclip() + " eval --model test-tiny --pretrained " + f.weights + " --imagenet-val " + f.dir +
                   "/folder --zeroshot-templates " + f.dir + "/templates.txt --val-data " + f.dir +
                   "/val.csv --batch-size 4 --json" + (dedup ? " --val-dedup-images" : ""));
@@ -131,7 +96,7 @@ TEST(EvalCli, MetricsAgreeWithPyTorchReference) { metrics_agree_with_reference(f
 TEST(EvalCli, MetricsWithDedupImagesAgreeWithPyTorchReference) { metrics_agree_with_reference(true); }
 
 TEST(EvalCli, PredictionsFileMatchesTheMetrics) {
-  Fixture f = make_fixture("eval_predictions");
+  test::EvalFixture f = test::make_eval_fixture("eval_predictions");
   auto r = run(test::openclip() + " eval --model test-tiny --pretrained " + f.weights + " --imagenet-val " + f.dir +
                "/folder --zeroshot-templates " + f.dir + "/templates.txt --predictions-dir " + f.dir + "/pred --json");
   ASSERT_EQ(r.status, 0) << r.out;
@@ -157,7 +122,7 @@ TEST(EvalCli, PredictionsFileMatchesTheMetrics) {
 }
 
 TEST(EvalCli, ApiExampleRuns) {
-  Fixture f = make_fixture("eval_example");
+  test::EvalFixture f = test::make_eval_fixture("eval_example");
   auto r = run(std::string(OPENCLIP_BUILD_DIR) + "/example_classify test-tiny " + f.weights + " " + f.images[0] +
                " 'a diagram' 'a dog' 'a cat'");
   ASSERT_EQ(r.status, 0) << r.out;
@@ -165,7 +130,7 @@ TEST(EvalCli, ApiExampleRuns) {
 }
 
 TEST(EvalCli, BadInputGivesClearErrors) {
-  Fixture f = make_fixture("eval_bad");
+  test::EvalFixture f = test::make_eval_fixture("eval_bad");
   const std::string oc = test::openclip();
   auto missing = run(oc + " classify --model test-tiny --pretrained " + f.weights + " --image /nope.png --labels a");
   EXPECT_EQ(missing.status, 1);

@@ -9,10 +9,9 @@
 
 #include "core/check.h"
 #include "core/fs.h"
-#include "core/rng.h"
 #include "eval/tokenizer.h"
-#include "image/codec.h"
 #include "model/config.h"
+#include "eval_fixture.h"
 #include "test_util.h"
 
 namespace oc {
@@ -55,33 +54,11 @@ TEST(ModelTokenizer, MissingWordPieceVocabularyNamesTheTokenizer) {
   }
 }
 
-// Random 32x32 PNGs in class folders and a caption CSV, as the eval CLI tests use.
-std::string make_data(const std::string& dir) {
-  Rng rng(1);
-  std::string csv = "filepath\ttitle\n";
-  for (const char* c : {"red square", "green circle", "blue square"}) {
-    std::string folder = std::string(c);
-    for (auto& ch : folder) ch = ch == ' ' ? '_' : ch;
-    fs::make_dirs(dir + "/folder/" + folder);
-    for (int i = 0; i < 4; ++i) {
-      ImageU8 img;
-      img.width = img.height = 32;
-      img.rgb.resize(32 * 32 * 3);
-      for (auto& p : img.rgb) p = uint8_t(rng.below(256));
-      const std::string rel = "folder/" + folder + "/" + std::to_string(i) + ".png";
-      fs::write_atomic(dir + "/" + rel, encode_image(img, ImageFormat::Png).value());
-      csv += rel + "\ta photo of a " + c + " number " + std::to_string(i % 3) + ".\n";
-    }
-  }
-  fs::write_atomic(dir + "/data.csv", csv);
-  fs::write_atomic(dir + "/templates.txt", std::string("a photo of a {c}.\nthe {c}\n"));
-  return dir + "/data.csv";
-}
 
 TEST(ModelTokenizer, ClipaConfigTrainsAndEvaluatesThroughTheCli) {
-  const std::string dir = test::fresh_dir("model_tok_cli");
+  const test::EvalFixture f = test::make_eval_fixture("model_tok_cli");  // its test-tiny weights are unused
+  const std::string dir = f.dir, csv = dir + "/val.csv";  // 12 captions of 9 images
   const std::string env = "cd '" + dir + "' && OPENCLIP_HF_TOKENIZER_VOCAB='" + write_vocab(dir) + "' ";
-  const std::string csv = make_data(dir);
   auto t = run(env + test::openclip() + " train --model " + kClipa + " --train-data " + csv +
                " --dataset-type csv --train-num-samples 12 --batch-size 4 --epochs 1 --lr 1e-3 --precision fp32"
                " --workers 1 --name clipa --val-data " + csv + " --val-frequency 1 2>&1");
@@ -94,7 +71,7 @@ TEST(ModelTokenizer, ClipaConfigTrainsAndEvaluatesThroughTheCli) {
   EXPECT_NE(e.out.find("imagenet-zeroshot-val-top1"), std::string::npos) << e.out;
   EXPECT_NE(e.out.find("image_to_text_R@1"), std::string::npos) << e.out;
   auto c = run(env + test::openclip() + " classify --model " + kClipa + " --pretrained " + ckpt + " --image " + dir +
-               "/folder/red_square/0.png --labels 'a red square' 'a dog' --json");
+               "/folder/redsquare/0.png --labels 'a red square' 'a dog' --json");
   ASSERT_EQ(c.status, 0) << c.out;
   // Without the vocabulary the same training stops before it starts, naming what is missing.
   auto m = run("cd '" + dir + "' && OPENCLIP_DATA_DIR='" + dir + "/none' " + test::openclip() + " train --model " + kClipa +
