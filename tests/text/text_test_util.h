@@ -6,7 +6,6 @@
 
 #include <cstdio>
 #include <cstdlib>
-#include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <string>
@@ -14,6 +13,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "test_util.h"
 #include "text/tokenizer.h"
 
 namespace oc::test {
@@ -33,20 +33,12 @@ inline bool have_python_regex() {
 
 inline std::string ref_script() { return std::string(OPENCLIP_TEST_DIR) + "/reference/tokenizer_ref.py"; }
 
-// Per process: ctest runs each test in its own process, two at a time, and a file another
-// process is rewriting (the same vocabulary, say) would be read half-written. The folder goes
-// when the process exits.
-struct ProcessTempDir {
-  std::string dir = ::testing::TempDir() + "oc_text_" + std::to_string(::getpid());
-  ProcessTempDir() { std::filesystem::create_directories(dir); }
-  ~ProcessTempDir() {
-    std::error_code ec;
-    std::filesystem::remove_all(dir, ec);
-  }
-};
+// In this process's own folder (fresh_dir): ctest runs each test in its own process, two at
+// a time, and a file another process is rewriting (the same vocabulary, say) would be read
+// half-written.
 inline std::string temp_path(const std::string& name) {
-  static const ProcessTempDir tmp;
-  return tmp.dir + "/" + name;
+  static const std::string dir = fresh_dir("oc_text");
+  return dir + "/" + name;
 }
 
 // The rows of a JSON-lines file (the Python references' output).
