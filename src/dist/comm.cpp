@@ -105,11 +105,4 @@ std::unique_ptr<Communicator> make_communicator(const World& w, double timeout_s
   return make_mpi(w, timeout_s);
 }
 
-std::vector<OptionSpec> dist_option_specs() {
-  return {{"dist-timeout", OptType::Float, "600",
-           "seconds a collective may wait for the other ranks before the job is aborted with a message "
-           "(a rank died or hangs); openclip-cpp",
-           ""}};
-}
-
 }  // namespace oc::dist

@@ -11,7 +11,6 @@
 #include <string>
 #include <vector>
 
-#include "core/options.h"
 
 namespace oc::dist {
 
@@ -73,8 +72,5 @@ int nccl_version();  // ncclGetVersion: 22704 = 2.27.4
 #endif
 // The communicator for this process: single when the world has one rank, MPI otherwise.
 std::unique_ptr<Communicator> make_communicator(const World& w, double timeout_s);
-
-// --dist-timeout (seconds; OpenCLIP has no such flag: openclip-cpp).
-std::vector<OptionSpec> dist_option_specs();
 
 }  // namespace oc::dist

@@ -5,7 +5,6 @@
 #include <cstdint>
 #include <string>
 
-#include "core/buffer.h"
 #include "model/config.h"
 #include "model/params.h"
 #include "model/precision.h"

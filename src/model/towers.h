@@ -12,7 +12,6 @@
 #include <functional>
 #include <vector>
 
-#include "core/buffer.h"
 #include "model/config.h"
 #include "model/params.h"
 #include "model/transformer.h"

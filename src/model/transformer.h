@@ -7,7 +7,6 @@
 #include <functional>
 #include <vector>
 
-#include "core/buffer.h"
 #include "model/params.h"
 #include "model/weights_bf16.h"
 #include "ops/activation.h"

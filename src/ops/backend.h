@@ -196,8 +196,8 @@ class Backend {
   friend class Buffer;
 };
 
-// An fp32 arena in the memory of one backend, with core/buffer.h's FloatBuffer interface, so
-// the model's and optimizer's arenas come from their backend. `what` (set with bind) names it
+// An fp32 arena in the memory of one backend (resize, data, size, zero, mib), so the
+// model's and optimizer's arenas come from their backend. `what` (set with bind) names it
 // in the error when an allocation fails: "ViT-B-32 vision activations, batch 256".
 class FloatArena {
  public:

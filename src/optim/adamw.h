@@ -5,7 +5,6 @@
 #include <cstdint>
 #include <vector>
 
-#include "core/buffer.h"
 #include "model/params.h"
 #include "ops/backend.h"
 

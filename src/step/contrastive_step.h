@@ -5,7 +5,6 @@
 #include <cstdint>
 #include <vector>
 
-#include "core/buffer.h"
 #include "dist/comm.h"
 #include "model/clip.h"
 
