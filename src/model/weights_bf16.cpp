@@ -5,6 +5,7 @@
 namespace oc {
 
 void Bf16Weights::plan(const ParamTable& table, const ClipParams& p, const float* base, ops::Backend& be) {
+  release_prepared();
   be_ = &be;
   arena_ = be.alloc(table.total * sizeof(bf16), "the bf16 copy of the weights (amp_bf16)");
   v_spans_.clear(), t_spans_.clear(), v_.clear(), t_.clear();
@@ -17,7 +18,8 @@ void Bf16Weights::plan(const ParamTable& table, const ClipParams& p, const float
         for (const ParamInfo& pi : table.params)
           if (ptrdiff_t(pi.offset) == off) info = &pi;
         OC_CHECK(info, "bf16 weights: no parameter at offset {}", off);
-        spans.push_back({src, arena_.b16() + off, int64_t(info->numel)});
+        OC_CHECK(info->shape.size() == 2, "bf16 weights: {} is not a matrix", info->name);
+        spans.push_back({src, arena_.b16() + off, int64_t(info->shape[0]), int64_t(info->shape[1])});
         *dst = arena_.b16() + off;
       };
       one(b.in_w, &w.in_w), one(b.out_w, &w.out_w), one(b.fc_w, &w.fc_w), one(b.proj_w, &w.proj_w);
@@ -30,16 +32,26 @@ void Bf16Weights::plan(const ParamTable& table, const ClipParams& p, const float
 
 void Bf16Weights::refresh(bool vision, bool text) {
   OC_CHECK(planned(), "bf16 weights used before plan()");
-  if (vision)
-    for (const Span& s : v_spans_) be_->cast_to_bf16(s.dst, s.src, s.n);
-  if (text)
-    for (const Span& s : t_spans_) be_->cast_to_bf16(s.dst, s.src, s.n);
+  auto convert = [&](const std::vector<Span>& spans) {
+    for (const Span& s : spans) {
+      be_->cast_to_bf16(s.dst, s.src, s.rows * s.cols);
+      be_->prepare_weight_bf16(s.dst, s.rows, s.cols);
+    }
+  };
+  if (vision) convert(v_spans_);
+  if (text) convert(t_spans_);
+}
+
+void Bf16Weights::release_prepared() {
+  if (!be_) return;
+  for (const Span& s : v_spans_) be_->release_weight_bf16(s.dst);
+  for (const Span& s : t_spans_) be_->release_weight_bf16(s.dst);
 }
 
 double Bf16Weights::mib() const {
   double n = 0;
-  for (const Span& s : v_spans_) n += double(s.n);
-  for (const Span& s : t_spans_) n += double(s.n);
+  for (const Span& s : v_spans_) n += double(s.rows * s.cols);
+  for (const Span& s : t_spans_) n += double(s.rows * s.cols);
   return n * sizeof(bf16) / (1 << 20);
 }
 

@@ -22,10 +22,15 @@ struct BlockWeights16 {
 
 class Bf16Weights {
  public:
+  Bf16Weights() = default;
+  Bf16Weights(const Bf16Weights&) = delete;
+  Bf16Weights& operator=(const Bf16Weights&) = delete;
+  ~Bf16Weights() { release_prepared(); }
   // Binds to the parameter arena `base` laid out by `table`, with `p` bound to it; the copy
   // is allocated from (and converted by) `be`, the backend that owns `base`.
   void plan(const ParamTable& table, const ClipParams& p, const float* base, ops::Backend& be);
-  // Converts the vision and/or text GEMM weights from the fp32 masters (threaded).
+  // Converts the vision and/or text GEMM weights from the fp32 masters (threaded) and hands
+  // each to the backend's prepare_weight_bf16 (a faster layout for the GEMMs that read it).
   void refresh(bool vision, bool text);
   const std::vector<BlockWeights16>& vision() const { return v_; }
   const std::vector<BlockWeights16>& text() const { return t_; }
@@ -36,8 +41,9 @@ class Bf16Weights {
   struct Span {
     const float* src;
     bf16* dst;
-    int64_t n;
+    int64_t rows, cols;  // the weight [rows, cols]: a GEMM's B with N = rows, K = cols
   };
+  void release_prepared();
   ops::Buffer arena_;  // not zeroed: only the GEMM weights' pages are ever touched
   ops::Backend* be_ = nullptr;
   std::vector<Span> v_spans_, t_spans_;

@@ -172,6 +172,12 @@ class Backend {
   virtual void gemm_bf16(bool ta, bool tb, int64_t M, int64_t N, int64_t K, const bf16* A, int64_t lda, const bf16* B,
                          int64_t ldb, bf16* C, int64_t ldc, const Epilogue& e = {}) = 0;
   virtual void cast_to_bf16(bf16* dst, const float* src, int64_t n) = 0;
+  // A GEMM weight W [N, K] that the next gemm_bf16 calls read as B (trans_b, ldb == K) until
+  // W changes: the backend may keep it in a faster layout (ops/bf16_gemm.h's
+  // prepare_weight_bf16). Prepare again after writing W; release before W is freed. The
+  // default keeps nothing.
+  virtual void prepare_weight_bf16(const bf16* /*W*/, int64_t /*N*/, int64_t /*K*/) {}
+  virtual void release_weight_bf16(const bf16* /*W*/) {}
   virtual void layernorm_forward_bf16(bf16* out, float* mean, float* rstd, const float* inp, const float* weight,
                                       const float* bias, int64_t N, int64_t C, double eps) = 0;
   virtual void add_layernorm_forward_bf16(float* xm, bf16* out, float* mean, float* rstd, const float* x,

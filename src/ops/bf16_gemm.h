@@ -26,7 +26,18 @@ void gemm_bf16(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, cons
 void gemm_bf16(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, const bf16* A, int64_t lda,
                const bf16* B, int64_t ldb, bf16* C, int64_t ldc, const Epilogue& e = {});
 
+// Weights read many times between updates (amp_bf16's per-step copies, inference): W is
+// [N, K] row-major (nn.Linear's layout), read by gemm_bf16 as B with trans_b and ldb == K.
+// prepare_weight_bf16 keeps a copy of W in the layout the native kernel reads fastest
+// (oneDNN's blocked AMX layout), used by every such gemm_bf16 call on W until it is
+// prepared again or released; call it again after W changes, and release it before W's
+// memory is written by anything else or freed. Without native bf16 it does nothing.
+void prepare_weight_bf16(const bf16* W, int64_t N, int64_t K);
+void release_weight_bf16(const bf16* W);
+
 namespace cpu {
+// The number of weights prepared (tests).
+int64_t prepared_weight_count();
 // Force the widen-to-fp32 + sgemm path even where native bf16 exists (tests run both).
 void set_bf16_gemm_fallback(bool on);
 }  // namespace cpu

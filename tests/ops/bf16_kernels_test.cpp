@@ -121,6 +121,49 @@ TEST_P(Bf16Path, GemmKZeroIsEpilogueOfZero) {
   EXPECT_EQ(C, (std::vector<float>{3, 0, 2.5f, 3, 0, 2.5f}));
 }
 
+// A prepared weight (prepare_weight_bf16) is what GEMMs read as B until it is prepared again
+// or released: same results as the plain weight, and a GEMM that reads W differently (another
+// N, a stride, no transpose) still reads the plain W.
+TEST_P(Bf16Path, PreparedWeightIsReadUntilPreparedAgainOrReleased) {
+  const int64_t M = 150, N = 200, K = 96;
+  Rng rng(77);
+  auto A = to_b16(randn(rng, M * K));
+  auto W = to_b16(randn(rng, N * K));
+  const auto Wpos = W;
+  auto Wneg = W;
+  for (bf16& w : Wneg) w.bits ^= 0x8000;  // -W exactly
+  auto run = [&](int64_t n) {
+    std::vector<float> C(size_t(M * n));
+    gemm_bf16(false, true, M, n, K, A.data(), K, W.data(), K, C.data(), n);
+    return C;
+  };
+  const std::vector<float> plain = run(N), plain_half = run(N / 2);
+  const int64_t before = cpu::prepared_weight_count();
+  prepare_weight_bf16(W.data(), N, K);
+  const bool packs = GetParam() == Path::Native;  // the fallback reads W itself
+  if (packs) EXPECT_EQ(cpu::prepared_weight_count(), before + 1);
+  // Same products, fp32 accumulation: within the tolerance of GemmMatchesDouble (in practice
+  // bitwise, the same AMX kernel over the same K blocks).
+  const std::vector<float> prepared = run(N);
+  for (size_t i = 0; i < plain.size(); ++i) ASSERT_NEAR(prepared[i], plain[i], 2e-4 * std::sqrt(double(K))) << i;
+  // N / 2 rows of W are another GEMM: the plain W, not the prepared [N, K] copy.
+  EXPECT_EQ(run(N / 2), plain_half);
+  // Written without preparing again: the prepared copy is still read (the contract).
+  std::copy(Wneg.begin(), Wneg.end(), W.begin());  // in place: the same pointer
+  const std::vector<float> stale = run(N);
+  if (packs) EXPECT_EQ(stale, prepared);
+  else EXPECT_NE(stale, prepared);
+  // Prepared again: the new values (-W: every result negated exactly).
+  prepare_weight_bf16(W.data(), N, K);
+  const std::vector<float> neg = run(N);
+  for (size_t i = 0; i < neg.size(); ++i) ASSERT_EQ(neg[i], -prepared[i]) << i;
+  // Released: the plain W is read again.
+  release_weight_bf16(W.data());
+  EXPECT_EQ(cpu::prepared_weight_count(), before);
+  std::copy(Wpos.begin(), Wpos.end(), W.begin());
+  EXPECT_EQ(run(N), plain);
+}
+
 INSTANTIATE_TEST_SUITE_P(Paths, Bf16Path, ::testing::Values(Path::Native, Path::Fallback),
                          [](const auto& i) { return i.param == Path::Native ? "Native" : "Fallback"; });
 

@@ -152,6 +152,8 @@ class CpuBackend final : public HostBackend {
     ops::gemm_bf16(ta, tb, M, N, K, A, lda, B, ldb, C, ldc, e);
   }
   void cast_to_bf16(bf16* dst, const float* src, int64_t n) override { ops::cast_to_bf16(dst, src, n); }
+  void prepare_weight_bf16(const bf16* W, int64_t N, int64_t K) override { ops::prepare_weight_bf16(W, N, K); }
+  void release_weight_bf16(const bf16* W) override { ops::release_weight_bf16(W); }
   void layernorm_forward_bf16(bf16* out, float* mean, float* rstd, const float* inp, const float* weight,
                               const float* bias, int64_t N, int64_t C, double eps) override {
     ops::layernorm_forward_bf16(out, mean, rstd, inp, weight, bias, N, C, eps);
