@@ -30,12 +30,13 @@ void Bf16Weights::plan(const ParamTable& table, const ClipParams& p, const float
   bind(p.t_blocks, t_spans_, t_);
 }
 
-void Bf16Weights::refresh(bool vision, bool text) {
+void Bf16Weights::refresh(bool vision, bool text, bool prepare) {
   OC_CHECK(planned(), "bf16 weights used before plan()");
   auto convert = [&](const std::vector<Span>& spans) {
     for (const Span& s : spans) {
       be_->cast_to_bf16(s.dst, s.src, s.rows * s.cols);
-      be_->prepare_weight_bf16(s.dst, s.rows, s.cols);
+      if (prepare) be_->prepare_weight_bf16(s.dst, s.rows, s.cols);
+      else be_->release_weight_bf16(s.dst);
     }
   };
   if (vision) convert(v_spans_);

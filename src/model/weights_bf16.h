@@ -29,9 +29,10 @@ class Bf16Weights {
   // Binds to the parameter arena `base` laid out by `table`, with `p` bound to it; the copy
   // is allocated from (and converted by) `be`, the backend that owns `base`.
   void plan(const ParamTable& table, const ClipParams& p, const float* base, ops::Backend& be);
-  // Converts the vision and/or text GEMM weights from the fp32 masters (threaded) and hands
-  // each to the backend's prepare_weight_bf16 (a faster layout for the GEMMs that read it).
-  void refresh(bool vision, bool text);
+  // Converts the vision and/or text GEMM weights from the fp32 masters (threaded). With
+  // `prepare`, hands each to the backend's prepare_weight_bf16 (a faster layout for the GEMMs
+  // that read it, one more copy of the weights); without, releases what was prepared.
+  void refresh(bool vision, bool text, bool prepare);
   const std::vector<BlockWeights16>& vision() const { return v_; }
   const std::vector<BlockWeights16>& text() const { return t_; }
   bool planned() const { return arena_.data() != nullptr; }
