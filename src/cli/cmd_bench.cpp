@@ -264,6 +264,7 @@ int run_zeroshot(const std::vector<std::string>& args) {
   for (int64_t done = 0; done < N; done += B) {
     const int64_t n = std::min(B, N - done);
     model.encode_image(images.data(), n, feats.data());
+    // Host vectors (encode_image copies the features out of the backend): a host GEMM, as eval's.
     ops::gemm<float>(false, true, n, C, E, 100.0f, feats.data(), E, W.data(), E, 0.0f, logits.data(), C);
   }
   const double ips = double(N) / t.seconds();

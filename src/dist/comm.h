@@ -31,6 +31,8 @@ class Communicator {
   virtual int rank() const = 0;
   virtual int size() const = 0;
   virtual const char* backend() const = 0;
+  // Whether the collectives take device memory (NCCL) rather than host memory (MPI, single).
+  virtual bool device_memory() const { return false; }
   // Step shown in timeout messages.
   void set_step(int64_t s) { step_ = s; }
 

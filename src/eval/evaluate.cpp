@@ -94,6 +94,8 @@ ZeroShotResult run_zeroshot(Clip& model, const std::shared_ptr<const TextTokeniz
     feats.resize(size_t(B * E));
     logits.resize(size_t(B * C));
     model.encode_image(b->images.data(), B, feats.data(), true);
+    // feats and W are host vectors (encode_image copies the features out of the backend):
+    // the logits are a host GEMM by design, whatever --device is.
     ops::gemm<float>(false, true, B, C, E, 100.0f, feats.data(), E, W.data(), E, 0.0f, logits.data(), C);
     for (int64_t i = 0; i < B; ++i) {
       const int64_t y = b->labels[size_t(i)];
@@ -159,7 +161,8 @@ std::map<std::string, double> run_retrieval(Clip& model, const std::shared_ptr<c
     bi.resize(size_t(B * E)), bt.resize(size_t(B * E));
     model.encode_image(b->images.data(), B, bi.data(), true);
     model.encode_text(b->tokens.data(), B, bt.data(), true);
-    // clip_val_loss: the batch's own contrastive loss (OpenCLIP), weighted by batch size.
+    // clip_val_loss: the batch's own contrastive loss (OpenCLIP), weighted by batch size;
+    // on the host, as the features are (encode_* copy them out of the backend).
     dummy.resize(size_t(6 * B * E + 2 * B * B));
     float ds = 0;
     float* d = dummy.data();

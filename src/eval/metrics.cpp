@@ -38,6 +38,8 @@ std::map<std::string, double> retrieval_metrics(std::span<const float> img, std:
              text_image[size_t(m)], N);
   // image_to_text: for each image, the best (smallest) rank among its captions.
   std::vector<int64_t> i2t(static_cast<size_t>(N), INT64_MAX), t2i(static_cast<size_t>(M));
+  // img/txt are host data by design (Clip::encode_* copy features to the host, whatever
+  // --device is), so the similarity GEMMs run on the host: cpu's gemm on host vectors.
   std::vector<float> scores(size_t(block * std::max(N, M)));
   for (int64_t i0 = 0; i0 < N; i0 += block) {
     const int64_t bn = std::min(block, N - i0);

@@ -266,7 +266,7 @@ std::vector<uint8_t> safetensors_header_bytes(std::span<const std::pair<std::str
 }
 
 void write_safetensors(const std::string& path, std::span<const std::pair<std::string, TensorView>> tensors,
-                       const std::map<std::string, std::string>& metadata) {
+                       const std::map<std::string, std::string>& metadata, const TensorReader& read) {
   std::set<std::string_view> names;
   for (const auto& [name, view] : tensors) {
     if (!names.insert(name).second) OC_USER_ERROR("{}: tensor name '{}' appears twice", path, name);
@@ -277,11 +277,18 @@ void write_safetensors(const std::string& path, std::span<const std::pair<std::s
   }
   std::vector<size_t> order;
   const std::vector<uint8_t> header = safetensors_header_bytes(tensors, metadata, &order);
+  std::vector<uint8_t> staging;  // with `read`: one tensor at a time
   fs::write_atomic(path, [&](const fs::Sink& sink) {
     sink(header);
     for (size_t i : order) {
       const TensorView& v = tensors[i].second;
-      sink(std::span<const uint8_t>(static_cast<const uint8_t*>(v.data), v.nbytes()));
+      if (!read) {
+        sink(std::span<const uint8_t>(static_cast<const uint8_t*>(v.data), v.nbytes()));
+        continue;
+      }
+      staging.resize(v.nbytes());
+      if (!staging.empty()) read(v, staging.data());
+      sink(std::span<const uint8_t>(staging.data(), staging.size()));
     }
   });
 }

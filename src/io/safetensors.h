@@ -6,6 +6,7 @@
 // with spaces to 8 bytes, `__metadata__` first, written atomically.
 #pragma once
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <span>
 #include <string>
@@ -44,9 +45,14 @@ struct Safetensors {
 };
 Result<Safetensors> read_safetensors(const std::string& path);
 
+// Copies a view's nbytes() to host memory: for views over memory the host cannot read
+// (a device backend's), called for one tensor at a time as the file is written.
+using TensorReader = std::function<void(const TensorView& v, void* host_dst)>;
+
 // Throws oc::Error on a duplicate or reserved name, a null view with data, or I/O failure.
+// Without `read` the views are host memory, written as they are.
 void write_safetensors(const std::string& path, std::span<const std::pair<std::string, TensorView>> tensors,
-                       const std::map<std::string, std::string>& metadata = {});
+                       const std::map<std::string, std::string>& metadata = {}, const TensorReader& read = {});
 void write_safetensors(const std::string& path, const std::vector<std::pair<std::string, HostTensor>>& tensors,
                        const std::map<std::string, std::string>& metadata = {});
 

@@ -20,7 +20,7 @@ Clip::Clip(ModelCfg cfg, ops::Backend& be) : cfg_(std::move(cfg)), be_(&be), tab
 }
 
 void Clip::init(uint64_t seed) {
-  init_params(cfg_, table_, params_.data(), seed);
+  init_params(cfg_, table_, *be_, params(), seed);  // params(): the bf16 copies are stale
   vision_.set_patch_dropout_seed(mix_seed(seed, 0x70617463));  // patch dropout draws follow the init seed
 }
 

@@ -1,6 +1,8 @@
 #include "model/params.h"
 
+#include <algorithm>
 #include <cmath>
+#include <vector>
 
 #include "core/check.h"
 #include "core/rng.h"
@@ -152,13 +154,28 @@ void fill(float* p, size_t n, float v) {
 }  // namespace
 
 void init_params(const ModelCfg& c, const ParamTable& t, float* base, uint64_t seed) {
+  init_params_each(c, t, seed, [&](const ParamInfo& p, std::span<const float> v) {
+    std::copy(v.begin(), v.end(), base + p.offset);
+  });
+}
+
+void init_params(const ModelCfg& c, const ParamTable& t, ops::Backend& be, float* base, uint64_t seed) {
+  init_params_each(c, t, seed, [&](const ParamInfo& p, std::span<const float> v) {
+    be.copy_from_host(base + p.offset, v.data(), v.size_bytes());
+  });
+}
+
+void init_params_each(const ModelCfg& c, const ParamTable& t, uint64_t seed,
+                      const std::function<void(const ParamInfo&, std::span<const float>)>& emit) {
   Rng rng(seed);
+  std::vector<float> host;  // one parameter at a time
   const double tw = c.text.width, vw = c.vision.width;
   const double attn_std = std::pow(tw, -0.5);
   const double proj_std = std::pow(tw, -0.5) * std::pow(2.0 * c.text.layers, -0.5);
   const double fc_std = std::pow(2.0 * tw, -0.5);
   for (auto& p : t.params) {
-    float* d = base + p.offset;
+    host.assign(p.numel, 0.0f);
+    float* d = host.data();
     const std::string& n = p.name;
     const bool vis = n.rfind("visual.", 0) == 0;
     auto ends = [&](const char* s) {
@@ -206,6 +223,7 @@ void init_params(const ModelCfg& c, const ParamTable& t, float* base, uint64_t s
     } else {
       OC_FAIL("no initialisation rule for parameter {}", n);
     }
+    emit(p, host);
   }
 }
 

@@ -3,11 +3,14 @@
 // buffer are bound per layer (llm.c's ParameterTensors), with shapes in the comments.
 #pragma once
 #include <cstdint>
+#include <functional>
+#include <span>
 #include <string>
 #include <vector>
 
 #include "core/tensor.h"
 #include "model/config.h"
+#include "ops/backend.h"
 
 namespace oc {
 
@@ -74,7 +77,13 @@ struct ClipParams {
 ClipParams bind_params(const ModelCfg& cfg, const ParamTable& table, float* base);
 
 // OpenCLIP's initialisation (CLIP.init_parameters / TextTransformer.init_parameters, the
-// vision tower's own randn * width^-0.5, PyTorch defaults elsewhere), from `seed`.
+// vision tower's own randn * width^-0.5, PyTorch defaults elsewhere), from `seed`: each
+// parameter is drawn on the host, in table order, and handed to `emit`.
+void init_params_each(const ModelCfg& cfg, const ParamTable& table, uint64_t seed,
+                      const std::function<void(const ParamInfo&, std::span<const float>)>& emit);
+// Into a host arena laid out by `table` (padding untouched).
 void init_params(const ModelCfg& cfg, const ParamTable& table, float* base, uint64_t seed);
+// Into an arena of `be` (`base` is its memory): one parameter at a time through copy_from_host.
+void init_params(const ModelCfg& cfg, const ParamTable& table, ops::Backend& be, float* base, uint64_t seed);
 
 }  // namespace oc

@@ -39,11 +39,11 @@ bool is_lp_param(std::string_view name) {
          name.find(".attn.") != std::string_view::npos || name.find(".mlp.") != std::string_view::npos;
 }
 
-void round_lp_params(const ParamTable& table, float* params, Precision p) {
-  if (p == Precision::PureBf16) return round_to_bf16(params, params, table.total);
+void round_lp_params(ops::Backend& be, const ParamTable& table, float* params, Precision p) {
+  if (p == Precision::PureBf16) return be.round_to_bf16(params, int64_t(table.total));
   if (p != Precision::Bf16) return;
   for (const ParamInfo& info : table.params)
-    if (is_lp_param(info.name)) round_to_bf16(params + info.offset, params + info.offset, info.numel);
+    if (is_lp_param(info.name)) be.round_to_bf16(params + info.offset, int64_t(info.numel));
 }
 
 }  // namespace oc

@@ -4,7 +4,7 @@
 #include <string_view>
 
 #include "model/params.h"
-#include "ops/gemm.h"
+#include "ops/backend.h"
 
 namespace oc {
 
@@ -30,7 +30,7 @@ inline ops::Prec matmul_prec(Precision p) { return p == Precision::Fp32 ? ops::P
 // OpenCLIP's convert_weights_to_lp.
 bool is_lp_param(std::string_view name);
 // Rounds the parameters that `p` keeps in bf16 to bf16 values (none for fp32/amp_bf16).
-// Called after loading weights and after every optimizer step.
-void round_lp_params(const ParamTable& table, float* params, Precision p);
+// Called after loading weights and after every optimizer step; `params` is memory of `be`.
+void round_lp_params(ops::Backend& be, const ParamTable& table, float* params, Precision p);
 
 }  // namespace oc

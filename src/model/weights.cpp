@@ -81,15 +81,23 @@ std::vector<std::pair<std::string, TensorView>> state_dict_views(const Clip& mod
 
 NamedTensors state_dict_copy(const Clip& model) {
   NamedTensors out;
-  for (auto& p : model.table().params)
-    out.emplace_back(p.name, HostTensor::from_f32(p.shape, {model.params() + p.offset, p.numel}));
+  for (auto& p : model.table().params) {
+    HostTensor t(DType::F32, p.shape);
+    model.backend().copy_to_host(t.f32(), model.params() + p.offset, sizeof(float) * p.numel);
+    out.emplace_back(p.name, std::move(t));
+  }
   return out;
 }
 
 void save_weights(const Clip& model, const std::string& path) {
   if (ends_with(path, ".safetensors")) {
     auto views = state_dict_views(model);
-    io::write_safetensors(path, views, {{"format", "pt"}});
+    // Host memory is written as it is; a device backend's one tensor at a time through a
+    // host buffer of the largest tensor's size.
+    io::TensorReader read;
+    if (!model.backend().host_memory())
+      read = [&](const TensorView& v, void* dst) { model.backend().copy_to_host(dst, v.data, v.nbytes()); };
+    io::write_safetensors(path, views, {{"format", "pt"}}, read);
     return;
   }
   io::save_pt(path, io::make_state_dict(state_dict_copy(model)));

@@ -25,9 +25,11 @@ NamedTensors read_state_dict(const std::string& path);
 void load_state_dict(Clip& model, const NamedTensors& sd, const std::string& where);
 void load_weights(Clip& model, const std::string& path);
 
-// The model's parameters as views in state_dict order (valid while the model lives).
+// The model's parameters as views in state_dict order (valid while the model lives). The
+// views point into the model backend's memory: host memory only when
+// model.backend().host_memory(); otherwise read them with copy_to_host.
 std::vector<std::pair<std::string, TensorView>> state_dict_views(const Clip& model);
-// Copies of the parameters (for checkpoints written while training continues).
+// Host copies of the parameters (for checkpoints written while training continues).
 NamedTensors state_dict_copy(const Clip& model);
 
 // Writes the weights: .safetensors by extension, else a torch state_dict (.pt/.bin/.pth).

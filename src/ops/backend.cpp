@@ -3,6 +3,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <map>
 #include <mutex>
 
@@ -42,6 +43,17 @@ Buffer Backend::alloc_floats(size_t n, std::string_view what, bool zero_it) {
   Buffer b = alloc(n * sizeof(float), what);
   if (zero_it) zero(b.data(), b.bytes());
   return b;
+}
+
+void Backend::round_to_bf16(float* x, int64_t n) {
+  constexpr int64_t kChunk = int64_t(1) << 20;  // floats: 4 MiB of host memory at a time
+  std::vector<float> host(size_t(std::min(n, kChunk)));
+  for (int64_t i = 0; i < n; i += kChunk) {
+    const int64_t m = std::min(kChunk, n - i);
+    copy_to_host(host.data(), x + i, sizeof(float) * size_t(m));
+    oc::round_to_bf16(host.data(), host.data(), size_t(m));
+    copy_from_host(x + i, host.data(), sizeof(float) * size_t(m));
+  }
 }
 
 namespace {

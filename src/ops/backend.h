@@ -165,6 +165,10 @@ class Backend {
   virtual double sum_squares(const float* x, int64_t n) = 0;
   virtual void scale_inplace(float* x, int64_t n, float s) = 0;
   virtual bool all_finite(const float* x, int64_t n) = 0;
+  // x[i] = round_bf16(x[i]) in place (--precision bf16 / pure_bf16 keep parameters at bf16
+  // values). This default stages through host memory in chunks of 4 MiB (a device backend
+  // without its own kernel stays correct); the host backends round in place.
+  virtual void round_to_bf16(float* x, int64_t n);
 
   // ---- amp_bf16 kernels (ops/bf16_gemm.h, ops/bf16_ops.h, attention_*_bf16) -----------
   virtual void gemm_bf16(bool ta, bool tb, int64_t M, int64_t N, int64_t K, const bf16* A, int64_t lda, const bf16* B,

@@ -25,6 +25,7 @@ class HostBackend : public Backend {
   float read_scalar(const float* p) override { return *p; }
   void write_scalar(float* p, float v) override { *p = v; }
   void synchronize() override {}
+  void round_to_bf16(float* x, int64_t n) override { oc::round_to_bf16(x, x, size_t(n)); }
 
  protected:
   void* allocate(size_t bytes) override { return std::aligned_alloc(64, (bytes + 63) / 64 * 64); }

@@ -29,8 +29,11 @@ class AdamW {
   void step(float* params, const float* grads, double lr, const std::vector<bool>& trainable = {});
   int64_t steps() const { return step_; }
   void set_steps(int64_t s) { step_ = s; }
+  // The moments: memory of backend(), laid out as the parameter arena.
   float* exp_avg() { return m_.data(); }
   float* exp_avg_sq() { return v_.data(); }
+  const float* exp_avg() const { return m_.data(); }
+  const float* exp_avg_sq() const { return v_.data(); }
   const AdamWCfg& cfg() const { return cfg_; }
   ops::Backend& backend() const { return *be_; }
   double mib() const { return m_.mib() + v_.mib(); }

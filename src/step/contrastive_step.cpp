@@ -8,6 +8,7 @@
 #include "core/profile.h"
 #include "ops/activation.h"
 #include "ops/loss.h"
+#include "step/comm_io.h"
 
 namespace oc {
 
@@ -108,6 +109,7 @@ double ContrastiveStep::forward_backward_dist(const float* images, const int32_t
     scratch_.resize(size_t(2 * N * N));
   }
   if (own_img_.size() < BE) own_img_.resize(BE), own_txt_.resize(BE);
+  CommIO cio(be, comm);
   model_.zero_grads();
   Clip::Features f;
   {
@@ -116,8 +118,8 @@ double ContrastiveStep::forward_backward_dist(const float* images, const int32_t
   }
   {
     OC_PROFILE("step.gather");
-    comm.allgather(f.image, all_img_.data(), B * E);
-    comm.allgather(f.text, all_txt_.data(), B * E);
+    cio.allgather(f.image, all_img_.data(), B * E);
+    cio.allgather(f.text, all_txt_.data(), B * E);
   }
   OC_PROFILE("step.loss+backward");
   const float scale = std::exp(model_.logit_scale());
@@ -133,8 +135,8 @@ double ContrastiveStep::forward_backward_dist(const float* images, const int32_t
     be.add_inplace(d_img_.data(), d_img_all_.data(), N * E);
     be.add_inplace(d_txt_.data(), d_txt_all_.data(), N * E);
     if (mode.gather_with_grad) {
-      comm.reduce_scatter_sum(d_img_.data(), gi, B * E);
-      comm.reduce_scatter_sum(d_txt_.data(), gt, B * E);
+      cio.reduce_scatter_sum(d_img_.data(), gi, B * E);
+      cio.reduce_scatter_sum(d_txt_.data(), gt, B * E);
     } else {
       // OpenCLIP re-inserts the own features into the gathered ones: gradient through the
       // own slice only, which DDP's average turns into 1/world of the global-batch
@@ -152,8 +154,8 @@ double ContrastiveStep::forward_backward_dist(const float* images, const int32_t
                                            &d_scale, scratch_.data(), f.image, f.text, all_img_.data(),
                                            all_txt_.data(), scale, B, N, E, r * B);
     if (mode.gather_with_grad) {
-      comm.reduce_scatter_sum(d_img_all_.data(), gi, B * E);
-      comm.reduce_scatter_sum(d_txt_all_.data(), gt, B * E);
+      cio.reduce_scatter_sum(d_img_all_.data(), gi, B * E);
+      cio.reduce_scatter_sum(d_txt_all_.data(), gt, B * E);
       be.add_inplace(gi, d_img_.data(), B * E);
       be.add_inplace(gt, d_txt_.data(), B * E);
     } else {

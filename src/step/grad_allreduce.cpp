@@ -21,7 +21,7 @@ bool prefix_range(const ParamTable& t, const std::string& prefix, size_t* b, siz
 }
 }  // namespace
 
-GradAllReduce::GradAllReduce(Clip& model, dist::Communicator& comm) : model_(model), comm_(comm) {
+GradAllReduce::GradAllReduce(Clip& model, dist::Communicator& comm) : model_(model), comm_(model.backend(), comm) {
   const ParamTable& t = model.table();
   std::vector<Range> blocks;
   for (int64_t l = 0; l < model.cfg().vision.layers; ++l) {
@@ -70,7 +70,7 @@ void GradAllReduce::finish() {
   std::fill(started_v_.begin(), started_v_.end(), 0);
   std::fill(started_t_.begin(), started_t_.end(), 0);
   // DDP's average: sum * (1/world), the same on every rank (the sums are identical).
-  const float inv = 1.0f / float(comm_.size());
+  const float inv = 1.0f / float(comm_.comm().size());
   model_.backend().scale_inplace(model_.grads(), int64_t(model_.table().total), inv);
 }
 

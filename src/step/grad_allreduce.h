@@ -6,6 +6,7 @@
 
 #include "dist/comm.h"
 #include "model/clip.h"
+#include "step/comm_io.h"
 
 namespace oc {
 
@@ -27,7 +28,7 @@ class GradAllReduce {
   };
   void start(const Range& r);
   Clip& model_;
-  dist::Communicator& comm_;
+  CommIO comm_;  // gradients are memory of the model's backend
   std::vector<Range> vision_, text_, rest_;
   std::vector<char> started_v_, started_t_;
   bool overlap_ = true;

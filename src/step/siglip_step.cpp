@@ -14,6 +14,7 @@
 #include "core/profile.h"
 #include "ops/activation.h"
 #include "ops/siglip_loss.h"
+#include "step/comm_io.h"
 #include "step/contrastive_step.h"
 
 namespace oc {
@@ -43,6 +44,7 @@ double ContrastiveStep::forward_backward_siglip(const float* images, const int32
   float* backL = buf(nbuf - 2);  // gradient of what this rank sent left / right at a hop
   float* backR = buf(nbuf - 1);
 
+  CommIO cio(be, comm);
   model_.zero_grads();
   Clip::Features f;
   {
@@ -59,8 +61,8 @@ double ContrastiveStep::forward_backward_siglip(const float* images, const int32
   const float* to_left = f.text;
   const float* to_right = f.text;
   for (int i = 0; i < bidir; ++i) {
-    comm.sendrecv(to_left, left, FR(i), right, int64_t(BE));
-    comm.sendrecv(to_right, right, FL(i), left, int64_t(BE));
+    cio.sendrecv(to_left, left, FR(i), right, int64_t(BE));
+    cio.sendrecv(to_right, right, FL(i), left, int64_t(BE));
     loss += be.siglip_loss_forward_backward(d_img_.data(), dFR(i), &d_scale, &d_bias, f.image, FR(i), scale, bias, B,
                                               B, E, false);
     loss += be.siglip_loss_forward_backward(d_img_.data(), dFL(i), &d_scale, &d_bias, f.image, FL(i), scale, bias, B,
@@ -68,20 +70,20 @@ double ContrastiveStep::forward_backward_siglip(const float* images, const int32
     to_left = FR(i), to_right = FL(i);
   }
   if (rest) {
-    comm.sendrecv(to_right, right, FLk, left, int64_t(BE));
+    cio.sendrecv(to_right, right, FLk, left, int64_t(BE));
     loss += be.siglip_loss_forward_backward(d_img_.data(), dFLk, &d_scale, &d_bias, f.image, FLk, scale, bias, B, B,
                                               E, false);
   }
   // Backward hops, last first. backL/backR: d(what this rank sent left/right at this hop).
   be.zero(backL, sizeof(float) * BE);
   be.zero(backR, sizeof(float) * BE);
-  if (rest) comm.sendrecv(dFLk, left, backR, right, int64_t(BE));  // FLk came from the left
+  if (rest) cio.sendrecv(dFLk, left, backR, right, int64_t(BE));  // FLk came from the left
   for (int i = bidir - 1; i >= 0; --i) {
     // What this rank sent at hop i+1 is what it received at hop i: their gradients add.
     be.add_inplace(dFR(i), backL, int64_t(BE));
     be.add_inplace(dFL(i), backR, int64_t(BE));
-    comm.sendrecv(dFR(i), right, backL, left, int64_t(BE));  // FR came from the right
-    comm.sendrecv(dFL(i), left, backR, right, int64_t(BE));  // FL came from the left
+    cio.sendrecv(dFR(i), right, backL, left, int64_t(BE));  // FR came from the right
+    cio.sendrecv(dFL(i), left, backR, right, int64_t(BE));  // FL came from the left
   }
   be.add_inplace(d_txt_.data(), backL, int64_t(B * E));  // hop 0 sent the own texts both ways
   be.add_inplace(d_txt_.data(), backR, int64_t(B * E));

@@ -66,13 +66,18 @@ void save_checkpoint(const std::string& path, const Clip& model, const AdamW& op
   PyValue state = PyValue::new_dict();
   std::vector<int64_t> ids0, ids1;
   int64_t next = 0;
+  // A moment of one parameter, copied out of the optimizer backend's memory.
+  auto moment = [&](const float* arena, const ParamInfo& p) {
+    HostTensor h(DType::F32, p.shape);
+    opt.backend().copy_to_host(h.f32(), arena + p.offset, sizeof(float) * p.numel);
+    return PyValue::from_tensor(std::move(h));
+  };
   auto add_state = [&](size_t pi, std::vector<int64_t>& ids) {
     const ParamInfo& p = t.params[pi];
     PyValue s = PyValue::new_dict();
     s.set("step", PyValue::from_tensor(HostTensor::from_f32({}, std::vector<float>{float(opt.steps())})));
-    s.set("exp_avg", PyValue::from_tensor(HostTensor::from_f32(p.shape, {const_cast<AdamW&>(opt).exp_avg() + p.offset, p.numel})));
-    s.set("exp_avg_sq",
-          PyValue::from_tensor(HostTensor::from_f32(p.shape, {const_cast<AdamW&>(opt).exp_avg_sq() + p.offset, p.numel})));
+    s.set("exp_avg", moment(opt.exp_avg(), p));
+    s.set("exp_avg_sq", moment(opt.exp_avg_sq(), p));
     if (opt.steps() > 0) state.set(PyValue::integer(next), std::move(s));
     ids.push_back(next++);
   };

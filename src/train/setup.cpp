@@ -13,6 +13,7 @@
 #include "eval/tokenizer.h"
 #include "model/weights.h"
 #include "ops/adamw.h"
+#include "step/comm_io.h"
 #include "train/lock.h"
 #include "train/session.h"
 
@@ -154,7 +155,7 @@ void build_learner(TrainSession& s) {
     log::info("Loaded pretrained weights from {}", a.pretrained);
   }
   model.set_precision(l.precision);
-  round_lp_params(model.table(), model.params(), l.precision);  // OpenCLIP casts at creation
+  round_lp_params(model.backend(), model.table(), model.params(), l.precision);  // OpenCLIP casts at creation
   model.plan_training(a.batch_size, a.grad_checkpointing);
   l.trainable = trainable_mask(model, a);
   l.logit_scale = model.params() + model.table().find("logit_scale")->offset;
@@ -250,7 +251,7 @@ void sync_and_describe(TrainSession& s) {
   Clip& model = *s.learner.model;
   // Identical initial weights everywhere (DDP's broadcast from rank 0). Every rank loaded
   // the same checkpoint for the optimizer state; the weights are rank 0's regardless.
-  s.cluster.comm->broadcast(model.params(), int64_t(sizeof(float) * model.table().total), 0);
+  CommIO(model.backend(), *s.cluster.comm).broadcast(model.params(), int64_t(model.table().total), 0);
   auto mem = model.memory();
   log::info("Memory (MiB): parameters {:.0f}, gradients {:.0f}, AdamW state {:.0f}, activations {:.0f}", mem.params,
             mem.grads, s.learner.opt->mib(), mem.activations);

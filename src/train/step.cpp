@@ -82,7 +82,7 @@ StepOutcome TrainStep::run(std::vector<data::Batch>& batches, int64_t step, doub
   st->bad_steps = 0;
   l.opt->step(model.params(), model.grads(), lr, l.trainable);
   clamp_logit_scale(model.backend(), l.logit_scale);
-  round_lp_params(model.table(), model.params(), l.precision);  // bf16 / pure_bf16
+  round_lp_params(model.backend(), model.table(), model.params(), l.precision);  // bf16 / pure_bf16
   return out;
 }
 

@@ -75,6 +75,7 @@ class NcclComm final : public Communicator {
   int rank() const override { return rank_; }
   int size() const override { return size_; }
   const char* backend() const override { return "nccl"; }
+  bool device_memory() const override { return true; }
 
   void broadcast(void* x, int64_t bytes, int root) override {
     OC_NCCL(ncclBroadcast(x, x, size_t(bytes), ncclChar, root, comm_, stream_));
