@@ -53,10 +53,32 @@ inline std::vector<std::string> run_flat_json_list(const std::string& cmd) {
 inline std::string openclip() { return OPENCLIP_BINARY; }
 inline bool have_torch() { return std::system("/usr/bin/python3 -c 'import torch' >/dev/null 2>&1") == 0; }
 // An empty folder for this test process: the pid keeps two suites running at once on one
-// machine (two checkouts, CI beside a developer) out of each other's folders.
+// machine (two checkouts, CI beside a developer) out of each other's folders. Removed when the
+// process that made it exits normally (a suite run writes ~2.5 GB of checkpoints and logs
+// this way, which piled up under /tmp until a disk was full); OPENCLIP_KEEP_TEST_DIRS=1 keeps
+// them for debugging. A forked child (death tests) never removes its parent's folders.
+inline void remove_fresh_dirs_at_exit(const std::string& d) {
+  struct Dirs {
+    pid_t owner = ::getpid();
+    std::vector<std::string> paths;
+  };
+  static Dirs* dirs = [] {
+    auto* p = new Dirs;  // leaked: read by the atexit handler after static destruction
+    std::atexit([] {
+      if (::getpid() != dirs->owner || std::getenv("OPENCLIP_KEEP_TEST_DIRS")) return;
+      for (const std::string& path : dirs->paths) std::system(("rm -rf '" + path + "'").c_str());
+    });
+    return p;
+  }();
+  for (const std::string& p : dirs->paths)
+    if (p == d) return;
+  dirs->paths.push_back(d);
+}
+
 inline std::string fresh_dir(const std::string& name) {
   std::string d = ::testing::TempDir() + "/" + name + "_" + std::to_string(::getpid());
   std::system(("rm -rf '" + d + "' && mkdir -p '" + d + "'").c_str());
+  remove_fresh_dirs_at_exit(d);
   return d;
 }
 
