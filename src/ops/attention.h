@@ -29,4 +29,12 @@ void attention_forward_bf16(bf16* out, float* att, const bf16* qkv, int64_t B, i
 void attention_backward_bf16(float* dqkv, const bf16* dout, const bf16* qkv, const float* att, int64_t B, int64_t Tn,
                              int64_t C, int64_t H);
 
+namespace cpu {
+// The kernel attention_*_bf16 runs on this CPU: "avx512_bf16" (vdpbf16ps tiles, where oneDNN
+// and cpuid report AVX512-BF16) or "sgemm" (bf16 widened to fp32, dnnl_sgemm per head).
+const char* attention_bf16_kernel();
+// Force the sgemm kernel even where AVX512-BF16 exists (tests run both).
+void set_attention_bf16_fallback(bool on);
+}  // namespace cpu
+
 }  // namespace oc::ops
