@@ -123,7 +123,7 @@ BENCHMARK(BM_Attention)
 
 // amp_bf16 attention (attention_*_bf16) at batch 64, the batch of the amp_bf16 figures:
 // vision (50 tokens, 768 wide, 12 heads) or text (77 tokens, 512 wide, 8 heads, causal). kernel
-// 0 = what this CPU dispatches to (vdpbf16ps where it has AVX512-BF16), 1 = the sgemm fallback.
+// 0 = what this CPU dispatches to (the AVX-512 kernel where it has AVX-512), 1 = the sgemm fallback.
 // bwd 1 times the backward alone (the forward runs once before the loop).
 void BM_AttentionBf16(benchmark::State& state) {
   const bool backward = state.range(0), text = state.range(1);

@@ -30,10 +30,11 @@ void attention_backward_bf16(float* dqkv, const bf16* dout, const bf16* qkv, con
                              int64_t C, int64_t H);
 
 namespace cpu {
-// The kernel attention_*_bf16 runs on this CPU: "avx512_bf16" (vdpbf16ps tiles, where oneDNN
-// and cpuid report AVX512-BF16) or "sgemm" (bf16 widened to fp32, dnnl_sgemm per head).
+// The kernel attention_*_bf16 runs on this CPU: "avx512" (register-tiled fp32 FMAs on widened
+// bf16 with the softmax fused, where cpuid reports AVX-512 F/BW/VL/DQ) or "sgemm" (bf16
+// widened to fp32 in scratch, dnnl_sgemm per head, a separate softmax pass).
 const char* attention_bf16_kernel();
-// Force the sgemm kernel even where AVX512-BF16 exists (tests run both).
+// Force the sgemm kernel even where AVX-512 exists (tests run both).
 void set_attention_bf16_fallback(bool on);
 }  // namespace cpu
 

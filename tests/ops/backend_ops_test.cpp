@@ -281,7 +281,7 @@ INSTANTIATE_TEST_SUITE_P(Small, BackendOpsNonFinite,
                          param_name);
 
 // The cpu backend's attention_*_bf16 cases again with its sgemm fallback forced (what CPUs
-// without AVX512-BF16 run); where the CPU has it, the cases above ran the vdpbf16ps kernel.
+// without AVX-512 run); where the CPU has it, the cases above ran the AVX-512 kernel.
 class CpuAttentionBf16Fallback : public BackendOps {
  protected:
   void SetUp() override {

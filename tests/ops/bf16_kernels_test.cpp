@@ -206,12 +206,13 @@ TEST(Bf16Ops, ActivationAndBiasGradMatchFloatOps) {
   bias_grad_to_bf16(d16.data(), nullptr, dout.data(), M, N);  // no bias: conversion only
 }
 
-// Where the CPU has AVX512-BF16 the kernel under test is the vdpbf16ps one; the sgemm
-// fallback (AVX2-only CPUs) is forced for the second pass.
+// Where the CPU has AVX-512 the kernel under test is the AVX-512 one; the sgemm fallback
+// (AVX2-only CPUs) is forced for the second pass.
 TEST(Bf16Ops, AttentionKernelDispatch) {
   __builtin_cpu_init();
-  const bool avx512_bf16 = native_bf16() && __builtin_cpu_supports("avx512bf16");
-  EXPECT_STREQ(cpu::attention_bf16_kernel(), avx512_bf16 ? "avx512_bf16" : "sgemm");
+  const bool avx512 = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+                      __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq");
+  EXPECT_STREQ(cpu::attention_bf16_kernel(), avx512 ? "avx512" : "sgemm");
   cpu::set_attention_bf16_fallback(true);
   EXPECT_STREQ(cpu::attention_bf16_kernel(), "sgemm");
   cpu::set_attention_bf16_fallback(false);

@@ -115,7 +115,7 @@ void widen_head(float* dst, const bf16* src, int64_t Tn, int64_t D, int64_t ld) 
   for (int64_t t = 0; t < Tn; ++t) cpu::widen_row(dst + t * D, src + t * ld, D);
 }
 
-// The fallback (CPUs without AVX512-BF16, and tests): per (b, h), q, k, v widened to fp32
+// The fallback (CPUs without AVX-512, and tests): per (b, h), q, k, v widened to fp32
 // (exact) in thread scratch, fp32 sgemm on them, so the products are those of bf16 operands
 // with fp32 accumulation. Widening a 50x64 head costs less than a oneDNN primitive execution.
 void attention_forward_bf16_sgemm(bf16* out, float* att, const bf16* qkv, int64_t B, int64_t Tn, int64_t C, int64_t H,
@@ -175,14 +175,14 @@ void attention_backward_bf16_sgemm(float* dqkv, const bf16* dout, const bf16* qk
 
 bool g_force_sgemm = false;
 
-bool use_avx512_bf16() {
-  static const bool ok = native_bf16() && cpu::attention_avx512_bf16_supported();
+bool use_avx512() {
+  static const bool ok = cpu::attention_avx512_supported();
   return ok && !g_force_sgemm;
 }
 
 }  // namespace
 
-const char* cpu::attention_bf16_kernel() { return use_avx512_bf16() ? "avx512_bf16" : "sgemm"; }
+const char* cpu::attention_bf16_kernel() { return use_avx512() ? "avx512" : "sgemm"; }
 void cpu::set_attention_bf16_fallback(bool on) { g_force_sgemm = on; }
 
 // Each (b, h) pair writes its own rows/columns and runs single-threaded: deterministic for
@@ -190,7 +190,7 @@ void cpu::set_attention_bf16_fallback(bool on) { g_force_sgemm = on; }
 void attention_forward_bf16(bf16* out, float* att, const bf16* qkv, int64_t B, int64_t Tn, int64_t C, int64_t H,
                             bool causal) {
   OC_CHECK(H > 0 && C % H == 0, "attention: width {} not divisible by {} heads", C, H);
-  if (!use_avx512_bf16()) return attention_forward_bf16_sgemm(out, att, qkv, B, Tn, C, H, causal);
+  if (!use_avx512()) return attention_forward_bf16_sgemm(out, att, qkv, B, Tn, C, H, causal);
 #pragma omp parallel for schedule(static)
   for (int64_t bh = 0; bh < B * H; ++bh) cpu::attention_head_forward_avx512(out, att, qkv, bh / H, bh % H, Tn, C, H, causal);
 }
@@ -198,7 +198,7 @@ void attention_forward_bf16(bf16* out, float* att, const bf16* qkv, int64_t B, i
 void attention_backward_bf16(float* dqkv, const bf16* dout, const bf16* qkv, const float* att, int64_t B, int64_t Tn,
                              int64_t C, int64_t H) {
   OC_CHECK(H > 0 && C % H == 0, "attention: width {} not divisible by {} heads", C, H);
-  if (!use_avx512_bf16()) return attention_backward_bf16_sgemm(dqkv, dout, qkv, att, B, Tn, C, H);
+  if (!use_avx512()) return attention_backward_bf16_sgemm(dqkv, dout, qkv, att, B, Tn, C, H);
 #pragma omp parallel for schedule(static)
   for (int64_t bh = 0; bh < B * H; ++bh)
     cpu::attention_head_backward_avx512(dqkv, dout, qkv, att, bh / H, bh % H, Tn, C, H);
