@@ -22,8 +22,10 @@
 
 // GCC 12's AVX-512 intrinsics start some results from _mm512_undefined_*() (`__m512 __Y = __Y;`),
 // which -W(maybe-)uninitialized reports at every inlined use: a false positive.
+#if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC diagnostic ignored "-Wuninitialized"
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
 
 #include <algorithm>
 #include <cmath>
