@@ -121,6 +121,41 @@ BENCHMARK(BM_Attention)
     ->Unit(benchmark::kMillisecond)
     ->UseRealTime();
 
+// amp_bf16 attention (attention_*_bf16) at batch 64, the batch of the amp_bf16 figures:
+// vision (50 tokens, 768 wide, 12 heads) or text (77 tokens, 512 wide, 8 heads, causal). kernel
+// 0 = what this CPU dispatches to (the AVX-512 kernel where it has AVX-512), 1 = the sgemm fallback.
+// bwd 1 times the backward alone (the forward runs once before the loop).
+void BM_AttentionBf16(benchmark::State& state) {
+  const bool backward = state.range(0), text = state.range(1);
+  const int64_t B = 64, T = text ? 77 : 50, C = text ? 512 : 768, H = text ? 8 : 12, D = C / H;
+  oc::ops::cpu::set_attention_bf16_fallback(state.range(2));
+  auto to16 = [](const std::vector<float>& f) {
+    std::vector<oc::bf16> r(f.size());
+    for (size_t i = 0; i < f.size(); ++i) r[i] = oc::to_bf16(f[i]);
+    return r;
+  };
+  auto qkv = to16(random_floats(B * T * 3 * C, 7)), dout = to16(random_floats(B * T * C, 8));
+  std::vector<oc::bf16> out(static_cast<size_t>(B * T * C));
+  std::vector<float> att(static_cast<size_t>(B * H * T * T)), dqkv(qkv.size());
+  oc::ops::attention_forward_bf16(out.data(), att.data(), qkv.data(), B, T, C, H, text);
+  for (auto _ : state) {
+    if (backward)
+      oc::ops::attention_backward_bf16(dqkv.data(), dout.data(), qkv.data(), att.data(), B, T, C, H);
+    else
+      oc::ops::attention_forward_bf16(out.data(), att.data(), qkv.data(), B, T, C, H, text);
+    benchmark::ClobberMemory();
+  }
+  set_gflops(state, (backward ? 8.0 : 4.0) * double(B * H) * T * T * D);
+  state.SetLabel(std::string(backward ? "bwd " : "fwd ") + (text ? "text " : "vision ") +
+                 oc::ops::cpu::attention_bf16_kernel());
+  oc::ops::cpu::set_attention_bf16_fallback(false);
+}
+BENCHMARK(BM_AttentionBf16)
+    ->ArgNames({"bwd", "text", "sgemm"})
+    ->ArgsProduct({{0, 1}, {0, 1}, {0, 1}})
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
+
 // LayerNorm forward + backward over the 6400 x 768 residual stream; bytes counts the
 // minimum traffic (fwd: read x, write y; bwd: read x, dy, read+write dx).
 void BM_LayerNorm(benchmark::State& state) {

@@ -29,4 +29,13 @@ void attention_forward_bf16(bf16* out, float* att, const bf16* qkv, int64_t B, i
 void attention_backward_bf16(float* dqkv, const bf16* dout, const bf16* qkv, const float* att, int64_t B, int64_t Tn,
                              int64_t C, int64_t H);
 
+namespace cpu {
+// The kernel attention_*_bf16 runs on this CPU: "avx512" (register-tiled fp32 FMAs on widened
+// bf16 with the softmax fused, where cpuid reports AVX-512 F/BW/VL/DQ) or "sgemm" (bf16
+// widened to fp32 in scratch, dnnl_sgemm per head, a separate softmax pass).
+const char* attention_bf16_kernel();
+// Force the sgemm kernel even where AVX-512 exists (tests run both).
+void set_attention_bf16_fallback(bool on);
+}  // namespace cpu
+
 }  // namespace oc::ops

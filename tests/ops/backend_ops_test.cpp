@@ -15,6 +15,7 @@
 #include <functional>
 
 #include "backend_cases.h"
+#include "ops/attention.h"
 #include "core/rng.h"
 
 namespace oc::ops::test {
@@ -277,6 +278,39 @@ INSTANTIATE_TEST_SUITE_P(All, BackendOps,
 INSTANTIATE_TEST_SUITE_P(Small, BackendOpsNonFinite,
                          ::testing::Combine(::testing::ValuesIn(backends_under_test()),
                                             ::testing::ValuesIn(case_indices(true))),
+                         param_name);
+
+// The cpu backend's attention_*_bf16 cases again with its sgemm fallback forced (what CPUs
+// without AVX-512 run); where the CPU has it, the cases above ran the AVX-512 kernel.
+class CpuAttentionBf16Fallback : public BackendOps {
+ protected:
+  void SetUp() override {
+    BackendOps::SetUp();
+    cpu::set_attention_bf16_fallback(true);
+  }
+  void TearDown() override { cpu::set_attention_bf16_fallback(false); }
+};
+
+TEST_P(CpuAttentionBf16Fallback, MatchesRef) {
+  const OpCase& c = op();
+  const HostArgs in = make_inputs(c);
+  const RunResult want = run_on(backend("ref"), c, in), got = run_on(be(), c, in);
+  const std::string err = compare(c, in, got, want);
+  EXPECT_TRUE(err.empty()) << c.name << ": " << err;
+}
+
+std::vector<size_t> attention_bf16_cases() {
+  std::vector<size_t> v;
+  for (size_t i = 0; i < cases().size(); ++i)
+    if (cases()[i].name.rfind("attention_forward_bf16_", 0) == 0 ||
+        cases()[i].name.rfind("attention_backward_bf16_", 0) == 0)
+      v.push_back(i);
+  return v;
+}
+
+INSTANTIATE_TEST_SUITE_P(Sgemm, CpuAttentionBf16Fallback,
+                         ::testing::Combine(::testing::Values(std::string("cpu")),
+                                            ::testing::ValuesIn(attention_bf16_cases())),
                          param_name);
 
 // The registry: ref and cpu always; an unknown name is an error listing what exists.

@@ -4,6 +4,7 @@
 // (bf16 operands, fp32 accumulation, everything else fp32). Each GEMM runs on both paths:
 // native bf16 (oneDNN matmul; skipped on CPUs without AVX512-BF16/AMX) and the fallback
 // that widens to fp32 for sgemm (what AVX2-only CPUs run).
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -248,30 +249,54 @@ TEST(Bf16Ops, ActivationAndBiasGradMatchFloatOps) {
   bias_grad_to_bf16(d16.data(), nullptr, dout.data(), M, N);  // no bias: conversion only
 }
 
+// Where the CPU has AVX-512 the kernel under test is the AVX-512 one; the sgemm fallback
+// (AVX2-only CPUs) is forced for the second pass.
+TEST(Bf16Ops, AttentionKernelDispatch) {
+  __builtin_cpu_init();
+  const bool avx512 = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+                      __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq");
+  EXPECT_STREQ(cpu::attention_bf16_kernel(), avx512 ? "avx512" : "sgemm");
+  cpu::set_attention_bf16_fallback(true);
+  EXPECT_STREQ(cpu::attention_bf16_kernel(), "sgemm");
+  cpu::set_attention_bf16_fallback(false);
+}
+
+void check_attention_bf16(int64_t B, int64_t Tn, int64_t C, int64_t H, bool causal) {
+  Rng rng(uint64_t(13 + Tn + causal + C));
+  auto qkv16 = to_b16(randn(rng, B * Tn * 3 * C));
+  auto do16 = to_b16(randn(rng, B * Tn * C));
+  std::vector<double> qkv = widen(qkv16), dout = widen(do16);
+  std::vector<double> out(B * Tn * C), att(B * H * Tn * Tn), dqkv(B * Tn * 3 * C), scr(B * H * Tn * Tn);
+  attention_forward<double>(out.data(), att.data(), qkv.data(), B, Tn, C, H, causal, Prec::BF16);
+  attention_backward<double>(dqkv.data(), scr.data(), dout.data(), qkv.data(), att.data(), B, Tn, C, H, causal,
+                             Prec::BF16);
+  for (bool fallback : {false, true}) {
+    cpu::set_attention_bf16_fallback(fallback);
+    std::vector<bf16> o16(B * Tn * C);
+    std::vector<float> attf(B * H * Tn * Tn), dq(B * Tn * 3 * C);
+    attention_forward_bf16(o16.data(), attf.data(), qkv16.data(), B, Tn, C, H, causal);
+    attention_backward_bf16(dq.data(), do16.data(), qkv16.data(), attf.data(), B, Tn, C, H);
+    cpu::set_attention_bf16_fallback(false);
+    const std::string where = fmt::format("{} T={} C={} H={} causal={}", fallback ? "sgemm" : cpu::attention_bf16_kernel(),
+                                          Tn, C, H, causal);
+    // Probabilities in fp32: ~1e-6. Outputs: P and dS are rounded to bf16 inside, and an fp32
+    // value a hair from a rounding tie may round the other way than the double one: a few
+    // terms off by 2^-8 relative, so 2e-2 absolute on O(1..8) sums; a wrong head, stride or
+    // missing term is off by O(1). (The kernels differ only in the order of their fp32 sums.)
+    EXPECT_LT(max_scaled_err(attf, att, 1e-6, 1e-5), 1.0) << "att " << where;
+    EXPECT_LT(max_scaled_err(widen(o16), out, 2e-2, 1e-2), 1.0) << "out " << where;
+    EXPECT_LT(max_scaled_err(dq, dqkv, 2e-2, 1e-2), 1.0) << "dqkv " << where;
+  }
+}
+
+// ViT-B-32's head size 64 at 50 and 17 tokens, the text tower's 77 (a second 64-column tile),
+// and odd head sizes (7: a pair padded with zero; 24: not a multiple of 16).
 TEST(Bf16Ops, AttentionMatchesDoubleBf16Reference) {
-  const int64_t B = 3, C = 128, H = 2;
-  for (int64_t Tn : {50, 17}) {
-    for (bool causal : {false, true}) {
-      Rng rng(uint64_t(13 + Tn + causal));
-      auto qkv16 = to_b16(randn(rng, B * Tn * 3 * C));
-      auto do16 = to_b16(randn(rng, B * Tn * C));
-      std::vector<double> qkv = widen(qkv16), dout = widen(do16);
-      std::vector<double> out(B * Tn * C), att(B * H * Tn * Tn), dqkv(B * Tn * 3 * C), scr(B * H * Tn * Tn);
-      attention_forward<double>(out.data(), att.data(), qkv.data(), B, Tn, C, H, causal, Prec::BF16);
-      attention_backward<double>(dqkv.data(), scr.data(), dout.data(), qkv.data(), att.data(), B, Tn, C, H, causal,
-                                 Prec::BF16);
-      std::vector<bf16> o16(B * Tn * C);
-      std::vector<float> attf(B * H * Tn * Tn), dq(B * Tn * 3 * C);
-      attention_forward_bf16(o16.data(), attf.data(), qkv16.data(), B, Tn, C, H, causal);
-      attention_backward_bf16(dq.data(), do16.data(), qkv16.data(), attf.data(), B, Tn, C, H);
-      // Probabilities in fp32: ~1e-6. Outputs: P and dS are rounded to bf16 inside, and an fp32
-      // value a hair from a rounding tie may round the other way than the double one: a few
-      // terms off by 2^-8 relative, so 2e-2 absolute on O(1..8) sums; a wrong head, stride or
-      // missing term is off by O(1).
-      EXPECT_LT(max_scaled_err(attf, att, 1e-6, 1e-5), 1.0) << "att T=" << Tn;
-      EXPECT_LT(max_scaled_err(widen(o16), out, 2e-2, 1e-2), 1.0) << "out T=" << Tn;
-      EXPECT_LT(max_scaled_err(dq, dqkv, 2e-2, 1e-2), 1.0) << "dqkv T=" << Tn << " causal=" << causal;
-    }
+  for (bool causal : {false, true}) {
+    for (int64_t Tn : {50, 17}) check_attention_bf16(3, Tn, 128, 2, causal);
+    check_attention_bf16(2, 77, 128, 2, causal);
+    check_attention_bf16(2, 9, 21, 3, causal);
+    check_attention_bf16(1, 70, 48, 2, causal);
   }
 }
 

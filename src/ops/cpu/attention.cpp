@@ -11,6 +11,7 @@
 #include <type_traits>
 
 #include "core/check.h"
+#include "ops/cpu/attention_internal.h"
 #include "ops/cpu/bf16_convert.h"
 #include "ops/cpu/scratch.h"
 #include "ops/cpu/vec_math.h"
@@ -114,13 +115,10 @@ void widen_head(float* dst, const bf16* src, int64_t Tn, int64_t D, int64_t ld) 
   for (int64_t t = 0; t < Tn; ++t) cpu::widen_row(dst + t * D, src + t * ld, D);
 }
 
-}  // namespace
-
-// Per (b, h): q, k, v widened to fp32 (exact) in thread scratch, fp32 sgemm on them, so the
-// products are those of bf16 operands with fp32 accumulation. Widening a 50x64 head costs
-// less than a oneDNN primitive execution, which is what makes this faster than bf16 matmuls
-// per head here.
-void attention_forward_bf16(bf16* out, float* att, const bf16* qkv, int64_t B, int64_t Tn, int64_t C, int64_t H,
+// The fallback (CPUs without AVX-512, and tests): per (b, h), q, k, v widened to fp32
+// (exact) in thread scratch, fp32 sgemm on them, so the products are those of bf16 operands
+// with fp32 accumulation. Widening a 50x64 head costs less than a oneDNN primitive execution.
+void attention_forward_bf16_sgemm(bf16* out, float* att, const bf16* qkv, int64_t B, int64_t Tn, int64_t C, int64_t H,
                             bool causal) {
   OC_CHECK(H > 0 && C % H == 0, "attention: width {} not divisible by {} heads", C, H);
   const int64_t D = C / H, C3 = 3 * C;
@@ -143,8 +141,8 @@ void attention_forward_bf16(bf16* out, float* att, const bf16* qkv, int64_t B, i
   }
 }
 
-void attention_backward_bf16(float* dqkv, const bf16* dout, const bf16* qkv, const float* att, int64_t B, int64_t Tn,
-                             int64_t C, int64_t H) {
+void attention_backward_bf16_sgemm(float* dqkv, const bf16* dout, const bf16* qkv, const float* att, int64_t B,
+                                   int64_t Tn, int64_t C, int64_t H) {
   OC_CHECK(H > 0 && C % H == 0, "attention: width {} not divisible by {} heads", C, H);
   const int64_t D = C / H, C3 = 3 * C;
   const float scale = 1.0f / std::sqrt(float(D));
@@ -173,6 +171,37 @@ void attention_backward_bf16(float* dqkv, const bf16* dout, const bf16* qkv, con
     sgemm1(false, false, Tn, D, Tn, dS, Tn, k, D, dq, C3);  // dQ = dS K
     sgemm1(true, false, Tn, D, Tn, dS, Tn, q, D, dk, C3);   // dK = dS^T Q
   }
+}
+
+bool g_force_sgemm = false;
+
+bool use_avx512() {
+  static const bool ok = cpu::attention_avx512_supported();
+  return ok && !g_force_sgemm;
+}
+
+}  // namespace
+
+const char* cpu::attention_bf16_kernel() { return use_avx512() ? "avx512" : "sgemm"; }
+void cpu::set_attention_bf16_fallback(bool on) { g_force_sgemm = on; }
+
+// Each (b, h) pair writes its own rows/columns and runs single-threaded: deterministic for
+// any thread count, and the forward is bitwise the same when backward recomputes it.
+void attention_forward_bf16(bf16* out, float* att, const bf16* qkv, int64_t B, int64_t Tn, int64_t C, int64_t H,
+                            bool causal) {
+  OC_CHECK(H > 0 && C % H == 0, "attention: width {} not divisible by {} heads", C, H);
+  if (!use_avx512()) return attention_forward_bf16_sgemm(out, att, qkv, B, Tn, C, H, causal);
+#pragma omp parallel for schedule(static)
+  for (int64_t bh = 0; bh < B * H; ++bh) cpu::attention_head_forward_avx512(out, att, qkv, bh / H, bh % H, Tn, C, H, causal);
+}
+
+void attention_backward_bf16(float* dqkv, const bf16* dout, const bf16* qkv, const float* att, int64_t B, int64_t Tn,
+                             int64_t C, int64_t H) {
+  OC_CHECK(H > 0 && C % H == 0, "attention: width {} not divisible by {} heads", C, H);
+  if (!use_avx512()) return attention_backward_bf16_sgemm(dqkv, dout, qkv, att, B, Tn, C, H);
+#pragma omp parallel for schedule(static)
+  for (int64_t bh = 0; bh < B * H; ++bh)
+    cpu::attention_head_backward_avx512(dqkv, dout, qkv, att, bh / H, bh % H, Tn, C, H);
 }
 
 #define OC_INSTANTIATE(T)                                                                                      \

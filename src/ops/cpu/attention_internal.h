@@ -1,0 +1,17 @@
+// The AVX-512 amp_bf16 attention kernels (attention_bf16_avx512.cpp), one (batch, head) per
+// call, for attention.cpp's run-time dispatch. Call them only where
+// attention_avx512_supported() is true.
+#pragma once
+#include <cstdint>
+
+#include "core/bf16.h"
+
+namespace oc::ops::cpu {
+
+bool attention_avx512_supported();
+void attention_head_forward_avx512(bf16* out, float* att, const bf16* qkv, int64_t b, int64_t h, int64_t T, int64_t C,
+                                   int64_t H, bool causal);
+void attention_head_backward_avx512(float* dqkv, const bf16* dout, const bf16* qkv, const float* att, int64_t b,
+                                    int64_t h, int64_t T, int64_t C, int64_t H);
+
+}  // namespace oc::ops::cpu
