@@ -142,7 +142,9 @@ TEST_P(Bf16Path, PreparedWeightIsReadUntilPreparedAgainOrReleased) {
   const int64_t before = cpu::prepared_weight_count();
   prepare_weight_bf16(W.data(), N, K);
   const bool packs = GetParam() == Path::Native;  // the fallback reads W itself
-  if (packs) EXPECT_EQ(cpu::prepared_weight_count(), before + 1);
+  if (packs) {
+    EXPECT_EQ(cpu::prepared_weight_count(), before + 1);
+  }
   // Same products, fp32 accumulation: within the tolerance of GemmMatchesDouble (in practice
   // bitwise, the same AMX kernel over the same K blocks).
   const std::vector<float> prepared = run(N);
@@ -152,8 +154,11 @@ TEST_P(Bf16Path, PreparedWeightIsReadUntilPreparedAgainOrReleased) {
   // Written without preparing again: the prepared copy is still read (the contract).
   std::copy(Wneg.begin(), Wneg.end(), W.begin());  // in place: the same pointer
   const std::vector<float> stale = run(N);
-  if (packs) EXPECT_EQ(stale, prepared);
-  else EXPECT_NE(stale, prepared);
+  if (packs) {
+    EXPECT_EQ(stale, prepared);
+  } else {
+    EXPECT_NE(stale, prepared);
+  }
   // Prepared again: the new values (-W: every result negated exactly).
   prepare_weight_bf16(W.data(), N, K);
   const std::vector<float> neg = run(N);
