@@ -11,7 +11,6 @@
 #include <string>
 #include <vector>
 
-
 namespace oc::dist {
 
 struct World {

@@ -99,8 +99,8 @@ void block_backward_bf16(const BlockParams& P, const BlockWeights16& W16, const 
     d.be->add_inplace(xm, a.x, N * W);
   }
   // MLP: y = xm + c_proj(act(c_fc(ln_2(xm)))).  dres holds dy = dxm (residual path).
-  // ln_2 and h = c_fc(ln_2) recomputed with the forward's kernels and operands (the same
-  // row kernel as the fused residual+LayerNorm, the same GEMM): bitwise the forward's values.
+  // ln_2 recomputed with the forward's row kernel (bitwise the forward's values); h = c_fc(ln_2)
+  // with the forward's GEMM and operands, without the GELU epilogue the forward fused into it.
   { OC_PROFILE("layernorm"); d.be->layernorm_forward_bf16(a16, stat, stat + N, xm, P.ln2_w, P.ln2_b, N, W, d.eps); }
   const float* h = rec;
   {
@@ -109,7 +109,7 @@ void block_backward_bf16(const BlockParams& P, const BlockWeights16& W16, const 
     fc.bias = P.fc_b;
     d.be->gemm_bf16(false, true, N, F, W, a16, W, W16.fc_w, W, rec, F, fc);
   }
-  if (P.ls2) d.be->act_forward_bf16(big16, h, N * F, d.act);  // act(h) as forward had it, for o
+  if (P.ls2) d.be->act_forward_bf16(big16, h, N * F, d.act);  // act(h) for o (as forward, up to rounding)
   const float* dy2 = layer_scale_grad_bf16(*d.be, P.ls2, G.ls2, mem.ln_buf(), dres, big16, W16.proj_w, P.proj_b, N, F, W);
   { OC_PROFILE("bias_grad"); d.be->bias_grad_to_bf16(b16, G.proj_b, dy2, N, W); }  // dy in bf16
   { OC_PROFILE("linear_bwd"); d.be->gemm_bf16(false, false, N, F, W, b16, W, W16.proj_w, F, dbig, F); }  // d act

@@ -25,9 +25,10 @@ void StackMemory::plan(int64_t B, int64_t T, int64_t W, int64_t H, int64_t F, in
   const size_t big = bt * size_t(std::max(3 * W, F));
   // Per layer: x, mean1, rstd1, qkv, att, ao, xm, mean2, rstd2, h. Training with bf16
   // activations keeps qkv and ao in bf16 (half) and does not keep att, xm and h: backward
-  // recomputes them with the forward's own kernels and operands (bitwise the forward's
-  // values): h = c_fc(ln_2(xm)) and xm = x + out_proj(ao) with one more GEMM each, att with
-  // the attention forward. At ViT-B-32, batch 256 that is 150 + 37.5 + 29 MiB per layer.
+  // recomputes them (block_bf16.cpp): xm = x + out_proj(ao) and att with the forward's own
+  // kernels and operands (bitwise the forward's values), h = c_fc(ln_2(xm)) with one more GEMM
+  // (the forward never writes h: its GELU is fused into that GEMM). At ViT-B-32, batch 256
+  // that is 150 + 37.5 + 29 MiB per layer.
   const bool lean = bf16_acts && training;
   const size_t qkv_ao = bf16_acts ? up16((3 * btw + 1) / 2) + up16((btw + 1) / 2) : up16(3 * btw) + up16(btw);
   const size_t att_xm_h = lean ? 0 : up16(size_t(B * H * T * T)) + up16(btw) + up16(bt * F);
