@@ -190,15 +190,16 @@ class BackendOps : public ::testing::TestWithParam<Param> {
   }
   Backend& be() { return backend(std::get<0>(GetParam())); }
   const OpCase& op() { return cases()[std::get<1>(GetParam())]; }
+  void expect_matches_ref() {
+    const OpCase& c = op();
+    const HostArgs in = make_inputs(c);
+    const RunResult want = run_on(backend("ref"), c, in), got = run_on(be(), c, in);
+    const std::string err = compare(c, in, got, want);
+    EXPECT_TRUE(err.empty()) << c.name << ": " << err;
+  }
 };
 
-TEST_P(BackendOps, MatchesRef) {
-  const OpCase& c = op();
-  const HostArgs in = make_inputs(c);
-  const RunResult want = run_on(backend("ref"), c, in), got = run_on(be(), c, in);
-  const std::string err = compare(c, in, got, want);
-  EXPECT_TRUE(err.empty()) << c.name << ": " << err;
-}
+TEST_P(BackendOps, MatchesRef) { expect_matches_ref(); }
 
 // Same inputs twice at 1 thread and twice at the default count, the second time at a
 // different address: bitwise identical per thread count.
@@ -231,7 +232,6 @@ TEST_P(BackendOpsNonFinite, PropagatesAsInRef) {
       EXPECT_TRUE(err.empty()) << c.name << " with " << bad << " in arg " << ai << ": " << err;
     }
 }
-
 
 // The available backends other than ref. A registered backend that is not available here (cuda
 // without a GPU) gets its cases only where it runs (ctest discovers the tests on the machine
@@ -291,13 +291,7 @@ class CpuAttentionBf16Fallback : public BackendOps {
   void TearDown() override { cpu::set_attention_bf16_fallback(false); }
 };
 
-TEST_P(CpuAttentionBf16Fallback, MatchesRef) {
-  const OpCase& c = op();
-  const HostArgs in = make_inputs(c);
-  const RunResult want = run_on(backend("ref"), c, in), got = run_on(be(), c, in);
-  const std::string err = compare(c, in, got, want);
-  EXPECT_TRUE(err.empty()) << c.name << ": " << err;
-}
+TEST_P(CpuAttentionBf16Fallback, MatchesRef) { expect_matches_ref(); }
 
 std::vector<size_t> attention_bf16_cases() {
   std::vector<size_t> v;

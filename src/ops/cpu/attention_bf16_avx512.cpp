@@ -33,6 +33,7 @@
 
 #include "ops/cpu/attention_internal.h"
 #include "ops/cpu/scratch.h"
+#include "ops/cpu/vec_math.h"
 
 #define OC_AVX512 __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq")))
 
@@ -73,20 +74,16 @@ OC_AVX512 inline __m256i to_bf16_16(__m512 x) {
   return _mm512_cvtepi32_epi16(_mm512_srli_epi32(_mm512_castps_si512(round_bf16(x)), 16));
 }
 
-// vec_math.h's exp8 (Cephes expf) on 16 lanes: the same constants and steps.
+// vec_math.h's exp8 (Cephes expf) on 16 lanes: the same constants (ExpfConst) and steps.
 OC_AVX512 inline __m512 exp16(__m512 x) {
-  const __mmask16 too_small = _mm512_cmp_ps_mask(x, splat(-87.3f), _CMP_LT_OQ);
-  x = _mm512_min_ps(splat(88.0f), _mm512_max_ps(splat(-87.3f), x));  // operand order keeps NaN
-  const __m512 n = _mm512_roundscale_ps(_mm512_mul_ps(x, splat(1.44269504088896341f)),
-                                        _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-  __m512 r = _mm512_fnmadd_ps(n, splat(0.693359375f), x);
-  r = _mm512_fnmadd_ps(n, splat(-2.12194440e-4f), r);
-  __m512 p = splat(1.9875691500e-4f);
-  p = _mm512_fmadd_ps(p, r, splat(1.3981999507e-3f));
-  p = _mm512_fmadd_ps(p, r, splat(8.3334519073e-3f));
-  p = _mm512_fmadd_ps(p, r, splat(4.1665795894e-2f));
-  p = _mm512_fmadd_ps(p, r, splat(1.6666665459e-1f));
-  p = _mm512_fmadd_ps(p, r, splat(5.0000001201e-1f));
+  using E = ExpfConst;
+  const __mmask16 too_small = _mm512_cmp_ps_mask(x, splat(E::kMin), _CMP_LT_OQ);
+  x = _mm512_min_ps(splat(E::kMax), _mm512_max_ps(splat(E::kMin), x));  // operand order keeps NaN
+  const __m512 n = _mm512_roundscale_ps(_mm512_mul_ps(x, splat(E::kLog2e)), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+  __m512 r = _mm512_fnmadd_ps(n, splat(E::kLn2Hi), x);
+  r = _mm512_fnmadd_ps(n, splat(E::kLn2Lo), r);
+  __m512 p = splat(E::kPoly[0]);
+  for (int i = 1; i < 6; ++i) p = _mm512_fmadd_ps(p, r, splat(E::kPoly[i]));
   __m512 y = _mm512_fmadd_ps(_mm512_mul_ps(p, r), r, _mm512_add_ps(r, splat(1.0f)));
   const __m512i e = _mm512_slli_epi32(_mm512_add_epi32(_mm512_cvtps_epi32(n), _mm512_set1_epi32(127)), 23);
   y = _mm512_mul_ps(y, _mm512_castsi512_ps(e));

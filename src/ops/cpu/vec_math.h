@@ -20,23 +20,30 @@
 
 namespace oc::ops::cpu {
 
+// Cephes expf's constants, shared by exp8 here and exp16 (attention_bf16_avx512.cpp): clamp
+// range, log2(e), ln2 split in two for an exact n * ln2, and the polynomial from the highest
+// coefficient down (evaluated by Horner's rule after r + r^2 * p).
+struct ExpfConst {
+  static constexpr float kMin = -87.3f, kMax = 88.0f, kLog2e = 1.44269504088896341f;
+  static constexpr float kLn2Hi = 0.693359375f, kLn2Lo = -2.12194440e-4f;
+  static constexpr float kPoly[6] = {1.9875691500e-4f, 1.3981999507e-3f, 8.3334519073e-3f,
+                                     4.1665795894e-2f, 1.6666665459e-1f, 5.0000001201e-1f};
+};
+
 #ifdef OC_VEC_AVX2
 using V8 = __m256;
 
 inline V8 v8(float x) { return _mm256_set1_ps(x); }
 
 inline V8 exp8(V8 x) {
-  const V8 too_small = _mm256_cmp_ps(x, v8(-87.3f), _CMP_LT_OQ);
-  x = _mm256_min_ps(v8(88.0f), _mm256_max_ps(v8(-87.3f), x));  // operand order keeps NaN
-  V8 n = _mm256_round_ps(_mm256_mul_ps(x, v8(1.44269504088896341f)), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-  V8 r = _mm256_fnmadd_ps(n, v8(0.693359375f), x);  // ln2 split in two for an exact product
-  r = _mm256_fnmadd_ps(n, v8(-2.12194440e-4f), r);
-  V8 p = v8(1.9875691500e-4f);
-  p = _mm256_fmadd_ps(p, r, v8(1.3981999507e-3f));
-  p = _mm256_fmadd_ps(p, r, v8(8.3334519073e-3f));
-  p = _mm256_fmadd_ps(p, r, v8(4.1665795894e-2f));
-  p = _mm256_fmadd_ps(p, r, v8(1.6666665459e-1f));
-  p = _mm256_fmadd_ps(p, r, v8(5.0000001201e-1f));
+  using E = ExpfConst;
+  const V8 too_small = _mm256_cmp_ps(x, v8(E::kMin), _CMP_LT_OQ);
+  x = _mm256_min_ps(v8(E::kMax), _mm256_max_ps(v8(E::kMin), x));  // operand order keeps NaN
+  V8 n = _mm256_round_ps(_mm256_mul_ps(x, v8(E::kLog2e)), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+  V8 r = _mm256_fnmadd_ps(n, v8(E::kLn2Hi), x);  // ln2 split in two for an exact product
+  r = _mm256_fnmadd_ps(n, v8(E::kLn2Lo), r);
+  V8 p = v8(E::kPoly[0]);
+  for (int i = 1; i < 6; ++i) p = _mm256_fmadd_ps(p, r, v8(E::kPoly[i]));
   V8 y = _mm256_fmadd_ps(_mm256_mul_ps(p, r), r, _mm256_add_ps(r, v8(1.0f)));
   __m256i e = _mm256_slli_epi32(_mm256_add_epi32(_mm256_cvtps_epi32(n), _mm256_set1_epi32(127)), 23);
   y = _mm256_mul_ps(y, _mm256_castsi256_ps(e));
