@@ -1,6 +1,5 @@
 #include "model/params.h"
 
-#include <algorithm>
 #include <cmath>
 #include <vector>
 
@@ -152,12 +151,6 @@ void fill(float* p, size_t n, float v) {
   for (size_t i = 0; i < n; ++i) p[i] = v;
 }
 }  // namespace
-
-void init_params(const ModelCfg& c, const ParamTable& t, float* base, uint64_t seed) {
-  init_params_each(c, t, seed, [&](const ParamInfo& p, std::span<const float> v) {
-    std::copy(v.begin(), v.end(), base + p.offset);
-  });
-}
 
 void init_params(const ModelCfg& c, const ParamTable& t, ops::Backend& be, float* base, uint64_t seed) {
   init_params_each(c, t, seed, [&](const ParamInfo& p, std::span<const float> v) {

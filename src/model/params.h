@@ -81,8 +81,6 @@ ClipParams bind_params(const ModelCfg& cfg, const ParamTable& table, float* base
 // parameter is drawn on the host, in table order, and handed to `emit`.
 void init_params_each(const ModelCfg& cfg, const ParamTable& table, uint64_t seed,
                       const std::function<void(const ParamInfo&, std::span<const float>)>& emit);
-// Into a host arena laid out by `table` (padding untouched).
-void init_params(const ModelCfg& cfg, const ParamTable& table, float* base, uint64_t seed);
 // Into an arena of `be` (`base` is its memory): one parameter at a time through copy_from_host.
 void init_params(const ModelCfg& cfg, const ParamTable& table, ops::Backend& be, float* base, uint64_t seed);
 

@@ -79,13 +79,15 @@ std::vector<std::pair<std::string, TensorView>> state_dict_views(const Clip& mod
   return v;
 }
 
+HostTensor param_to_host(ops::Backend& be, const float* arena, const ParamInfo& p) {
+  HostTensor t(DType::F32, p.shape);
+  be.copy_to_host(t.f32(), arena + p.offset, sizeof(float) * p.numel);
+  return t;
+}
+
 NamedTensors state_dict_copy(const Clip& model) {
   NamedTensors out;
-  for (auto& p : model.table().params) {
-    HostTensor t(DType::F32, p.shape);
-    model.backend().copy_to_host(t.f32(), model.params() + p.offset, sizeof(float) * p.numel);
-    out.emplace_back(p.name, std::move(t));
-  }
+  for (auto& p : model.table().params) out.emplace_back(p.name, param_to_host(model.backend(), model.params(), p));
   return out;
 }
 

@@ -31,6 +31,9 @@ void load_weights(Clip& model, const std::string& path);
 std::vector<std::pair<std::string, TensorView>> state_dict_views(const Clip& model);
 // Host copies of the parameters (for checkpoints written while training continues).
 NamedTensors state_dict_copy(const Clip& model);
+// A host copy of parameter `p` of an arena of `be` laid out as the parameters (the
+// parameters themselves, or an optimizer moment).
+HostTensor param_to_host(ops::Backend& be, const float* arena, const ParamInfo& p);
 
 // Writes the weights: .safetensors by extension, else a torch state_dict (.pt/.bin/.pth).
 void save_weights(const Clip& model, const std::string& path);

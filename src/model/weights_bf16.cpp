@@ -32,21 +32,23 @@ void Bf16Weights::plan(const ParamTable& table, const ClipParams& p, const float
 
 void Bf16Weights::refresh(bool vision, bool text, bool prepare) {
   OC_CHECK(planned(), "bf16 weights used before plan()");
+  if (!prepare) release_prepared();  // before the copies change under them
   auto convert = [&](const std::vector<Span>& spans) {
     for (const Span& s : spans) {
       be_->cast_to_bf16(s.dst, s.src, s.rows * s.cols);
       if (prepare) be_->prepare_weight_bf16(s.dst, s.rows, s.cols);
-      else be_->release_weight_bf16(s.dst);
     }
   };
   if (vision) convert(v_spans_);
   if (text) convert(t_spans_);
+  prepared_ = prepared_ || prepare;
 }
 
 void Bf16Weights::release_prepared() {
-  if (!be_) return;
+  if (!prepared_) return;
   for (const Span& s : v_spans_) be_->release_weight_bf16(s.dst);
   for (const Span& s : t_spans_) be_->release_weight_bf16(s.dst);
+  prepared_ = false;
 }
 
 double Bf16Weights::mib() const {

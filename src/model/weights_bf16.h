@@ -47,6 +47,7 @@ class Bf16Weights {
   void release_prepared();
   ops::Buffer arena_;  // not zeroed: only the GEMM weights' pages are ever touched
   ops::Backend* be_ = nullptr;
+  bool prepared_ = false;  // some weights were handed to prepare_weight_bf16
   std::vector<Span> v_spans_, t_spans_;
   std::vector<BlockWeights16> v_, t_;
 };

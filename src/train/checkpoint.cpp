@@ -68,9 +68,7 @@ void save_checkpoint(const std::string& path, const Clip& model, const AdamW& op
   int64_t next = 0;
   // A moment of one parameter, copied out of the optimizer backend's memory.
   auto moment = [&](const float* arena, const ParamInfo& p) {
-    HostTensor h(DType::F32, p.shape);
-    opt.backend().copy_to_host(h.f32(), arena + p.offset, sizeof(float) * p.numel);
-    return PyValue::from_tensor(std::move(h));
+    return PyValue::from_tensor(param_to_host(opt.backend(), arena, p));
   };
   auto add_state = [&](size_t pi, std::vector<int64_t>& ids) {
     const ParamInfo& p = t.params[pi];

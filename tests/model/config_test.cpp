@@ -1,6 +1,8 @@
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <span>
 
 #include "core/check.h"
 #include "model/config.h"
@@ -205,7 +207,9 @@ TEST(ModelParams, InitFollowsOpenClipDistributions) {
   ModelCfg c = load_model_config("ViT-B-32");
   ParamTable t = make_param_table(c);
   std::vector<float> w(t.total);
-  init_params(c, t, w.data(), 0);
+  init_params_each(c, t, 0, [&](const ParamInfo& p, std::span<const float> v) {
+    std::copy(v.begin(), v.end(), w.begin() + ptrdiff_t(p.offset));
+  });
   auto stats = [&](const char* name) {
     const ParamInfo* p = t.find(name);
     double s = 0, s2 = 0;
