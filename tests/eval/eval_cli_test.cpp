@@ -78,13 +78,19 @@ void metrics_agree_with_reference(bool dedup) {
   auto a = nlohmann::json::parse(ours.out.substr(ours.out.rfind('{')));
   auto b = nlohmann::json::parse(ref.out.substr(ref.out.rfind('{')));
   // Ranks are integers and recalls fractions of 9/12 items: fp32 differences between the
-  // two implementations (~1e-6 in cosine) only matter on exact ties, which random weights
-  // do not produce, so the values must be equal (up to torch computing the fractions in
-  // float32: 1e-6). Without de-duplication the first image appears in two rows; its two
-  // embeddings are the same function of the same pixels, and both sides count only
-  // strictly larger scores, so that tie ranks the same on both.
+  // two implementations (~1e-6 in cosine) only matter on ties, which random weights do not
+  // produce between different images, so the values must be equal (up to torch computing
+  // the fractions in float32: 1e-6).
+  // Without de-duplication each class's first image appears in two rows, encoded in
+  // different batches. Whether its two copies score exactly the same depends on the GEMM
+  // kernels the CPU picks (oneDNN's blocking follows the batch's row count), so which copy
+  // ranks first for a caption is not defined across implementations, nor across CPUs
+  // (a Zen 4 flips it). text_to_image_* are therefore compared only with --val-dedup-images
+  // (every image once: no such tie); the rank of exact ties is checked on given logits in
+  // metrics_test.cpp. image_to_text ranks captions, which are all different texts.
   for (auto& [k, v] : b.items()) {
     ASSERT_TRUE(a.contains(k)) << k;
+    if (!dedup && k.rfind("text_to_image_", 0) == 0) continue;
     EXPECT_NEAR(a[k].get<double>(), v.get<double>(), 1e-6) << k;
   }
   EXPECT_TRUE(a.contains("clip_val_loss"));

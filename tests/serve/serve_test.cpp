@@ -127,14 +127,16 @@ TEST(Serve, EmbedAndClassifyEqualTheCli) {
   auto h = c.Get("/healthz");
   ASSERT_TRUE(h && h->status == 200);
   EXPECT_EQ(json::parse(h->body)["status"], "ok");
-  auto m = c.Get("/metrics");
-  ASSERT_TRUE(m && m->status == 200);
-  EXPECT_NE(m->get_header_value("Content-Type").find("text/plain"), std::string::npos);
-  for (const char* want : {"openclip_requests_total{endpoint=\"/v1/embed/text\",code=\"200\"} 1",
-                           "openclip_requests_total{endpoint=\"/v1/classify\",code=\"200\"} 2",
-                           "openclip_request_duration_seconds_bucket{endpoint=\"/v1/embed/image\",le=\"+Inf\"} 2",
-                           "openclip_batch_size_count{kind=\"image\"}", "openclip_queue_depth 0"})
-    EXPECT_NE(m->body.find(want), std::string::npos) << want << "\n" << m->body;
+  const std::vector<std::string> wants = {
+      "openclip_requests_total{endpoint=\"/v1/embed/text\",code=\"200\"} 1",
+      "openclip_requests_total{endpoint=\"/v1/classify\",code=\"200\"} 2",
+      "openclip_request_duration_seconds_bucket{endpoint=\"/v1/embed/image\",le=\"+Inf\"} 2",
+      "openclip_batch_size_count{kind=\"image\"}", "openclip_queue_depth 0"};
+  const std::string m = test::metrics_with(s.port(), wants);
+  for (auto& want : wants) EXPECT_NE(m.find(want), std::string::npos) << want << "\n" << m;
+  auto mt = c.Get("/metrics");
+  ASSERT_TRUE(mt && mt->status == 200);
+  EXPECT_NE(mt->get_header_value("Content-Type").find("text/plain"), std::string::npos);
   auto page = c.Get("/");
   ASSERT_TRUE(page && page->status == 200);
   EXPECT_NE(page->body.find("<input id=\"q\""), std::string::npos);

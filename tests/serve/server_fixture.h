@@ -2,6 +2,7 @@
 // tests, plus test-tiny weights and small PNGs. The process gets SIGTERM when the fixture ends.
 #pragma once
 #include <fcntl.h>
+#include <httplib.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -79,5 +80,22 @@ class ServerProc {
   int port_ = 0, status_ = -1;
   bool exited_ = false;
 };
+
+// /metrics once every line of `wants` is in it. A request is counted by the server's logger,
+// which runs after the response has been written, so a client can read /metrics before its
+// last request's count lands: poll (a few ms normally; 30 s covers a loaded machine). The
+// body of the last poll comes back either way, for the caller's EXPECTs to show.
+inline std::string metrics_with(int port, const std::vector<std::string>& wants) {
+  httplib::Client c("127.0.0.1", port);
+  std::string body;
+  for (auto until = std::chrono::steady_clock::now() + std::chrono::seconds(30);;) {
+    auto m = c.Get("/metrics");
+    body = m && m->status == 200 ? m->body : std::string();
+    bool all = !body.empty();
+    for (auto& w : wants) all = all && body.find(w) != std::string::npos;
+    if (all || std::chrono::steady_clock::now() > until) return body;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+}
 
 }  // namespace oc::test
