@@ -1,14 +1,22 @@
 #!/usr/bin/env bash
 # Installs what openclip-cpp needs, idempotently: Debian packages, the BPE vocabulary and the
 # zero-shot metadata (into data/, which git ignores). Safe to run again; does nothing twice.
+# `setup.sh --demo` installs only what the main job needs (scripts/demo.sh: the `openclip`
+# binary and Fashion-MNIST); without it, everything the test suite needs as well.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+FOR_DEMO=0
+[[ ${1:-} == --demo ]] && FOR_DEMO=1
 
-PKGS=(cmake ninja-build g++ pkg-config libgtest-dev libbenchmark-dev libdnnl-dev libfmt-dev
+# The `openclip` binary's build and Fashion-MNIST.
+PKGS=(cmake ninja-build g++ pkg-config libdnnl-dev libfmt-dev
       nlohmann-json3-dev zlib1g-dev libjpeg62-turbo-dev libpng-dev libwebp-dev libzstd-dev
       libsnappy-dev libcurl4-openssl-dev libopenmpi-dev openmpi-bin dataset-fashion-mnist
-      python3-torch python3-torchvision python3-regex python3-pil python3-numpy
-      libfaiss-dev libcpp-httplib-dev libssl-dev wrk  # index (faiss), serve (httplib), serve benchmark
+      libfaiss-dev libcpp-httplib-dev libssl-dev)  # index (faiss), serve (httplib)
+# The test suite, benchmarks and checks on top.
+((FOR_DEMO)) || PKGS+=(libgtest-dev libbenchmark-dev
+      python3-torch python3-torchvision python3-regex python3-pil python3-numpy  # reference tests
+      wrk  # serve benchmark
       pybind11-dev python3-dev  # the Python module openclip_cpp (python/)
       libopenblas0-pthread   # OpenBLAS: the PyTorch peer in benchmarks, not netlib's reference BLAS
       clang libclang-rt-dev libomp-dev llvm)  # scripts/check.sh: sanitizers, libFuzzer, llvm-symbolizer
@@ -25,6 +33,7 @@ fi
 # Headless Chromium renders the HTML report in the `browser` test; without the recommends
 # (cups, avahi, udev helpers ...) it is a third of the download.
 BROWSER_PKGS=(chromium fonts-liberation)
+((FOR_DEMO)) && BROWSER_PKGS=()
 missing=()
 for p in "${BROWSER_PKGS[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

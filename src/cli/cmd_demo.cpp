@@ -19,6 +19,7 @@
 #include "core/check.h"
 #include "core/fs.h"
 #include "core/log.h"
+#include "core/machine.h"
 #include "core/flags.h"
 #include "core/parallel.h"
 #include "core/rng.h"
@@ -148,6 +149,14 @@ std::vector<EpochResult> read_results(const std::string& run_dir, const std::str
                    j.value("train_seconds", 0.0)});
   }
   return out;
+}
+
+// The CPU kind the figures depend on: the model name and the widest matrix ISA it has.
+std::string cpu_kind() {
+  const MachineInfo m = machine_info();
+  const char* isa = m.amx_bf16 ? "AMX-BF16" : m.avx512_bf16 ? "AVX512-BF16, no AMX" : m.avx512f ? "AVX-512, no BF16"
+                  : m.avx2 ? "AVX2 only" : "no AVX2";
+  return m.cpu_model + " (" + isa + ", " + std::to_string(m.usable_threads) + " threads)";
 }
 
 Recipe recipe_from(const Options& o) {
@@ -314,6 +323,7 @@ int run(const std::vector<std::string>& args) {
                       {"seconds_to_85", seconds_to_85},
                       {"samples", len.steps() * rc.batch_size},
                       {"model", rc.model},
+                      {"cpu", cpu_kind()},
                       {"run_dir", run_dir},
                       {"report", report}};
   std::printf("%s\n", j.dump().c_str());
