@@ -8,9 +8,9 @@
 # (e.g. scripts/demo.sh --minutes 3 --out /tmp/demo).
 #
 # The binary: build/openclip when scripts/test.sh has configured build/ (everything is built
-# there; only the binary is brought up to date here), else build-demo/openclip, configured
-# without the tests, the Python module and the CUDA backend (OPENCLIP_CUDA=ON in the
-# environment adds CUDA), so a fresh clone compiles only what the job runs.
+# there; only the binary is brought up to date here), else build-demo/openclip, configured by
+# CMakePresets.json's `demo` preset without the tests, the Python module and the CUDA backend
+# (OPENCLIP_CUDA=ON in the environment adds CUDA), so a fresh clone compiles only what the job runs.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 t0=$SECONDS
@@ -20,8 +20,8 @@ if [[ -f build/build.ninja ]]; then
   dir=build
 else
   dir=build-demo
-  [[ -f $dir/build.ninja ]] || cmake -S . -B $dir -G Ninja -DCMAKE_BUILD_TYPE=Release -DOPENCLIP_TESTS=OFF \
-    -DOPENCLIP_PYTHON=OFF -DOPENCLIP_CUDA="${OPENCLIP_CUDA:-OFF}"
+  # CMakePresets.json's `demo` (the test demo_build_is_minimal checks what it builds).
+  [[ -f $dir/build.ninja ]] || cmake --preset demo -DOPENCLIP_CUDA="${OPENCLIP_CUDA:-OFF}"
 fi
 cmake --build $dir --target openclip_cli -j "$(nproc)"
 t2=$SECONDS

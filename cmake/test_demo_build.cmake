@@ -1,0 +1,25 @@
+# ctest demo_build_is_minimal: the `demo` preset (scripts/demo.sh's build) configures without
+# GoogleTest, and building the openclip binary there compiles no test, example, benchmark,
+# Python or CUDA source. cmake -DSRC=<source dir> -DSCRATCH=<empty folder> -P this file.
+file(REMOVE_RECURSE ${SCRATCH})
+execute_process(COMMAND ${CMAKE_COMMAND} --preset demo -B ${SCRATCH} WORKING_DIRECTORY ${SRC}
+  RESULT_VARIABLE rc OUTPUT_QUIET ERROR_VARIABLE err)
+if(NOT rc EQUAL 0)
+  message(FATAL_ERROR "cmake --preset demo failed (${rc}):\n${err}")
+endif()
+execute_process(COMMAND ninja -C ${SCRATCH} -t commands openclip_cli OUTPUT_VARIABLE cmds RESULT_VARIABLE rc)
+if(NOT rc EQUAL 0 OR NOT cmds MATCHES "src/cli/main.cpp")
+  message(FATAL_ERROR "ninja -t commands openclip_cli failed (${rc}) or does not build src/cli/main.cpp")
+endif()
+foreach(bad "/tests/" "/examples/" "/bench/" "/python/" "\\.cu[ \"]" "gtest")
+  if(cmds MATCHES "${bad}")
+    string(REGEX MATCH "[^\n]*${bad}[^\n]*" line "${cmds}")
+    message(FATAL_ERROR "the demo build compiles something it does not run (${bad}):\n${line}")
+  endif()
+endforeach()
+execute_process(COMMAND ninja -C ${SCRATCH} -t targets all OUTPUT_VARIABLE targets)
+if(targets MATCHES "(^|\n)(test_[a-z_]+|openclip_cpp[^:]*|openclip_ops_cuda[^:]*):")
+  message(FATAL_ERROR "the demo preset defines a target it should not: ${CMAKE_MATCH_2}")
+endif()
+file(REMOVE_RECURSE ${SCRATCH})
+message(STATUS "demo build: openclip only")
