@@ -1,5 +1,5 @@
 // openclip index build | search: an image index (embeddings + faiss) built from a folder,
-// a pattern or shards, and searched by text or by an example image (docs/INDEX.md).
+// a pattern or shards, and searched by text or by an example image (docs/SERVE.md).
 #include <cstdio>
 #include <nlohmann/json.hpp>
 

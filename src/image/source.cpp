@@ -1,5 +1,5 @@
 // PIL 9.4 Convert.c transcribed for the modes source.h keeps. Each conversion is checked
-// against PIL over every input value by tests/image/source_test.cpp's references.
+// against PIL over every input value by tests/image/parity_test.cpp (ImageModeParity).
 #include "image/source.h"
 
 #include <cstring>

@@ -1,6 +1,6 @@
 // Nearest neighbours by inner product (= cosine on L2-normalized embeddings) with faiss.
 // Exact (IndexFlatIP) below kHnswThreshold vectors, HNSW (IndexHNSWFlat, M=32) from there
-// on: docs/INDEX.md gives the measured query times behind the threshold.
+// on: docs/BENCHMARKS.md has the measured query times behind the threshold.
 #pragma once
 #include <cstdint>
 #include <memory>

@@ -189,7 +189,7 @@ void check_equivalence(const std::string& mode_flags, const std::string& tag, co
 }
 
 // OpenCLIP's default mode gives the towers 1/world of the global batch's gradient
-// (tests/dist/step_modes_test.cpp checks each mode's formula); --global-batch-gradient is
+// (tests/step/step_modes_test.cpp checks each mode's formula); --global-batch-gradient is
 // the default mode that equals one process on the global batch.
 TEST(DistMpi, TwoRanksEqualOneRankDoubleBatchGlobalBatchGradient) { check_equivalence("--global-batch-gradient", "default"); }
 // SigLIP over MPI: the neighbour exchange (MPI_Isend/Irecv) and the per-rank loss over the
