@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Checks the project's references to itself: every relative link in its Markdown points at a
 file in the repository (and, for a link into a Markdown file, at one of its headings), and every
-repository file cited by path (`src/x/y.cpp`, docs/X.md, tests/...) in the Markdown and in the
+repository file cited by path (`src/<module>/<file>.cpp`, docs/<NAME>.md, tests/...) in the Markdown and in the
 sources' comments exists. Usage: check_links.py REPO_ROOT. Exit 1 and one line per broken
 reference (file:line: what) when anything is broken."""
 import re
