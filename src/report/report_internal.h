@@ -20,6 +20,9 @@ std::string code(std::string_view text);
 
 std::string predictions_section(const Predictions& p);
 
+// The page's stylesheet and its optional hover script (vanilla JS, no library: the page
+// renders fully without it; it adds a read-out of the nearest logged point when the pointer
+// is over a line chart). Files in src/report/assets/, compiled in by oc_embed_assets.
 std::string_view page_css();
 std::string_view page_script();
 
