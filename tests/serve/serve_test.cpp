@@ -211,8 +211,8 @@ TEST(Serve, BadInputGets4xxJsonAndTheServerKeepsServing) {
   expect_error(c.Get("/v1/search?q=hello"), 404, "no index");
   expect_error(c.Get("/no/such/thing"), 404, "no such endpoint");
   // Truncated bodies: the client promises more than it sends, then closes or half-closes.
-  raw_exchange(s.port(), "POST /v1/embed/text HTTP/1.1\r\nHost: x\r\nContent-Length: 1000\r\n\r\n{\"text\":", true);
-  raw_exchange(s.port(), "POST /v1/embed/image HTTP/1.1\r\nHost: x\r\nContent-Type: multipart/form-data; boundary=zz\r\n"
+  raw_exchange(s.port(), "POST /v1/embed/text HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{\"text\":", true);
+  raw_exchange(s.port(), "POST /v1/embed/image HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: multipart/form-data; boundary=zz\r\n"
                "Content-Length: 40\r\n\r\n--zz\r\nContent-Disposition: form-da", true);
   auto garbage = raw_exchange(s.port(), "\x16\x03\x01 not http at all\r\n\r\n", true);
   // A 400, or nothing: the server closes with the request's tail unread, and the kernel's
