@@ -5,7 +5,9 @@
 # openclip> the concurrency-16 runs also against it, interleaved with ours so both see the
 # same load; then the hostile clients of scripts/serve_hostile.py. Random ViT-B-32 weights
 # (speed only). The machine may be shared: every figure is printed with the load average.
-# Usage: scripts/bench_serve.sh [build/openclip]   (env: MODEL, DUR, PORT, CONC, BEFORE, HOSTILE=0)
+# Every wrk run gets a fresh server: requests a previous run left queued would hold places
+# in --max-queue and turn the next run's first requests into 503s.
+# Usage: scripts/bench_serve.sh [build/openclip]   (env: MODEL, DUR, PORT, CONC, BEFORE, INFER=0, HOSTILE=0)
 set -euo pipefail
 BIN=${1:-build/openclip}
 MODEL=${MODEL:-ViT-B-32}
@@ -18,11 +20,13 @@ srv=""
 trap '[[ -n $srv ]] && kill $srv 2>/dev/null || true; rm -rf "$work"' EXIT
 
 echo "== $(date -u +%F) $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2) nproc $(nproc)  duration $DUR per run"
-echo "== bench infer (batch 32, fp32)   load: $(cat /proc/loadavg)"
-"$BIN" bench infer --model "$MODEL" --batch-size 32 --precision fp32 2>&1 | grep -E 'images/s'
-# Like for like for the text requests: the request text below is 11 tokens with start and end.
-echo "== bench infer (batch 32, fp32, 11-token texts as the requests)   load: $(cat /proc/loadavg)"
-"$BIN" bench infer --model "$MODEL" --batch-size 32 --precision fp32 --text-len 11 2>&1 | grep -E 'texts/s'
+if [[ ${INFER:-1} == 1 ]]; then
+  echo "== bench infer (batch 32, fp32)   load: $(cat /proc/loadavg)"
+  "$BIN" bench infer --model "$MODEL" --batch-size 32 --precision fp32 2>&1 | grep -E 'images/s'
+  # Like for like for the text requests: the request text below is 11 tokens with start and end.
+  echo "== bench infer (batch 32, fp32, 11-token texts as the requests)   load: $(cat /proc/loadavg)"
+  "$BIN" bench infer --model "$MODEL" --batch-size 32 --precision fp32 --text-len 11 2>&1 | grep -E 'texts/s'
+fi
 
 /usr/bin/python3 - "$work" <<'PY'
 import base64, io, json, sys
@@ -43,9 +47,10 @@ LUA
 done
 
 start() {  # start BIN: a server on $PORT
+  rm -f "$work/serve.log"  # not the last server's "listening"
   "$1" serve --model "$MODEL" --random-init --port "$PORT" --max-batch 32 --max-wait-ms 5 >"$work/serve.log" 2>&1 &
   srv=$!
-  until grep -q listening "$work/serve.log"; do sleep 0.5; kill -0 $srv; done
+  until grep -qs listening "$work/serve.log"; do sleep 0.5; kill -0 $srv; done
 }
 stop() { kill $srv; wait $srv || true; srv=""; }
 peak() { echo "server peak RSS $(awk '/VmHWM/ {printf "%.0f MB", $2/1024}' /proc/$srv/status)"; }
@@ -68,12 +73,15 @@ if [[ -n $BEFORE ]]; then  # concurrency 16, before and after, alternating
     done
   done
 fi
-start "$BIN"
 for kind in text image; do
-  for c in $CONC; do bench after $kind "$c"; done
-  peak
+  for c in $CONC; do
+    start "$BIN"
+    bench after $kind "$c"
+    peak
+    curl -s "http://127.0.0.1:$PORT/metrics" | grep -E '^openclip_batch_size_(sum|count)|^openclip_queue_rejected' | tr '\n' ' '
+    echo
+    stop
+  done
 done
-curl -s "http://127.0.0.1:$PORT/metrics" | grep -E '^openclip_batch_size_(sum|count)|^openclip_queue_rejected'
-stop
 [[ ${HOSTILE:-1} == 1 ]] && /usr/bin/python3 "$(dirname "$0")/serve_hostile.py" "$BIN"
 exit 0

@@ -300,6 +300,7 @@ State RequestParser::framing() {
   if (has_te && (has_length || req_.minor_version == 0)) return fail(400, "Transfer-Encoding with Content-Length or HTTP/1.0");
   if (req_.content_length > lim_.max_body)
     return fail(413, "the request body is over the limit of " + std::to_string(lim_.max_body) + " bytes");
+  if (!req_.chunked) req_.body.reserve(size_t(req_.content_length));  // counted by the server's body budget
   return state_ = req_.has_body() ? State::Body : State::Done;
 }
 

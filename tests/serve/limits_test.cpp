@@ -103,6 +103,17 @@ TEST(ServeLimits, BodyLimitHoldsWhateverTheFraming) {
   // A POST without a length has no body: answered at once (400), not after a read timeout.
   expect_json_error(raw_request(p, "POST /v1/embed/text HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n" + kJson + "\r\n"), 400,
                     "not valid JSON");
+  // Expect: 100-continue (curl sends it for bodies over 1 KB): the interim answer, then the body.
+  const int fd = test::connect_local(p);
+  const std::string body = text_body("continue");
+  ASSERT_TRUE(test::send_all(fd, "POST /v1/embed/text HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n" + kJson +
+                                     "Expect: 100-continue\r\nContent-Length: " + std::to_string(body.size()) + "\r\n\r\n"));
+  char interim[25];
+  ASSERT_EQ(recv(fd, interim, sizeof interim, MSG_WAITALL), 25);
+  EXPECT_EQ(std::string(interim, 25), "HTTP/1.1 100 Continue\r\n\r\n");
+  ASSERT_TRUE(test::send_all(fd, body));
+  EXPECT_EQ(test::read_to_close(fd).status(), 200);
+  close(fd);
   // A chunked body within the limit is served.
   auto ok = raw_request(p, chunked_post(p, text_body("a chunked request"), 5));
   ASSERT_EQ(ok.status(), 200) << ok.text;
@@ -173,6 +184,28 @@ TEST(ServeLimits, RequestLineAndHeaderCaps) {
   expect_json_error(raw_request(p, many + "\r\n"), 431, "headers");
   expect_json_error(raw_request(p, "GET /healthz HTTP/2.0\r\nHost: 127.0.0.1\r\n\r\n"), 505);
   EXPECT_EQ(raw_request(p, http_request("GET", "/healthz", p)).status(), 200);
+}
+
+TEST(ServeLimits, ConnectionsOverTheCapGet503AtOnce) {
+  auto f = test::make_files("serve_conns", 0);
+  test::ServerProc s("--pretrained " + f.weights + " --max-connections 5 --header-timeout 120", f.dir + "/log");
+  ASSERT_GT(s.port(), 0) << s.log();
+  const int p = s.port();
+  std::vector<int> held;
+  for (int i = 0; i < 5; ++i) {  // five connections in the middle of their headers
+    held.push_back(test::connect_local(p));
+    ASSERT_TRUE(test::send_all(held.back(), "GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n"));
+  }
+  // The listen queue is served in order, so the sixth is accepted after the five.
+  expect_json_error(raw_request(p, http_request("GET", "/healthz", p)), 503, "too many connections");
+  for (int fd : held) close(fd);
+  // The server sees the five closes in some order relative to the next connect: retry until
+  // it is served (within milliseconds; 20 s bounds a loaded machine).
+  int status = 0;
+  for (auto end = Clock::now() + std::chrono::seconds(20); status != 200 && Clock::now() < end;
+       std::this_thread::sleep_for(std::chrono::milliseconds(50)))
+    status = raw_request(p, http_request("GET", "/healthz", p)).status();
+  EXPECT_EQ(status, 200);
 }
 
 // Slow clients: one non-blocking socket each, fed a byte at a time by the test thread.
