@@ -76,6 +76,18 @@ def raw(port, data, timeout=60, chunks=None):
     return (int(m.group(1)) if m else 'none'), time.time() - t
 
 
+def connections(port, n, first_bytes, read_answer=False):
+    """n connections that sent first_bytes (and read the answer when asked)."""
+    out = []
+    for _ in range(n):
+        c = socket.create_connection(('127.0.0.1', port))
+        c.sendall(first_bytes)
+        if read_answer:
+            c.recv(65536)
+        out.append(c)
+    return out
+
+
 def report(name, answer, srv, extra=''):
     print(f'{name:44s} answer {str(answer):10s} peak RSS +{srv.peak():7.1f} MB over {srv.base:6.1f} MB {extra}', flush=True)
 
@@ -131,11 +143,8 @@ def main():
     s.stop()
 
     s = Server()
-    socks, stop = [], threading.Event()
-    for _ in range(200):
-        c = socket.create_connection(('127.0.0.1', s.port))
-        c.sendall(b'POST /v1/embed/text HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: ')
-        socks.append(c)
+    stop = threading.Event()
+    socks = connections(s.port, 200, b'POST /v1/embed/text HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: ')
 
     def dribble():
         while not stop.is_set():
@@ -172,12 +181,7 @@ def main():
     s.stop()
 
     s = Server()
-    idle = []
-    for _ in range(120):
-        c = socket.create_connection(('127.0.0.1', s.port))
-        c.sendall(b'GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n')
-        c.recv(65536)
-        idle.append(c)
+    idle = connections(s.port, 120, b'GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n', read_answer=True)
     cpu = lambda: sum(int(x) for x in open(f'/proc/{s.p.pid}/stat').read().rsplit(')', 1)[1].split()[11:13])
     c0 = cpu()
     time.sleep(4)
@@ -187,11 +191,7 @@ def main():
     s.stop()
 
     s = Server()
-    slow = []
-    for _ in range(5):
-        c = socket.create_connection(('127.0.0.1', s.port))
-        c.sendall(b'POST /v1/embed/text HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: a')
-        slow.append(c)
+    slow = connections(s.port, 5, b'POST /v1/embed/text HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: a')
     time.sleep(0.5)
     print(f'{"SIGTERM, 5 slow clients (drain 10 s)":44s} exited after {s.stop():.1f} s', flush=True)
 
