@@ -1,5 +1,6 @@
 // openclip serve: the model (and an index) behind an HTTP JSON API with dynamic batching
-// (docs/SERVE.md). SIGTERM/SIGINT stop accepting connections and finish what is queued.
+// (docs/SERVE.md). SIGTERM/SIGINT stop accepting connections, answer what is in progress
+// within --drain-seconds and finish what is queued.
 #include <signal.h>
 #include <unistd.h>
 
@@ -10,6 +11,8 @@
 #include "cli/command.h"
 #include "core/check.h"
 #include "core/flags.h"
+#include "core/fs.h"
+#include "serve/access.h"
 #include "serve/server.h"
 
 namespace oc::cli {
@@ -21,6 +24,17 @@ void on_signal(int) {
   const char c = 's';
   const ssize_t r = write(g_pipe[1], &c, 1);
   (void)r;
+}
+
+// The key is the file's first line, without surrounding whitespace.
+std::string read_key_file(const std::string& path) {
+  auto text = fs::read_text(path);
+  if (!text) OC_USER_ERROR("--api-key-file {}: {}", path, text.error());
+  std::string key = text.value().substr(0, text.value().find('\n'));
+  key.erase(0, key.find_first_not_of(" \t\r"));
+  key.erase(key.find_last_not_of(" \t\r") + 1);
+  if (key.empty()) OC_USER_ERROR("--api-key-file {}: the first line is empty", path);
+  return key;
 }
 
 int run(const std::vector<std::string>& args) {
@@ -43,9 +57,22 @@ int run(const std::vector<std::string>& args) {
   s.max_pixels = o.get_int("max-image-pixels");
   s.max_text_bytes = size_t(o.get_int("max-text-bytes"));
   s.max_inputs = int(o.get_int("max-inputs"));
+  s.max_connections = int(o.get_int("max-connections"));
+  s.max_request_pixels = o.get_int("max-request-pixels");
+  s.max_request_text_bytes = size_t(o.get_int("max-request-text-bytes"));
+  s.header_timeout_s = double(o.get_int("header-timeout"));
+  s.body_timeout_s = double(o.get_int("body-timeout"));
+  s.drain_seconds = double(o.get_int("drain-seconds"));
+  s.api_key = o.get("api-key");
+  if (o.has("api-key-file")) s.api_key = read_key_file(o.get("api-key-file"));
+  s.insecure_no_auth = o.flag("insecure-no-auth");
+  s.allowed_hosts = serve::split_list(o.get("allowed-hosts"));
+  s.cors_origins = serve::split_list(o.get("cors-origin"));
   if (s.port < 0 || s.port > 65535) OC_USER_ERROR("--port must be 0..65535");
-  if (s.max_batch < 1 || s.max_wait_ms < 0 || s.max_queue < 1 || s.max_inputs < 1)
-    OC_USER_ERROR("--max-batch, --max-queue and --max-inputs must be at least 1, --max-wait-ms at least 0");
+  if (s.max_batch < 1 || s.max_wait_ms < 0 || s.max_queue < 1 || s.max_inputs < 1 || s.max_connections < 1)
+    OC_USER_ERROR("--max-batch, --max-queue, --max-inputs and --max-connections must be at least 1, --max-wait-ms at least 0");
+  if (s.header_timeout_s < 1 || s.body_timeout_s < 1 || s.drain_seconds < 0)
+    OC_USER_ERROR("--header-timeout and --body-timeout must be at least 1 second, --drain-seconds at least 0");
   // SIGTERM/SIGINT: the handler only writes a byte to a pipe (async-signal-safe); a watcher
   // thread reads it and stops the server outside the handler. (Masking plus sigwait is not
   // enough: threads started before this point, by libraries, would take the default action.)
@@ -63,7 +90,7 @@ int run(const std::vector<std::string>& args) {
     while (read(g_pipe[0], &c, 1) < 0 && errno == EINTR) {
     }
     if (c == 's') {
-      std::fprintf(stderr, "serve: signal received, finishing queued requests\n");
+      std::fprintf(stderr, "serve: signal received, draining (at most %g s)\n", s.drain_seconds);
       server.stop();
     }
   });

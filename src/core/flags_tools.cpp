@@ -143,11 +143,23 @@ void add_other_flags(FlagList* l) {
   l->add("port", T::Int, "8080", "port (0 = any free port, printed at start)").on(s);
   l->add("max-batch", T::Int, "32", "inputs per forward pass").on(s);
   l->add("max-wait-ms", T::Int, "5", "how long a request waits for others to batch with").on(s);
-  l->add("max-queue", T::Int, "256", "requests waiting for the model before 503 + Retry-After").on(s);
-  l->add("http-threads", T::Int, "128", "connections served at once").on(s);
+  l->add("max-queue", T::Int, "256", "requests accepted and not yet answered; the next gets 503 + Retry-After").on(s);
+  l->add("http-threads", T::Int, "128", "threads preparing requests (parse, decode, tokenize) for the model").on(s);
+  l->add("max-connections", T::Int, "1000", "open connections; the next gets 503 and is closed").on(s);
+  l->add("header-timeout", T::Int, "10", "seconds for a request's headers, from its first byte (408 after)").on(s);
+  l->add("body-timeout", T::Int, "60", "seconds for a request's body, after its headers (408 after)").on(s);
+  l->add("drain-seconds", T::Int, "10", "on SIGTERM: how long requests in progress may finish").on(s);
   l->add("max-image-pixels", T::Int, "25000000", "decoded image limit (413 above; decompression bombs)").on(s);
+  l->add("max-request-pixels", T::Int, "100000000", "decoded pixels of all images of a request (413 above)").on(s);
   l->add("max-text-bytes", T::Int, "4096", "bytes per text (413 above)").on(s);
+  l->add("max-request-text-bytes", T::Int, "262144", "bytes of all texts of a request (413 above)").on(s);
   l->add("max-inputs", T::Int, "256", "texts, images or labels per request (413 above)").on(s);
+  l->add("api-key", T::String, "", "required as Authorization: Bearer KEY (visible in ps: prefer --api-key-file)").on(s);
+  l->add("api-key-file", T::String, "", "file holding the API key (its first line)").on(s);
+  l->add("insecure-no-auth", T::Flag, "", "serve a non-loopback --host without an API key").on(s);
+  l->add("allowed-hosts", T::String, "", "Host names served besides IP literals, localhost and --host (comma-separated)")
+      .on(s);
+  l->add("cors-origin", T::String, "", "origins allowed cross-origin requests (comma-separated; default none)").on(s);
 }
 
 }  // namespace

@@ -22,30 +22,39 @@ void one_omp_thread() {
   if (!set) omp_set_num_threads(1), set = true;
 }
 
-ImageU8 decode_upload(const Context& c, const std::string& bytes, size_t i) {
+bool is_multipart(const http::Request& req) { return req.media_type() == "multipart/form-data"; }
+
+// Decodes upload i within the per-image limit and what is left of the request's budget;
+// both are checked by the decoder from the image header, before it allocates the pixels.
+ImageU8 decode_upload(const Context& c, std::span<const uint8_t> bytes, size_t i, int64_t budget_left) {
+  const std::string what = "image " + std::to_string(i);
+  const std::string budget = std::to_string(c.opt.max_request_pixels);
+  if (budget_left <= 0) throw HttpError(413, what + ": the request is over its budget of " + budget + " decoded pixels");
   DecodeOptions d;
-  d.max_pixels = c.opt.max_pixels;
-  auto img = decode_image({reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()}, d);
+  d.max_pixels = std::min(c.opt.max_pixels, budget_left);
+  auto img = decode_image(bytes, d);
   if (img) return std::move(img).value();
-  if (img.error().find("exceeds the pixel limit") != std::string::npos)
-    throw HttpError(413, "image " + std::to_string(i) + ": " + img.error());
-  throw HttpError(400, "image " + std::to_string(i) + " is not a readable JPEG, PNG or WebP: " + img.error());
+  if (img.error().find("exceeds the pixel limit") == std::string::npos)
+    throw HttpError(400, what + " is not a readable JPEG, PNG or WebP: " + img.error());
+  if (budget_left < c.opt.max_pixels)
+    throw HttpError(413, what + " would take the request over its budget of " + budget + " decoded pixels (" + img.error() + ")");
+  throw HttpError(413, what + ": " + img.error());
 }
 
-std::vector<float> run_images(const Context& c, const std::vector<ImageU8>& images) {
-  const size_t px = size_t(3 * c.enc.image_size() * c.enc.image_size());
-  std::vector<float> pixels(images.size() * px);
-  one_omp_thread();
-  for (size_t i = 0; i < images.size(); ++i) c.enc.preprocess(images[i], {pixels.data() + i * px, px});
-  return c.batcher.run(Kind::Image, {}, std::move(pixels), int64_t(images.size()));
+std::vector<float> run_images(const Context& c, Pixels p) {
+  return c.batcher.run(Kind::Image, {}, std::move(p.data), int64_t(p.n));
 }
 
 std::vector<float> run_texts(const Context& c, const std::vector<std::string>& texts) {
+  size_t total = 0;
   for (size_t i = 0; i < texts.size(); ++i) {
     if (texts[i].empty()) throw HttpError(400, "text " + std::to_string(i) + " is empty");
     if (texts[i].size() > c.opt.max_text_bytes)
       throw HttpError(413, "text " + std::to_string(i) + " has " + std::to_string(texts[i].size()) +
                                " bytes, over the limit of " + std::to_string(c.opt.max_text_bytes));
+    total += texts[i].size();
+    if (total > c.opt.max_request_text_bytes)
+      throw HttpError(413, "the request's texts are over its budget of " + std::to_string(c.opt.max_request_text_bytes) + " bytes");
   }
   one_omp_thread();
   std::vector<int32_t> ids;
@@ -96,7 +105,7 @@ int parse_k(const std::string& s) {
 
 }  // namespace
 
-json parse_json_body(const httplib::Request& req) {
+json parse_json_body(const http::Request& req) {
   bool too_deep = false;
   json::parser_callback_t cb = [&](int depth, json::parse_event_t, json&) {
     if (depth > 32) too_deep = true;
@@ -109,28 +118,37 @@ json parse_json_body(const httplib::Request& req) {
   return j;
 }
 
-std::vector<ImageU8> request_images(const Context& c, const httplib::Request& req) {
-  std::vector<std::string> blobs;
-  if (req.is_multipart_form_data()) {
-    for (auto& [name, part] : req.files)
-      if (name == "image" || name == "images" || !part.filename.empty()) blobs.push_back(part.content);
+Pixels request_pixels(const Context& c, const http::Request& req) {
+  const size_t px = size_t(3 * c.enc.image_size() * c.enc.image_size());
+  const size_t max_n = size_t(c.opt.max_inputs);
+  Pixels out;
+  int64_t left = c.opt.max_request_pixels;
+  one_omp_thread();
+  auto add = [&](std::span<const uint8_t> bytes) {
+    if (out.n >= max_n) throw HttpError(413, "more than " + std::to_string(max_n) + " images, over the limit");
+    const ImageU8 img = decode_upload(c, bytes, out.n, left);
+    left -= int64_t(img.width) * img.height;
+    out.data.resize((out.n + 1) * px);
+    c.enc.preprocess(img, {out.data.data() + out.n * px, px});
+    ++out.n;
+  };
+  if (is_multipart(req)) {
+    for (auto& part : http::parse_multipart(req, 2 * max_n + 8))
+      if (part.name == "image" || part.name == "images" || !part.filename.empty())
+        add({reinterpret_cast<const uint8_t*>(part.content.data()), part.content.size()});
   } else {
     json j = parse_json_body(req);
-    for (auto& s : string_list(j, "image", "images", size_t(c.opt.max_inputs))) {
+    for (auto& s : string_list(j, "image", "images", max_n)) {
       auto bytes = base64_decode(s);
-      if (!bytes) throw HttpError(400, "image " + std::to_string(blobs.size()) + " is not valid base64");
-      blobs.emplace_back(bytes->begin(), bytes->end());
+      if (!bytes) throw HttpError(400, "image " + std::to_string(out.n) + " is not valid base64");
+      add(*bytes);
     }
   }
-  if (blobs.empty()) throw HttpError(400, "no image: send multipart/form-data with an \"image\" file, or JSON {\"image\": \"<base64>\"}");
-  if (blobs.size() > size_t(c.opt.max_inputs))
-    throw HttpError(413, std::to_string(blobs.size()) + " images, over the limit of " + std::to_string(c.opt.max_inputs));
-  std::vector<ImageU8> out;
-  for (size_t i = 0; i < blobs.size(); ++i) out.push_back(decode_upload(c, blobs[i], i));
+  if (out.n == 0) throw HttpError(400, "no image: send multipart/form-data with an \"image\" file, or JSON {\"image\": \"<base64>\"}");
   return out;
 }
 
-json embed_text(const Context& c, const httplib::Request& req) {
+json embed_text(const Context& c, const http::Request& req) {
   json j = parse_json_body(req);
   auto texts = string_list(j, "text", "texts", size_t(c.opt.max_inputs));
   if (texts.empty()) throw HttpError(400, "no text: send {\"texts\": [\"...\"]} or {\"text\": \"...\"}");
@@ -139,45 +157,48 @@ json embed_text(const Context& c, const httplib::Request& req) {
   return {{"model", c.opt.model}, {"dim", E}, {"embeddings", rows(e, texts.size(), E)}};
 }
 
-json embed_image(const Context& c, const httplib::Request& req) {
-  auto images = request_images(c, req);
-  auto e = run_images(c, images);
+json embed_image(const Context& c, const http::Request& req) {
+  auto images = request_pixels(c, req);
+  const size_t n = images.n;
+  auto e = run_images(c, std::move(images));
   const size_t E = size_t(c.enc.embed_dim());
-  return {{"model", c.opt.model}, {"dim", E}, {"embeddings", rows(e, images.size(), E)}};
+  return {{"model", c.opt.model}, {"dim", E}, {"embeddings", rows(e, n, E)}};
 }
 
-json classify(const Context& c, const httplib::Request& req) {
+json classify(const Context& c, const http::Request& req) {
   std::vector<std::string> labels;
-  if (req.is_multipart_form_data()) {
-    for (auto& [name, part] : req.files)
-      if (name == "labels" || name == "label") labels.push_back(part.content);
+  if (is_multipart(req)) {
+    for (auto& part : http::parse_multipart(req, 2 * size_t(c.opt.max_inputs) + 8))
+      if (part.name == "labels" || part.name == "label") labels.push_back(part.content);
     if (labels.size() > size_t(c.opt.max_inputs)) throw HttpError(413, "too many labels");
   } else {
     labels = string_list(parse_json_body(req), "label", "labels", size_t(c.opt.max_inputs));
   }
   if (labels.empty()) throw HttpError(400, "classify needs at least one label (\"labels\")");
-  auto images = request_images(c, req);
-  auto img = run_images(c, images);
+  auto images = request_pixels(c, req);
+  const size_t n = images.n;
+  auto img = run_images(c, std::move(images));
   auto txt = run_texts(c, labels);
   const size_t E = size_t(c.enc.embed_dim());
   json probs = json::array();
-  for (size_t i = 0; i < images.size(); ++i) probs.push_back(label_probabilities(img.data() + i * E, txt.data(), labels.size(), size_t(E)));
+  for (size_t i = 0; i < n; ++i) probs.push_back(label_probabilities(img.data() + i * E, txt.data(), labels.size(), size_t(E)));
   return {{"labels", labels}, {"probs", probs}};
 }
 
-json search(const Context& c, const httplib::Request& req) {
+json search(const Context& c, const http::Request& req) {
   if (!c.searcher) throw HttpError(404, "no index loaded (start the server with --index INDEX_DIR)");
-  const int k = req.has_param("k") ? parse_k(req.get_param_value("k")) : 10;
+  const auto params = req.params();
+  const int k = params.count("k") ? parse_k(params.at("k")) : 10;
   std::vector<float> q;
   std::string query;
   if (req.method == "GET") {
-    query = req.get_param_value("q");
+    query = params.count("q") ? params.at("q") : "";
     if (query.empty()) throw HttpError(400, "search needs a query: /v1/search?q=TEXT&k=10");
     q = run_texts(c, {query});
   } else {
-    auto images = request_images(c, req);
-    if (images.size() != 1) throw HttpError(400, "search by image takes exactly one image");
-    q = run_images(c, images);
+    auto images = request_pixels(c, req);
+    if (images.n != 1) throw HttpError(400, "search by image takes exactly one image");
+    q = run_images(c, std::move(images));
   }
   return {{"query", query}, {"k", k}, {"results", hits_json(c, q.data(), k)}};
 }

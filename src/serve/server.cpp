@@ -1,34 +1,36 @@
 #include "serve/server.h"
 
-#include <httplib.h>
-#include <sys/socket.h>
-
-#include <chrono>
 #include <cstdio>
+#include <functional>
 #include <optional>
 
 #include "core/check.h"
 #include "image/codec.h"
 #include "index/checksum.h"
 #include "index/sources.h"
+#include "serve/access.h"
 #include "serve/handlers.h"
+#include "serve/http_server.h"
 #include "serve/page.h"
 
 namespace oc::serve {
 namespace {
 
 using json = nlohmann::json;
-using Clock = std::chrono::steady_clock;
+using http::Request;
+using http::Response;
 
-thread_local Clock::time_point t_start;
-
-void send_json(httplib::Response& res, int status, const json& j) {
-  res.status = status;
-  res.set_content(j.dump(-1, ' ', false, json::error_handler_t::replace), "application/json");
+Response json_response(const json& j) {
+  Response r;
+  r.body = j.dump(-1, ' ', false, json::error_handler_t::replace);
+  return r;
 }
 
-void send_error(httplib::Response& res, int status, const std::string& msg) {
-  send_json(res, status, {{"error", {{"code", status}, {"message", msg}}}});
+// An endpoint's error: the request was read whole, so the connection stays open.
+Response error(int status, const std::string& msg) {
+  Response r = http::json_error(status, msg);
+  r.close = false;
+  return r;
 }
 
 // Metric label for a path: the endpoints themselves, everything else as "other".
@@ -40,16 +42,17 @@ std::string endpoint_label(const std::string& path) {
   return "other";
 }
 
-const char* default_message(int status) {
-  switch (status) {
-    case 400: return "malformed request";
-    case 404: return "no such endpoint";
-    case 405: return "method not allowed";
-    case 413: return "the request body is over the size limit";
-    case 414: return "the request URI is too long";
-    case 503: return "the server is busy";
-    default: return "request failed";
-  }
+struct Route {
+  const char* method;
+  std::string path;
+  bool prefix = false, needs_key = true, run_inline = false;
+  std::function<Response(const Request&)> fn;
+};
+
+void check_options(const ServeOptions& o) {
+  if (!is_loopback_host(o.host) && o.api_key.empty() && !o.insecure_no_auth)
+    OC_USER_ERROR("--host {} is reachable from the network: set --api-key or --api-key-file (or --insecure-no-auth to "
+                  "serve anyone who can connect)", o.host);
 }
 
 }  // namespace
@@ -60,17 +63,20 @@ struct Server::Impl {
   Metrics metrics;
   std::optional<index::Searcher> searcher;
   Batcher batcher;
-  httplib::Server svr;
   Context ctx;
+  AccessPolicy policy;
+  std::vector<Route> routes;
+  http::HttpServer http;
 
   explicit Impl(const ServeOptions& o)
-      : opt(o),
+      : opt((check_options(o), o)),
         enc({o.model, o.weights, o.precision, o.max_batch}),
         searcher(open_index(o)),
         batcher(enc, {o.max_batch, o.max_wait_ms, o.max_queue}, &metrics),
-        ctx{opt, enc, batcher, searcher ? &*searcher : nullptr} {
-    routes();
-  }
+        ctx{opt, enc, batcher, searcher ? &*searcher : nullptr},
+        policy{o.host, o.allowed_hosts, o.cors_origins, o.api_key},
+        routes(make_routes()),
+        http(http_options(o), hooks()) {}
 
   static std::optional<index::Searcher> open_index(const ServeOptions& o) {
     if (o.index_dir.empty()) return std::nullopt;
@@ -79,82 +85,139 @@ struct Server::Impl {
     return s;
   }
 
-  // Wraps an endpoint body: JSON result or JSON error, 503 + Retry-After when the queue is full.
-  httplib::Server::Handler wrap(json (*fn)(const Context&, const httplib::Request&)) {
-    return [this, fn](const httplib::Request& req, httplib::Response& res) {
-      try {
-        send_json(res, 200, fn(ctx, req));
-      } catch (const HttpError& e) {
-        send_error(res, e.status, e.what());
-      } catch (const QueueFull& e) {
-        res.set_header("Retry-After", "1");
-        send_error(res, 503, e.what());
-      } catch (const ShuttingDown& e) {
-        send_error(res, 503, e.what());
-      } catch (const std::exception& e) {
-        send_error(res, 500, e.what());
-      }
+  static http::ServerOptions http_options(const ServeOptions& o) {
+    http::ServerOptions h;
+    h.host = o.host;
+    h.port = o.port;
+    h.limits.max_body = o.max_body;
+    h.threads = std::max(4, o.http_threads);
+    h.max_connections = o.max_connections;
+    h.max_pending = o.max_queue;
+    h.max_buffered_body = o.max_buffered_body;
+    h.header_timeout_s = o.header_timeout_s;
+    h.body_timeout_s = o.body_timeout_s;
+    return h;
+  }
+
+  http::Hooks hooks() {
+    http::Hooks h;
+    h.check_head = [this](const Request& r) { return check_head(r); };
+    h.run_inline = [this](const Request& r) { return find(r)->run_inline; };
+    h.handle = [this](const Request& r) { return handle(r); };
+    h.busy = [this] {
+      metrics.rejected();
+      Response r = error(503, QueueFull().what());
+      r.headers.emplace_back("Retry-After", "1");
+      return r;
     };
+    h.answered = [this](const Request& req, const Response& res, double s) { metrics.request(endpoint_label(req.path), res.status, s); };
+    return h;
   }
 
-  void image_file(const httplib::Request& req, httplib::Response& res) {
-    if (!searcher) return send_error(res, 404, "no index loaded");
-    const std::string id_s = req.matches[1];
-    const size_t id = std::stoul(id_s);  // the route's pattern allows digits only
-    if (id_s.size() > 12 || id >= searcher->items().size()) return send_error(res, 404, "no image " + id_s + " in the index");
-    auto bytes = index::read_item_bytes(searcher->items()[id]);
-    if (!bytes) return send_error(res, 404, bytes.error());
-    const char* type = "application/octet-stream";
-    switch (sniff_format(bytes.value())) {
-      case ImageFormat::Jpeg: type = "image/jpeg"; break;
-      case ImageFormat::Png: type = "image/png"; break;
-      case ImageFormat::Webp: type = "image/webp"; break;
-      default: break;
+  // The route of a path and method; null with `status` 404 or 405 when there is none.
+  const Route* find(const Request& req, int* status = nullptr) const {
+    bool path_known = false;
+    for (auto& r : routes) {
+      if (!(r.prefix ? req.path.rfind(r.path, 0) == 0 : req.path == r.path)) continue;
+      path_known = true;
+      if (req.method == r.method) return &r;
     }
-    res.set_content(std::string(bytes.value().begin(), bytes.value().end()), type);
+    if (status) *status = path_known ? 405 : 404;
+    return nullptr;
   }
 
-  void routes() {
-    const size_t threads = size_t(std::max(4, opt.http_threads));
-    svr.new_task_queue = [threads] { return new httplib::ThreadPool(threads); };
-    // SO_REUSEADDR only: httplib's default adds SO_REUSEPORT, with which a second server on
-    // the same port starts silently and the kernel splits connections between the two.
-    svr.set_socket_options([](int sock) {
-      int yes = 1;
-      setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof yes);
-    });
-    svr.set_payload_max_length(opt.max_body);
-    svr.set_keep_alive_max_count(100000);
-    svr.set_keep_alive_timeout(2);
-    svr.set_read_timeout(10, 0);
-    svr.set_pre_routing_handler([](const httplib::Request&, httplib::Response&) {
-      t_start = Clock::now();
-      return httplib::Server::HandlerResponse::Unhandled;
-    });
-    svr.set_error_handler([](const httplib::Request&, httplib::Response& res) {
-      if (res.body.empty()) send_error(res, res.status, default_message(res.status));
-    });
-    svr.set_logger([this](const httplib::Request& req, const httplib::Response& res) {
-      const double s = t_start == Clock::time_point{} ? 0 : std::chrono::duration<double>(Clock::now() - t_start).count();
-      t_start = {};
-      metrics.request(endpoint_label(req.path), res.status, s);
-    });
-    svr.Post("/v1/embed/text", wrap(embed_text));
-    svr.Post("/v1/embed/image", wrap(embed_image));
-    svr.Post("/v1/classify", wrap(classify));
-    svr.Get("/v1/search", wrap(search));
-    svr.Post("/v1/search", wrap(search));
-    svr.Get(R"(/v1/images/(\d+))", [this](const httplib::Request& q, httplib::Response& r) { image_file(q, r); });
-    svr.Get("/healthz", [this](const httplib::Request&, httplib::Response& res) {
-      json j = {{"status", "ok"}, {"model", opt.model}, {"embed_dim", enc.embed_dim()},
-                {"queue_depth", batcher.queue_depth()}, {"index", searcher ? json(searcher->meta().count) : json(nullptr)}};
-      send_json(res, 200, j);
-    });
-    svr.Get("/metrics", [this](const httplib::Request&, httplib::Response& res) {
-      metrics.set_queue_depth(batcher.queue_depth());
-      res.set_content(metrics.render(), "text/plain; version=0.0.4; charset=utf-8");
-    });
-    svr.Get("/", [](const httplib::Request&, httplib::Response& res) { res.set_content(search_page(), "text/html; charset=utf-8"); });
+  std::optional<Response> check_head(const Request& req) {
+    int status = 0;
+    const Route* route = find(req, &status);
+    if (auto refusal = check_access(policy, req, !route || route->needs_key)) return refusal;
+    if (!route) return error(status, status == 404 ? "no such endpoint" : "method not allowed");
+    const std::string type = req.media_type();
+    if (req.method == "POST" && req.has_body() && type != "application/json" && type != "multipart/form-data")
+      return error(415, "Content-Type \"" + type + "\" is not accepted: send application/json (curl -H 'Content-Type: "
+                        "application/json') or multipart/form-data");
+    return std::nullopt;
+  }
+
+  Response handle(const Request& req) {
+    Response res;
+    try {
+      res = find(req)->fn(req);
+    } catch (const HttpError& e) {
+      res = error(e.status, e.what());
+    } catch (const QueueFull& e) {
+      metrics.rejected();
+      res = error(503, e.what());
+      res.headers.emplace_back("Retry-After", "1");
+    } catch (const ShuttingDown& e) {
+      res = error(503, e.what());
+    } catch (const std::exception& e) {  // the client gets no internal text; the log does
+      std::fprintf(stderr, "serve: internal error on %s %s: %s\n", req.method.c_str(), endpoint_label(req.path).c_str(), e.what());
+      res = error(500, "internal error");
+    }
+    add_cors_headers(policy, req, res);
+    return res;
+  }
+
+  Route api(const char* method, const char* path, json (*fn)(const Context&, const Request&)) {
+    return {method, path, false, true, false, [this, fn](const Request& r) { return json_response(fn(ctx, r)); }};
+  }
+
+  std::vector<Route> make_routes() {
+    std::vector<Route> r = {api("POST", "/v1/embed/text", embed_text), api("POST", "/v1/embed/image", embed_image),
+                            api("POST", "/v1/classify", classify), api("GET", "/v1/search", search),
+                            api("POST", "/v1/search", search)};
+    r.push_back({"GET", "/v1/images/", true, true, false, [this](const Request& q) { return image_file(q); }});
+    r.push_back({"GET", "/healthz", false, false, true, [this](const Request&) {
+                   return json_response({{"status", "ok"}, {"model", opt.model}, {"embed_dim", enc.embed_dim()},
+                                         {"queue_depth", batcher.queue_depth()},
+                                         {"index", searcher ? json(searcher->meta().count) : json(nullptr)}});
+                 }});
+    r.push_back({"GET", "/metrics", false, true, true, [this](const Request&) {
+                   metrics.set_queue_depth(batcher.queue_depth());
+                   Response res;
+                   res.content_type = "text/plain; version=0.0.4; charset=utf-8";
+                   res.body = metrics.render();
+                   return res;
+                 }});
+    r.push_back({"GET", "/", false, false, true, [](const Request&) {
+                   Response res;
+                   res.content_type = "text/html; charset=utf-8";
+                   res.body = search_page();
+                   return res;
+                 }});
+    return r;
+  }
+
+  Response image_file(const Request& req) {
+    if (!searcher) return error(404, "no index loaded");
+    const std::string id_s = req.path.substr(std::string("/v1/images/").size());
+    if (id_s.empty() || id_s.find_first_not_of("0123456789") != std::string::npos) return error(404, "no such endpoint");
+    if (id_s.size() > 12 || std::stoull(id_s) >= searcher->items().size()) return error(404, "no image " + id_s + " in the index");
+    auto bytes = index::read_item_bytes(searcher->items()[std::stoull(id_s)]);
+    if (!bytes) return error(404, bytes.error());
+    Response res;
+    switch (sniff_format(bytes.value())) {
+      case ImageFormat::Jpeg: res.content_type = "image/jpeg"; break;
+      case ImageFormat::Png: res.content_type = "image/png"; break;
+      case ImageFormat::Webp: res.content_type = "image/webp"; break;
+      default: res.content_type = "application/octet-stream"; break;
+    }
+    const auto& b = bytes.value();
+    res.headers.emplace_back("Accept-Ranges", "bytes");
+    const std::string* range_header = req.header("range");
+    const auto range = range_header ? http::single_range(*range_header, b.size()) : std::nullopt;
+    if (range && range->unsatisfiable) {
+      res = error(416, "the range is outside the image");
+      res.headers.emplace_back("Content-Range", "bytes */" + std::to_string(b.size()));
+    } else if (range) {
+      res.status = 206;
+      res.headers.emplace_back("Content-Range", "bytes " + std::to_string(range->first) + "-" + std::to_string(range->last) + "/" +
+                                                    std::to_string(b.size()));
+      res.body.assign(b.begin() + long(range->first), b.begin() + long(range->last) + 1);
+    } else {
+      res.body.assign(b.begin(), b.end());
+    }
+    return res;
   }
 };
 
@@ -162,17 +225,16 @@ Server::Server(const ServeOptions& opt) : impl_(std::make_unique<Impl>(opt)) {}
 Server::~Server() = default;
 
 int Server::bind() {
-  auto& o = impl_->opt;
-  const int port = o.port == 0 ? impl_->svr.bind_to_any_port(o.host) : (impl_->svr.bind_to_port(o.host, o.port) ? o.port : -1);
-  if (port <= 0) OC_USER_ERROR("cannot listen on {}:{} (is the port in use, or the address not local?)", o.host, o.port);
+  const int port = impl_->http.bind();
+  if (port <= 0) OC_USER_ERROR("cannot listen on {}:{} (is the port in use, or the address not local?)", impl_->opt.host, impl_->opt.port);
   return port;
 }
 
 void Server::run() {
-  impl_->svr.listen_after_bind();  // returns after stop(), once the connection threads are done
-  impl_->batcher.stop();           // nothing should be left; finishes whatever is
+  impl_->http.run(impl_->opt.drain_seconds);  // returns after stop(), once drained
+  impl_->batcher.stop();                       // finishes whatever is queued
 }
 
-void Server::stop() { impl_->svr.stop(); }
+void Server::stop() { impl_->http.stop(); }
 
 }  // namespace oc::serve

@@ -53,6 +53,7 @@ class ServerProc {
   }
   ~ServerProc() { stop(); }
   int port() const { return port_; }
+  pid_t pid() const { return pid_; }
   std::string log() const {
     auto t = fs::read_text(log_);
     return t ? t.value() : std::string();

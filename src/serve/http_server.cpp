@@ -1,0 +1,445 @@
+#include "serve/http_server.h"
+
+#include <fcntl.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cerrno>
+#include <chrono>
+#include <condition_variable>
+#include <cstring>
+#include <deque>
+#include <mutex>
+#include <thread>
+#include <unordered_map>
+#include <vector>
+
+namespace oc::serve::http {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+constexpr uint64_t kListenId = 0, kWakeId = 1;
+constexpr int kBacklog = 4096;             // the kernel clamps it to net.core.somaxconn
+constexpr auto kLinger = std::chrono::seconds(2);  // reading a refused request's tail before close
+
+Clock::duration seconds(double s) { return std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(s)); }
+
+// The answer to a connection over the cap, sent as it is accepted.
+const std::string& too_many_connections() {
+  static const std::string bytes = [] {
+    Response r = json_error(503, "too many connections; retry later");
+    r.headers.emplace_back("Retry-After", "1");
+    return serialize(r, false);
+  }();
+  return bytes;
+}
+
+struct Conn {
+  enum class St { Reading, Waiting, Writing, Closing };
+  int fd = -1;
+  St st = St::Reading;
+  std::string in, out;
+  size_t out_at = 0;
+  std::optional<RequestParser> parser;
+  Request req;                 // the request being answered (for the `answered` hook)
+  bool head_checked = false, keep_alive = false, timed = false;  // timed: header deadline set
+  size_t reserved = 0;         // body bytes counted against max_buffered_body
+  Clock::time_point deadline = Clock::time_point::max();
+};
+
+struct Task {
+  uint64_t id;
+  Request req;
+  Clock::time_point start;
+  Response res;
+};
+
+}  // namespace
+
+struct HttpServer::Impl {
+  ServerOptions opt;
+  Hooks hooks;
+  int listen_fd = -1, epoll_fd = -1, wake_fd = -1, spare_fd = -1;
+  std::unordered_map<uint64_t, Conn> conns;
+  uint64_t next_id = 2;
+  int closing = 0, pending = 0;
+  size_t buffered = 0;
+  Clock::time_point next_sweep = Clock::time_point::max();
+  std::vector<uint64_t> ready;  // keep-alive connections with pipelined bytes to parse
+  std::atomic<bool> stopping{false};
+
+  std::mutex mu;  // the handler queue and the answers
+  std::condition_variable cv;
+  std::deque<Task> tasks;
+  std::vector<Task> answers;
+  bool workers_quit = false;
+  std::vector<std::thread> workers;
+
+  explicit Impl(const ServerOptions& o, Hooks h) : opt(o), hooks(std::move(h)) {
+    epoll_fd = epoll_create1(EPOLL_CLOEXEC);
+    wake_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+    spare_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+    watch(wake_fd, kWakeId, EPOLLIN, EPOLL_CTL_ADD);
+  }
+  ~Impl() {
+    for (int fd : {listen_fd, epoll_fd, wake_fd, spare_fd})
+      if (fd >= 0) close(fd);
+  }
+
+  void watch(int fd, uint64_t id, uint32_t events, int op) {
+    epoll_event ev{};
+    ev.events = events;
+    ev.data.u64 = id;
+    epoll_ctl(epoll_fd, op, fd, &ev);
+  }
+  void set_deadline(Conn& c, Clock::time_point t) {
+    c.deadline = t;
+    next_sweep = std::min(next_sweep, t);
+  }
+
+  int bind_listener() {
+    addrinfo hints{}, *res = nullptr;
+    hints.ai_family = AF_UNSPEC;
+    hints.ai_socktype = SOCK_STREAM;
+    hints.ai_flags = AI_PASSIVE;
+    if (getaddrinfo(opt.host.c_str(), std::to_string(opt.port).c_str(), &hints, &res) != 0) return -1;
+    for (addrinfo* a = res; a && listen_fd < 0; a = a->ai_next) {
+      int fd = socket(a->ai_family, a->ai_socktype | SOCK_NONBLOCK | SOCK_CLOEXEC, a->ai_protocol);
+      int yes = 1;  // SO_REUSEADDR only: with SO_REUSEPORT a second server would share the port
+      if (fd >= 0 && setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof yes) == 0 &&
+          ::bind(fd, a->ai_addr, a->ai_addrlen) == 0 && listen(fd, kBacklog) == 0)
+        listen_fd = fd;
+      else if (fd >= 0)
+        close(fd);
+    }
+    freeaddrinfo(res);
+    if (listen_fd < 0) return -1;
+    sockaddr_storage ss{};
+    socklen_t len = sizeof ss;
+    getsockname(listen_fd, reinterpret_cast<sockaddr*>(&ss), &len);
+    watch(listen_fd, kListenId, EPOLLIN, EPOLL_CTL_ADD);
+    return ntohs(ss.ss_family == AF_INET6 ? reinterpret_cast<sockaddr_in6*>(&ss)->sin6_port
+                                          : reinterpret_cast<sockaddr_in*>(&ss)->sin_port);
+  }
+
+  void accept_all() {
+    for (;;) {
+      int fd = accept4(listen_fd, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
+      if (fd < 0 && (errno == EMFILE || errno == ENFILE) && spare_fd >= 0) {
+        // Out of descriptors: free the spare to take the connection off the queue, refuse it.
+        close(spare_fd);
+        fd = accept4(listen_fd, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
+        if (fd >= 0) send(fd, too_many_connections().data(), too_many_connections().size(), MSG_NOSIGNAL), close(fd);
+        spare_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+        continue;
+      }
+      if (fd < 0) return;  // EAGAIN, or an aborted connection
+      int one = 1;
+      setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+      const uint64_t id = next_id++;
+      Conn& c = conns[id];
+      c.fd = fd;
+      if (int(conns.size()) - closing > opt.max_connections) {  // over the cap: answer and linger
+        send(fd, too_many_connections().data(), too_many_connections().size(), MSG_NOSIGNAL);
+        if (closing >= opt.max_connections) {
+          close_conn(id);
+          continue;
+        }
+        watch(fd, id, EPOLLIN | EPOLLRDHUP, EPOLL_CTL_ADD);
+        linger(c);
+        continue;
+      }
+      c.parser.emplace(opt.limits);
+      c.timed = true;  // a fresh connection's header deadline runs from the connect
+      set_deadline(c, Clock::now() + seconds(opt.header_timeout_s));
+      watch(fd, id, EPOLLIN | EPOLLRDHUP, EPOLL_CTL_ADD);
+    }
+  }
+
+  void close_conn(uint64_t id) {
+    auto it = conns.find(id);
+    if (it == conns.end()) return;
+    if (it->second.st == Conn::St::Closing) --closing;
+    buffered -= it->second.reserved;
+    close(it->second.fd);  // also removes it from the epoll set
+    conns.erase(it);
+  }
+
+  // After a response that leaves bytes unread: half-close and read the rest briefly, so the
+  // client gets the response rather than a reset.
+  void linger(Conn& c) {
+    shutdown(c.fd, SHUT_WR);
+    c.st = Conn::St::Closing;
+    ++closing;
+    c.in.clear();
+    c.in.shrink_to_fit();
+    set_deadline(c, Clock::now() + kLinger);
+  }
+
+  // false when the connection is gone (closed or over).
+  bool read_some(uint64_t id, Conn& c) {
+    char buf[65536];
+    for (int i = 0; i < 4; ++i) {
+      const ssize_t n = recv(c.fd, buf, sizeof buf, 0);
+      if (n > 0 && c.st == Conn::St::Closing) continue;  // discarded
+      if (n > 0) {
+        c.in.append(buf, size_t(n));
+        if (size_t(n) < sizeof buf) return true;
+        continue;
+      }
+      if (n < 0 && (errno == EAGAIN || errno == EINTR)) return true;
+      close_conn(id);  // EOF or error: the client is gone
+      return false;
+    }
+    return true;
+  }
+
+  void on_event(uint64_t id, uint32_t events) {
+    auto it = conns.find(id);
+    if (it == conns.end()) return;
+    Conn& c = it->second;
+    if (c.st == Conn::St::Writing && (events & EPOLLOUT)) return flush(id, c);
+    if ((events & (EPOLLERR | EPOLLHUP)) && c.st != Conn::St::Reading && c.st != Conn::St::Closing) return close_conn(id);
+    if (c.st == Conn::St::Waiting || c.st == Conn::St::Writing) return;
+    if (!read_some(id, c) || c.st == Conn::St::Closing) return;
+    process(id, c);
+  }
+
+  void process(uint64_t id, Conn& c) {
+    const auto st = c.parser->feed(c.in);
+    const auto now = Clock::now();
+    if (!c.timed && c.parser->started()) {  // the header deadline runs from the first byte
+      c.timed = true;
+      set_deadline(c, now + seconds(opt.header_timeout_s));
+    }
+    if (st == RequestParser::State::Error) {
+      c.req = std::move(c.parser->request());
+      return respond(id, c, json_error(c.parser->error_status(), c.parser->error_message()), now);
+    }
+    if (st == RequestParser::State::Head) return;
+    Request& req = c.parser->request();
+    if (!c.head_checked) {
+      c.head_checked = true;
+      if (auto refusal = hooks.check_head(req)) {
+        refusal->close = refusal->close || req.has_body();
+        c.req = std::move(req);
+        return respond(id, c, std::move(*refusal), now);
+      }
+      if (st == RequestParser::State::Body) {
+        set_deadline(c, now + seconds(opt.body_timeout_s));
+        const std::string* expect = req.header("expect");
+        if (expect && *expect == "100-continue") send(c.fd, "HTTP/1.1 100 Continue\r\n\r\n", 25, MSG_NOSIGNAL);
+      }
+    }
+    const size_t want = c.parser->body_bytes_expected();
+    if (want > c.reserved) {
+      if (buffered + want - c.reserved > opt.max_buffered_body) {
+        c.req = std::move(req);
+        Response r = hooks.busy();
+        r.close = true;
+        return respond(id, c, std::move(r), now);
+      }
+      buffered += want - c.reserved;
+      c.reserved = want;
+    }
+    if (st == RequestParser::State::Done) dispatch(id, c, now);
+  }
+
+  void dispatch(uint64_t id, Conn& c, Clock::time_point now) {
+    c.st = Conn::St::Waiting;
+    c.deadline = Clock::time_point::max();
+    watch(c.fd, id, 0, EPOLL_CTL_MOD);  // errors and hang-ups are still reported
+    Request req = std::move(c.parser->request());
+    if (hooks.run_inline(req)) {
+      Response r = hooks.handle(req);
+      c.req = std::move(req);
+      return respond(id, c, std::move(r), now);
+    }
+    if (pending >= opt.max_pending) {
+      c.req = std::move(req);
+      return respond(id, c, hooks.busy(), now);
+    }
+    ++pending;
+    {
+      std::lock_guard<std::mutex> l(mu);
+      tasks.push_back({id, std::move(req), now, {}});
+    }
+    cv.notify_one();
+  }
+
+  void respond(uint64_t id, Conn& c, Response r, Clock::time_point start) {
+    if (hooks.answered) hooks.answered(c.req, r, std::chrono::duration<double>(Clock::now() - start).count());
+    const bool complete = c.parser->state() == RequestParser::State::Done || c.parser->state() == RequestParser::State::Body;
+    c.keep_alive = !r.close && complete && c.req.keep_alive() && !stopping.load();
+    c.out = serialize(r, c.keep_alive);
+    c.out_at = 0;
+    c.st = Conn::St::Writing;
+    set_deadline(c, Clock::now() + seconds(opt.write_timeout_s));
+    flush(id, c);
+  }
+
+  void flush(uint64_t id, Conn& c) {
+    while (c.out_at < c.out.size()) {
+      const ssize_t n = send(c.fd, c.out.data() + c.out_at, c.out.size() - c.out_at, MSG_NOSIGNAL);
+      if (n > 0) {
+        c.out_at += size_t(n);
+      } else if (n < 0 && errno == EAGAIN) {
+        return watch(c.fd, id, EPOLLOUT, EPOLL_CTL_MOD);
+      } else if (!(n < 0 && errno == EINTR)) {
+        return close_conn(id);
+      }
+    }
+    buffered -= c.reserved;
+    c.reserved = 0;
+    c.out.clear();
+    c.req = {};
+    watch(c.fd, id, EPOLLIN | EPOLLRDHUP, EPOLL_CTL_MOD);
+    if (!c.keep_alive) return linger(c);
+    c.st = Conn::St::Reading;
+    c.parser.emplace(opt.limits);
+    c.head_checked = c.timed = false;
+    set_deadline(c, Clock::now() + seconds(opt.idle_timeout_s));
+    if (!c.in.empty()) ready.push_back(id);
+  }
+
+  // Deadlines: an idle connection closes quietly, a late request gets 408, a client that
+  // does not read its response or its linger is closed.
+  void sweep(Clock::time_point now) {
+    next_sweep = now + std::chrono::seconds(1);
+    std::vector<uint64_t> late;
+    for (auto& [id, c] : conns) {
+      if (c.deadline <= now) late.push_back(id);
+      else next_sweep = std::min(next_sweep, c.deadline);
+    }
+    for (uint64_t id : late) {
+      Conn& c = conns.at(id);
+      if (c.st == Conn::St::Reading && c.parser->started()) {
+        c.req = std::move(c.parser->request());
+        respond(id, c, json_error(408, "the request was not received in time"), now);
+      } else {
+        close_conn(id);
+      }
+    }
+  }
+
+  void take_answers() {
+    uint64_t n;
+    if (read(wake_fd, &n, sizeof n) < 0) {
+      // nothing to read: another wake-up took it
+    }
+    std::vector<Task> done;
+    {
+      std::lock_guard<std::mutex> l(mu);
+      done.swap(answers);
+    }
+    for (auto& t : done) {
+      --pending;
+      auto it = conns.find(t.id);
+      if (it == conns.end() || it->second.st != Conn::St::Waiting) continue;  // the client left
+      it->second.req = std::move(t.req);
+      respond(t.id, it->second, std::move(t.res), t.start);
+    }
+  }
+
+  void worker() {
+    for (;;) {
+      Task t;
+      {
+        std::unique_lock<std::mutex> l(mu);
+        cv.wait(l, [&] { return workers_quit || !tasks.empty(); });
+        if (tasks.empty()) return;
+        t = std::move(tasks.front());
+        tasks.pop_front();
+      }
+      try {
+        t.res = hooks.handle(t.req);
+      } catch (...) {
+        t.res = json_error(500, "internal error");
+      }
+      {
+        std::lock_guard<std::mutex> l(mu);
+        answers.push_back(std::move(t));
+      }
+      wake();
+    }
+  }
+
+  void wake() {
+    const uint64_t one = 1;
+    if (write(wake_fd, &one, sizeof one) < 0) {
+      // the counter is full: the loop is awake anyway
+    }
+  }
+
+  void begin_drain() {
+    if (listen_fd >= 0) close(listen_fd), listen_fd = -1;
+    std::vector<uint64_t> idle;
+    for (auto& [id, c] : conns)
+      if ((c.st == Conn::St::Reading && !c.parser->started()) || c.st == Conn::St::Closing) idle.push_back(id);
+    for (uint64_t id : idle) close_conn(id);
+  }
+
+  void loop(double drain_seconds) {
+    epoll_event evs[256];
+    auto drain_end = Clock::time_point::max();
+    for (;;) {
+      auto now = Clock::now();
+      if (stopping.load() && drain_end == Clock::time_point::max()) {
+        drain_end = now + seconds(drain_seconds);
+        begin_drain();
+      }
+      if (drain_end != Clock::time_point::max() && ((conns.empty() && pending == 0) || now >= drain_end)) break;
+      const auto until = std::min({next_sweep, drain_end, now + std::chrono::seconds(1)});
+      const int ms = int(std::max<int64_t>(0, std::chrono::duration_cast<std::chrono::milliseconds>(until - now).count() + 1));
+      const int n = epoll_wait(epoll_fd, evs, 256, ms);
+      for (int i = 0; i < n; ++i) {
+        const uint64_t id = evs[i].data.u64;
+        if (id == kListenId) accept_all();
+        else if (id == kWakeId) take_answers();
+        else on_event(id, evs[i].events);
+      }
+      while (!ready.empty()) {
+        const uint64_t id = ready.back();
+        ready.pop_back();
+        auto it = conns.find(id);
+        if (it != conns.end() && it->second.st == Conn::St::Reading) process(id, it->second);
+      }
+      now = Clock::now();
+      if (now >= next_sweep) sweep(now);
+    }
+  }
+
+  void run(double drain_seconds) {
+    for (int i = 0; i < std::max(1, opt.threads); ++i) workers.emplace_back([this] { worker(); });
+    loop(drain_seconds);
+    std::vector<uint64_t> left;
+    for (auto& [id, c] : conns) left.push_back(id);
+    for (uint64_t id : left) close_conn(id);
+    {
+      std::lock_guard<std::mutex> l(mu);
+      workers_quit = true;
+      tasks.clear();  // not started before the drain ended: dropped with their connections
+    }
+    cv.notify_all();
+    for (auto& w : workers) w.join();
+    workers.clear();
+  }
+};
+
+HttpServer::HttpServer(const ServerOptions& opt, Hooks hooks) : impl_(std::make_unique<Impl>(opt, std::move(hooks))) {}
+HttpServer::~HttpServer() = default;
+int HttpServer::bind() { return impl_->bind_listener(); }
+void HttpServer::run(double drain_seconds) { impl_->run(drain_seconds); }
+void HttpServer::stop() {
+  impl_->stopping.store(true);
+  impl_->wake();
+}
+
+}  // namespace oc::serve::http

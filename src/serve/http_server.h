@@ -1,0 +1,62 @@
+// The HTTP/1.1 server under `openclip serve`: one epoll thread owns every socket (accept,
+// non-blocking reads fed to http::RequestParser, writes, deadlines), and a pool of handler
+// threads runs complete requests. So a slow or idle client costs a buffer and no thread,
+// and the limits hold whatever the clients do:
+//   - a listen backlog of 4096 (the kernel clamps it to net.core.somaxconn);
+//   - at most max_connections open; the excess gets a 503 and is closed at once;
+//   - one deadline for a request's headers (from its first byte) and one for its body,
+//     whatever the pace of the bytes (408), an idle keep-alive timeout, a write deadline;
+//   - request line, header and body caps (RequestParser), and a cap on the body bytes held
+//     over all connections (503 above it);
+//   - at most max_pending requests handed to the handler threads and not yet answered:
+//     the next one gets the `busy` response (503 + Retry-After) at once.
+// stop() (any thread, async-signal-safe) closes the listener; run() then answers what is in
+// progress and returns when all is done or after drain_seconds, closing what is left.
+#pragma once
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "serve/http.h"
+
+namespace oc::serve::http {
+
+struct ServerOptions {
+  std::string host = "127.0.0.1";
+  int port = 0;  // 0 = any free port
+  Limits limits;
+  int threads = 128;                // handler threads
+  int max_connections = 1000;
+  int max_pending = 256;
+  size_t max_buffered_body = 1u << 30;
+  double header_timeout_s = 10, body_timeout_s = 60, idle_timeout_s = 5, write_timeout_s = 60;
+};
+
+struct Hooks {
+  // Once the headers are in, before the body is read: a response here refuses the request.
+  std::function<std::optional<Response>(const Request&)> check_head;
+  // Cheap endpoints answered on the I/O thread (never queued, so served under overload).
+  std::function<bool(const Request&)> run_inline;
+  std::function<Response(const Request&)> handle;  // on a handler thread (or inline)
+  std::function<Response()> busy;                   // max_pending reached
+  // Every response, on the I/O thread; seconds since the request was complete.
+  std::function<void(const Request&, const Response&, double seconds)> answered;
+};
+
+class HttpServer {
+ public:
+  HttpServer(const ServerOptions& opt, Hooks hooks);
+  ~HttpServer();
+  HttpServer(const HttpServer&) = delete;
+  HttpServer& operator=(const HttpServer&) = delete;
+  int bind();  // the port, or -1 when the address cannot be bound
+  void run(double drain_seconds);
+  void stop();
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace oc::serve::http
