@@ -1,7 +1,10 @@
-// The search page served at "/": plain HTML, CSS and JS in the binary, no external resources.
+// The search page served at "/": a text box (search by text, ?q= in the URL runs it on load),
+// an image upload ("more like this"), and the results as a grid of images with captions and
+// scores. Plain HTML, CSS and JS in one file, src/serve/assets/search.html, compiled into the
+// binary by oc_embed_assets; no external resources.
 #pragma once
-#include <string>
+#include <string_view>
 
 namespace oc::serve {
-const std::string& search_page();
+std::string_view search_page();
 }

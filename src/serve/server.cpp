@@ -182,7 +182,7 @@ struct Server::Impl {
     r.push_back({"GET", "/", false, false, true, [](const Request&) {
                    Response res;
                    res.content_type = "text/html; charset=utf-8";
-                   res.body = search_page();
+                   res.body = std::string(search_page());
                    return res;
                  }});
     return r;
