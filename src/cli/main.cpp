@@ -38,6 +38,12 @@ int help(const std::vector<std::string>& args) {
   for (auto& a : args) name += (name.empty() ? "" : " ") + a;
   for (auto& c : oc::command_infos())
     if (c.name == name) return std::printf("%s", oc::options_for(name).help().c_str()), 0;
+  // A group (index, data, bench, logs): each of its subcommands' options.
+  std::string group;
+  for (auto& c : oc::command_infos())
+    if (c.name.rfind(name + " ", 0) == 0)
+      group += (group.empty() ? "" : "\n") + oc::options_for(c.name).help();
+  if (!group.empty()) return std::printf("%s", group.c_str()), 0;
   std::fprintf(stderr, "openclip help: no command '%s' (openclip --help lists them)\n", name.c_str());
   return 2;
 }
