@@ -10,6 +10,7 @@
 #include <climits>
 #include <cstdlib>
 #include <cstring>
+#include <memory>
 #include <unordered_map>
 
 #include "core/check.h"
@@ -439,9 +440,9 @@ std::string Tokenizer::find_vocab(const std::string& explicit_path) {
 }
 
 namespace {
-// The vocabulary is 1.3 MB gzipped, 3.2 MB of text; a file (or its inflated text) over this is
-// not a vocabulary: a gzip bomb, or /dev/zero through $OPENCLIP_VOCAB, stops here.
-constexpr Cap kVocabCap{"the 64 MiB BPE vocabulary cap", uint64_t(64) << 20};
+// The vocabulary is 1.3 MB gzipped, 3.2 MB of text; a file (or its inflated text) over five
+// times that is not a vocabulary: a gzip bomb, or /dev/zero through $OPENCLIP_VOCAB, stops here.
+constexpr Cap kVocabCap{"the 16 MiB BPE vocabulary cap", uint64_t(16) << 20};
 
 // The vocabulary's text, gzipped or not: the file through fs::read_file (regular files only,
 // at most kVocabCap), inflated to at most kVocabCap bytes.
@@ -453,6 +454,7 @@ std::string read_vocab_text(const std::string& path) {
   std::string out;
   z_stream z{};
   if (inflateInit2(&z, 15 + 16) != Z_OK) OC_FAIL("inflateInit2 failed");  // 15 + 16: gzip header
+  const std::unique_ptr<z_stream, int (*)(z_streamp)> end(&z, inflateEnd);
   z.next_in = const_cast<Bytef*>(in.data());
   z.avail_in = uInt(in.size());
   int rc = Z_OK;
@@ -462,18 +464,16 @@ std::string read_vocab_text(const std::string& path) {
     z.next_out = reinterpret_cast<Bytef*>(buf);
     z.avail_out = sizeof buf;
     rc = inflate(&z, Z_NO_FLUSH);
-    out.append(buf, sizeof buf - z.avail_out);
-    if (rc != Z_OK && rc != Z_STREAM_END) {  // Z_BUF_ERROR with room to write: the input ended early
-      const std::string msg = z.msg ? z.msg : rc == Z_BUF_ERROR ? "unexpected end of file" : "inflate error";
-      inflateEnd(&z);
-      OC_USER_ERROR("cannot read BPE vocabulary {}: {} (corrupt gzip?). {}.", path, msg, kHowToGet);
-    }
-    if (auto cap = within_cap(path, "the inflated BPE vocabulary", out.size(), kVocabCap); !cap) {
-      inflateEnd(&z);
+    const size_t got = sizeof buf - z.avail_out;
+    if (auto cap = within_cap(path, "the BPE vocabulary inflated so far", out.size() + got, kVocabCap); !cap) {
       OC_USER_ERROR("{} (a gzip bomb?). {}.", cap.error(), kHowToGet);
     }
+    out.append(buf, got);
+    if (rc != Z_OK && rc != Z_STREAM_END) {  // Z_BUF_ERROR with room to write: the input ended early
+      const std::string msg = z.msg ? z.msg : rc == Z_BUF_ERROR ? "unexpected end of file" : "inflate error";
+      OC_USER_ERROR("cannot read BPE vocabulary {}: {} (corrupt gzip?). {}.", path, msg, kHowToGet);
+    }
   }
-  inflateEnd(&z);
   return out;
 }
 }  // namespace

