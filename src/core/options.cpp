@@ -108,23 +108,31 @@ void Options::parse(const std::vector<std::string>& args) {
   for (auto& rule : rules_) rule(*this);
 }
 
-void Options::check_value(const OptionSpec& s, const std::string& v) const {
+namespace {
+// An Int flag's value in its own type: an int unless the flag is wide (int64). Outside it is
+// an error giving the range accepted, never a wrapped value.
+long long int_in_type(const std::string& command, const OptionSpec& s, const std::string& v) {
   char* end = nullptr;
+  errno = 0;
+  const long long n = std::strtoll(v.c_str(), &end, 10);
+  if (v.empty() || *end) OC_USER_ERROR("openclip {}: --{} takes an integer, got '{}'", command, s.name, v);
+  long long lo = s.wide ? INT64_MIN : INT_MIN, hi = s.wide ? INT64_MAX : INT_MAX;
+  if (errno == ERANGE || n < lo || n > hi) {
+    if (s.min) lo = std::max(lo, (long long)std::ceil(*s.min));
+    if (s.max) hi = std::min(hi, (long long)std::floor(*s.max));
+    OC_USER_ERROR("openclip {}: --{} {} is out of range: it must be an integer from {} to {}", command, s.name, v, lo,
+                  hi);
+  }
+  return n;
+}
+}  // namespace
+
+void Options::check_value(const OptionSpec& s, const std::string& v) const {
   double number = 0;
   if (s.type == OptType::Int) {
-    errno = 0;
-    const long long n = std::strtoll(v.c_str(), &end, 10);
-    if (v.empty() || *end) OC_USER_ERROR("openclip {}: --{} takes an integer, got '{}'", command_, s.name, v);
-    // The value's own type: an int unless the flag is wide (int64); never a wrapped value.
-    long long lo = s.wide ? INT64_MIN : INT_MIN, hi = s.wide ? INT64_MAX : INT_MAX;
-    if (errno == ERANGE || n < lo || n > hi) {
-      if (s.min) lo = std::max(lo, (long long)std::ceil(*s.min));  // the message gives the range accepted
-      if (s.max) hi = std::min(hi, (long long)std::floor(*s.max));
-      OC_USER_ERROR("openclip {}: --{} {} is out of range: it must be an integer from {} to {}", command_, s.name, v,
-                    lo, hi);
-    }
-    number = double(n);
+    number = double(int_in_type(command_, s, v));
   } else if (s.type == OptType::Float) {
+    char* end = nullptr;
     number = std::strtod(v.c_str(), &end);
     if (v.empty() || *end) OC_USER_ERROR("openclip {}: --{} takes a number, got '{}'", command_, s.name, v);
     if (!std::isfinite(number)) OC_USER_ERROR("openclip {}: --{} takes a finite number, got '{}'", command_, s.name, v);

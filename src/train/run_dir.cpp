@@ -24,8 +24,8 @@ bool logs_disabled(const std::string& logs) {
 RunDir prepare_run_dir(const TrainArgs& a, long unix_time, bool writer) {
   RunDir r;
   r.name = a.name.empty() ? default_run_name(a, unix_time) : a.name;
-  if (std::string why = why_not_plain_name(r.name); !why.empty())  // the flag parser checks too; TrainArgs may come from code
-    OC_USER_ERROR("--name '{}' {}", r.name, why);
+  if (std::string why = why_not_plain_name(a.name); !a.name.empty() && !why.empty())  // TrainArgs may come from code
+    OC_USER_ERROR("--name '{}' {}", a.name, why);
   // --logs none: OpenCLIP still creates none/<name>/out.log but writes no checkpoints,
   // results or TensorBoard.
   const bool off = logs_disabled(a.logs);
