@@ -10,6 +10,7 @@
 #include "core/fs.h"
 #include "core/flags.h"
 #include "data/stats.h"
+#include "data/urls.h"
 #include "index/sources.h"
 #include "io/npy.h"
 #include "io/safetensors.h"
@@ -17,11 +18,21 @@
 namespace oc::cli {
 namespace {
 
-// A file, a folder (its images, recursively, sorted) or a pattern: the files `index build`
-// would embed (index/sources.h says the rules once); shards are for index build only.
+// A file or a brace list ({a,b}, {000..999}): in the order given, as the rows follow it. A
+// folder (recursively) or a glob: the files `index build` would embed, sorted (index/sources.h
+// says the rules once); shards are for index build only.
 std::vector<std::string> image_list(const std::string& spec) {
-  data::DataStats stats;
   std::vector<std::string> out;
+  if (!fs::is_dir(spec) && spec.find_first_of("*?[") == std::string::npos) {
+    auto expanded = data::expand_braces(spec);
+    if (!expanded) OC_USER_ERROR("{}: {}", spec, expanded.error());
+    for (auto& p : expanded.value()) {
+      if (!fs::exists(p)) OC_USER_ERROR("{}: no such file", p);
+      out.push_back(p);
+    }
+    return out;
+  }
+  data::DataStats stats;
   for (auto& it : index::list_sources(spec, &stats)) {
     if (it.path.size() > 4 && it.path.compare(it.path.size() - 4, 4, ".tar") == 0)
       OC_USER_ERROR("{}: embed reads image files (.jpg .jpeg .png .webp); shards (.tar) are for index build", spec);

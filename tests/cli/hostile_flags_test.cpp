@@ -141,6 +141,11 @@ TEST(HostileFlags, EmbedImagesFolderIsRecursive) {
                     "/img --out " + f.dir + "/e.npy");
   EXPECT_EQ(r.status, 0) << r.out;
   EXPECT_NE(r.out.find("embed: 3 x "), std::string::npos) << r.out;  // was: 1 (a.png only)
+  // A glob, as its help says (was: "no such file").
+  test::Run g = run(test::openclip() + " embed --model test-tiny --pretrained " + f.weights + " --images '" + f.dir +
+                    "/img/sub/*.png' --out " + f.dir + "/g.npy");
+  EXPECT_EQ(g.status, 0) << g.out;
+  EXPECT_NE(g.out.find("embed: 1 x "), std::string::npos) << g.out;
 }
 
 }  // namespace
