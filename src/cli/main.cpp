@@ -65,11 +65,13 @@ int main(int argc, char** argv) {
     if (c.name != name) continue;
     try {
       return c.run(args);
-    } catch (const oc::Error& e) {
-      std::fprintf(stderr, "openclip %s: error: %s\n", name.c_str(), e.what());
-      return 1;
-    } catch (const std::exception& e) {
-      std::fprintf(stderr, "openclip %s: error: %s\n", name.c_str(), e.what());
+    } catch (const std::exception& e) {  // oc::Error and the rest
+      // Flag errors name the (sub)command already ("openclip index build: unknown flag ...", as
+      // Python's train() raises them): said once.
+      std::string cmd = name, msg = e.what();
+      if (const size_t colon = msg.find(": "); msg.rfind("openclip " + name, 0) == 0 && colon != std::string::npos)
+        cmd = msg.substr(9, colon - 9), msg.erase(0, colon + 2);
+      std::fprintf(stderr, "openclip %s: error: %s\n", cmd.c_str(), msg.c_str());
       return 1;
     }
   }

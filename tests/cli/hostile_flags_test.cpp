@@ -44,6 +44,10 @@ TEST(HostileFlags, IntegersAreCheckedInTheirOwnType) {
   // Was: 4294975488 cast to int = 8192, and the server listened there.
   expect_error(cli("serve --model test-tiny --port 4294975488"),
                "--port 4294975488 is out of range: it must be an integer from 0 to 65535");
+  // The command is named once (was: "openclip serve: error: openclip serve: --port ...").
+  EXPECT_EQ(cli("serve --port x").out, "openclip serve: error: --port takes an integer, got 'x'\n");
+  EXPECT_EQ(cli("index build --threads 1").out,
+            "openclip index build: error: unknown flag --threads (see openclip index build --help)\n");
   expect_error(cli("serve --model test-tiny --port 70000"), "--port must be <= 65535 (the largest TCP port), got 70000");
   expect_error(cli("serve --model test-tiny --port -1"), "--port must be >= 0");
   // Was: cast to 0, then an internal check deep in the loader.
