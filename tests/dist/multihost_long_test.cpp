@@ -63,9 +63,14 @@ class Hosts {
     test::Run r = run("bash -c '" + sh + "'");
     if (r.status != 0) error_ = "cannot make network namespaces (ip netns): " + r.out;
     // mpirun's launcher: "AGENT HOST COMMAND..." runs COMMAND in HOST's namespace, as ssh would.
+    // Each host gets its own TMPDIR, as real hosts have their own /tmp: Open MPI's session
+    // folders are named by hostname, which the namespaces share, and daemons creating the same
+    // folder at once fail ("mkdir ... File exists", 1 run in 6 before this).
+    for (int h = 0; h < kHosts; ++h) fs::make_dirs(tmp(h));
     std::string agent = "#!/bin/sh\nhost=$1; shift\ncase $host in\n";
     for (int h = 0; h < kHosts; ++h) agent += "  " + ip(h) + ") ns=" + ns(h) + ";;\n";
-    agent += "  *) echo \"agent: no host $host\" >&2; exit 1;;\nesac\nexec ip netns exec $ns sh -c \"$*\"\n";
+    agent += "  *) echo \"agent: no host $host\" >&2; exit 1;;\nesac\n";
+    agent += "exec ip netns exec $ns env TMPDIR=" + dir_ + "/tmp-$ns sh -c \"$*\"\n";
     fs::write_atomic(dir_ + "/agent.sh", agent);
     run("chmod +x '" + dir_ + "/agent.sh'");
   }
@@ -76,6 +81,7 @@ class Hosts {
   const std::string& error() const { return error_; }
   std::string ns(int h) const { return prefix_ + "h" + std::to_string(h); }
   static std::string ip(int h) { return "10.231.7." + std::to_string(h + 1); }
+  std::string tmp(int h) const { return dir_ + "/tmp-" + ns(h); }  // the host's own TMPDIR
 
   // mpirun in host 0 over the first `hosts` hosts, one rank each, TCP on the veths only.
   std::string mpirun(int hosts, const std::string& extra = "") const {
@@ -83,8 +89,8 @@ class Hosts {
     std::string lines;
     for (int h = 0; h < hosts; ++h) lines += ip(h) + " slots=1\n";
     fs::write_atomic(hostfile, lines);
-    return "ip netns exec " + ns(0) + " mpirun --allow-run-as-root --bind-to none -np " + std::to_string(hosts) +
-           " --hostfile '" + hostfile + "' --mca plm_rsh_agent '" + dir_ + "/agent.sh' --mca btl tcp,self" +
+    return "ip netns exec " + ns(0) + " env TMPDIR=" + tmp(0) + " mpirun --allow-run-as-root --bind-to none -np " +
+           std::to_string(hosts) + " --hostfile '" + hostfile + "' --mca plm_rsh_agent '" + dir_ + "/agent.sh' --mca btl tcp,self" +
            " --mca btl_tcp_if_include 10.231.7.0/24 --mca oob_tcp_if_include 10.231.7.0/24 " + extra + " ";
   }
   // The processes still running in any host's namespace.
