@@ -1,5 +1,11 @@
 // The Python module openclip_cpp (pybind11): the public API (include/openclip/openclip.h)
 // with numpy in and out, plus tokenize and train. Every call that computes releases the GIL.
+// Threads: a Model may be called from many Python threads at once. Its calls take turns on a
+// lock per model (taken after the GIL is released, so a waiting call never blocks the
+// interpreter). A lock rather than buffers per call: one forward pass already uses every core
+// (the backend's thread pool), so concurrent passes would not be faster, and buffers per call
+// would multiply the activation memory (tens to hundreds of MB per batch) by the number of
+// threads. Each call's result equals the same call made alone, bit for bit.
 // Errors are oc::Error / std::runtime_error, which pybind11 raises as RuntimeError with the
 // same message the CLI prints after "error: ".
 #include <pybind11/numpy.h>
@@ -7,6 +13,8 @@
 #include <pybind11/stl.h>
 
 #include <openclip/openclip.h>
+#include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -64,6 +72,7 @@ class PyModel {
     std::vector<std::vector<float>> rows;
     {
       py::gil_scoped_release nogil;
+      std::lock_guard<std::mutex> turn(*mu_);
       rows = m_.encode_texts(texts, normalize);
     }
     return to_numpy(rows, m_.embed_dim());
@@ -83,6 +92,7 @@ class PyModel {
     std::vector<std::vector<float>> rows;
     {
       py::gil_scoped_release nogil;
+      std::lock_guard<std::mutex> turn(*mu_);
       rows = m_.encode_image_files(paths, normalize);
     }
     return to_numpy(rows, m_.embed_dim());
@@ -104,12 +114,16 @@ class PyModel {
     std::vector<std::vector<float>> rows;
     {
       py::gil_scoped_release nogil;
+      std::lock_guard<std::mutex> turn(*mu_);
       rows = m_.encode_images(views, normalize);
     }
     return to_numpy(rows, m_.embed_dim());
   }
 
   openclip::Model m_;
+  // The model's buffers are shared by its calls: one call at a time (see the top of the file).
+  // Behind a pointer so that PyModel stays movable (create_model returns it by value).
+  std::unique_ptr<std::mutex> mu_ = std::make_unique<std::mutex>();
 };
 
 // OpenCLIP's tokenize(): [n, context_length] int64 ids (the CLIP BPE vocabulary).

@@ -1,6 +1,4 @@
 // openclip embed: image or text embeddings to .npy or .safetensors.
-#include <dirent.h>
-
 #include <algorithm>
 #include <cstdio>
 #include <fstream>
@@ -11,30 +9,34 @@
 #include "core/check.h"
 #include "core/fs.h"
 #include "core/flags.h"
+#include "data/stats.h"
 #include "data/urls.h"
-#include "image/codec.h"
+#include "index/sources.h"
 #include "io/npy.h"
 #include "io/safetensors.h"
 
 namespace oc::cli {
 namespace {
 
-// A file, a folder (its images, sorted), or a brace pattern.
+// A file or a brace list ({a,b}, {000..999}): in the order given, as the rows follow it. A
+// folder (recursively) or a glob: the files `index build` would embed, sorted (index/sources.h
+// says the rules once); shards are for index build only.
 std::vector<std::string> image_list(const std::string& spec) {
   std::vector<std::string> out;
-  if (fs::is_dir(spec)) {
-    std::unique_ptr<DIR, int (*)(DIR*)> d(opendir(spec.c_str()), closedir);
-    while (dirent* e = readdir(d.get()))
-      if (has_image_extension(e->d_name)) out.push_back(fs::join(spec, e->d_name));
-    std::sort(out.begin(), out.end());
-    if (out.empty()) OC_USER_ERROR("{}: the folder holds no images (.jpg .jpeg .png .webp)", spec);
+  if (!fs::is_dir(spec) && spec.find_first_of("*?[") == std::string::npos) {
+    auto expanded = data::expand_braces(spec);
+    if (!expanded) OC_USER_ERROR("{}: {}", spec, expanded.error());
+    for (auto& p : expanded.value()) {
+      if (!fs::exists(p)) OC_USER_ERROR("{}: no such file", p);
+      out.push_back(p);
+    }
     return out;
   }
-  auto expanded = data::expand_braces(spec);
-  if (!expanded) OC_USER_ERROR("{}: {}", spec, expanded.error());
-  for (auto& p : expanded.value()) {
-    if (!fs::exists(p)) OC_USER_ERROR("{}: no such file", p);
-    out.push_back(p);
+  data::DataStats stats;
+  for (auto& it : index::list_sources(spec, &stats)) {
+    if (it.path.size() > 4 && it.path.compare(it.path.size() - 4, 4, ".tar") == 0)
+      OC_USER_ERROR("{}: embed reads image files (.jpg .jpeg .png .webp); shards (.tar) are for index build", spec);
+    out.push_back(it.path);
   }
   return out;
 }

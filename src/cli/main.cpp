@@ -38,6 +38,12 @@ int help(const std::vector<std::string>& args) {
   for (auto& a : args) name += (name.empty() ? "" : " ") + a;
   for (auto& c : oc::command_infos())
     if (c.name == name) return std::printf("%s", oc::options_for(name).help().c_str()), 0;
+  // A group (index, data, bench, logs): each of its subcommands' options.
+  std::string group;
+  for (auto& c : oc::command_infos())
+    if (c.name.rfind(name + " ", 0) == 0)
+      group += (group.empty() ? "" : "\n") + oc::options_for(c.name).help();
+  if (!group.empty()) return std::printf("%s", group.c_str()), 0;
   std::fprintf(stderr, "openclip help: no command '%s' (openclip --help lists them)\n", name.c_str());
   return 2;
 }
@@ -59,11 +65,13 @@ int main(int argc, char** argv) {
     if (c.name != name) continue;
     try {
       return c.run(args);
-    } catch (const oc::Error& e) {
-      std::fprintf(stderr, "openclip %s: error: %s\n", name.c_str(), e.what());
-      return 1;
-    } catch (const std::exception& e) {
-      std::fprintf(stderr, "openclip %s: error: %s\n", name.c_str(), e.what());
+    } catch (const std::exception& e) {  // oc::Error and the rest
+      // Flag errors name the (sub)command already ("openclip index build: unknown flag ...", as
+      // Python's train() raises them): said once.
+      std::string cmd = name, msg = e.what();
+      if (const size_t colon = msg.find(": "); msg.rfind("openclip " + name, 0) == 0 && colon != std::string::npos)
+        cmd = msg.substr(9, colon - 9), msg.erase(0, colon + 2);
+      std::fprintf(stderr, "openclip %s: error: %s\n", cmd.c_str(), msg.c_str());
       return 1;
     }
   }

@@ -20,6 +20,11 @@
 
 namespace oc {
 
+// Caps on thread counts that flags may ask for (beyond them libgomp crashes, thread creation
+// fails with EAGAIN): the messages name the flag and the cap.
+inline constexpr int kMaxThreads = 1024;  // --threads, --http-threads, --processes-count
+inline constexpr int kMaxWorkers = 256;   // --workers (loader threads, each with its own decode buffers)
+
 struct Flag {
   OptionSpec spec;                                 // name, type, default, help, aliases, choices, min
   std::vector<std::string> commands;               // the commands that take it: "train", "bench train", ...
@@ -33,6 +38,10 @@ struct Flag {
   Flag& choices(std::vector<std::string> v) { return spec.choices = std::move(v), *this; }
   Flag& aliases(std::vector<std::string> v) { return spec.aliases = std::move(v), *this; }
   Flag& at_least(double v) { return spec.min = v, *this; }
+  // The largest value, and what it is ("the cap on compute threads"): the message names both.
+  Flag& at_most(double v, std::string why = "") { return spec.max = v, spec.max_why = std::move(why), *this; }
+  Flag& plain_name() { return spec.plain_name = true, *this; }  // OptionSpec::plain_name
+  Flag& wide() { return spec.wide = true, *this; }  // an int64 count, not an int (OptionSpec::wide)
   Flag& ours() { return status = "*ours*", *this; }
   Flag& no_op() { return status = "no-op", *this; }
   bool used_by(const std::string& command) const;

@@ -52,11 +52,11 @@ void add_demo_flags(FlagList* l) {
   l->add("out", T::String, "data/demo", "folder for the shards (out/fmnist) and runs (out/logs)").on(d);
   l->add("max-passes", T::Float, "12", "cap on passes over the 60,000 training images (budget mode: a fast machine "
          "stops early)").on(d);
-  l->add("samples", T::Int, "0", "train exactly this many samples (0: the recipe's, or as --minutes allows)").on(d);
+  l->add("samples", T::Int, "0", "train exactly this many samples (0: the recipe's, or as --minutes allows)").on(d).wide();
   l->add("source", T::String, "/usr/share/datasets/fashion-mnist",
          "folder with the Fashion-MNIST IDX files (.gz or not; Debian package dataset-fashion-mnist)")
       .on({"demo", "data fashion-mnist"});
-  l->add("limit", T::Int, "0", "import only the first N images of each split (quick checks, tests; 0: all)").on(d);
+  l->add("limit", T::Int, "0", "import only the first N images of each split (quick checks, tests; 0: all)").on(d).wide();
   l->add("no-report", T::Flag, "", "skip the HTML report").on(d);
 }
 
@@ -74,7 +74,7 @@ void add_data_tool_flags(FlagList* l) {
   l->add("out", T::String, "", "output folder (data fashion-mnist: gets train/ and test/)")
       .on({"data shards", "data fashion-mnist"});
   l->add("shard-size", T::Int, "10000", "samples per shard (data fashion-mnist: 2000 = 30 train shards, enough for "
-         "workers x ranks)").on({"data shards", "data fashion-mnist"}).def("data fashion-mnist", "2000");
+         "workers x ranks)").on({"data shards", "data fashion-mnist"}).def("data fashion-mnist", "2000").wide();
   l->add("image-size", T::Int, "256", "target size (see --resize-mode; data fashion-mnist: the side in pixels, 28 = "
          "the original pixels)").on({"data shards", "data fashion-mnist", "data download"})
       .def("data fashion-mnist", "28");
@@ -84,7 +84,7 @@ void add_data_tool_flags(FlagList* l) {
   l->add("first-caption-only", T::Flag, "", "keep only the first line (row) of each caption")
       .on({"data shards", "data download"});
   l->add("split", T::String, "both", "train, test or both").on({"data fashion-mnist"});
-  l->add("limit", T::Int, "-1", "only the first N images of each split (-1: all)").on({"data fashion-mnist"});
+  l->add("limit", T::Int, "-1", "only the first N images of each split (-1: all)").on({"data fashion-mnist"}).wide();
   l->add("decode", T::Flag, "", "decode every image (finds corrupt images behind good headers)").on({"data inspect"});
 }
 
@@ -97,18 +97,18 @@ void add_download_flags(FlagList* l) {
   l->add("caption-col", T::String, "", "caption column (none by default)").on(d);
   l->add("output-folder", T::String, "images", "output folder").on(d);
   l->add("output-format", T::String, "webdataset", "webdataset (the only format built)").on(d);
-  l->add("processes-count", T::Int, "1", "decode/resize/encode threads").on(d);
+  l->add("processes-count", T::Int, "1", "decode/resize/encode threads").on(d).at_most(kMaxThreads, "the cap on threads");
   l->add("thread-count", T::Int, "256", "transfers per process (processes x threads in flight)").on(d);
   l->add("resize-only-if-bigger", T::Flag, "", "resize only images larger than --image-size").on(d);
   l->add("encode-format", T::String, "jpg", "jpg (the only format built)").on(d);
-  l->add("number-sample-per-shard", T::Int, "10000", "samples per shard").on(d);
+  l->add("number-sample-per-shard", T::Int, "10000", "samples per shard").on(d).wide();
   l->add("incremental-mode", T::String, "incremental", "incremental (skip finished shards) or overwrite").on(d);
   l->add("timeout", T::Float, "10", "seconds per attempt (total)").on(d);
   l->add("retries", T::Int, "0", "extra attempts per URL").on(d);
   l->add("max-redirects", T::Int, "10", "redirects followed per URL").on(d);
   l->add("max-body-bytes", T::Int, "33554432", "a larger body fails (data download: the sample; serve: the request, "
-         "413)").on({"data download", "serve"});
-  l->add("max-image-area", T::Int, "25000000", "decoded pixels above this fail (decompression bombs)").on(d);
+         "413)").on({"data download", "serve"}).wide();
+  l->add("max-image-area", T::Int, "25000000", "decoded pixels above this fail (decompression bombs)").on(d).wide();
   l->add("user-agent-token", T::String, "", "token appended to the User-Agent and matched in X-Robots-Tag").on(d);
   l->add("user-agent", T::String, "", "full User-Agent (default: img2dataset's)").on(d);
   l->add("disallowed-header-directives", T::String, "noai,noimageai,noindex,noimageindex",
@@ -140,17 +140,18 @@ void add_other_flags(FlagList* l) {
   const std::vector<std::string> s = {"serve"};
   l->add("index", T::String, "", "index folder (openclip index build) for /v1/search and the page").on(s);
   l->add("host", T::String, "127.0.0.1", "address to bind (0.0.0.0 exposes the server to the network)").on(s);
-  l->add("port", T::Int, "8080", "port (0 = any free port, printed at start)").on(s);
+  l->add("port", T::Int, "8080", "port (0 = any free port, printed at start)").on(s).at_least(0).at_most(65535, "the largest TCP port");
   l->add("max-batch", T::Int, "32", "inputs per forward pass").on(s);
   l->add("max-wait-ms", T::Int, "5", "how long a request waits for others to batch with").on(s);
   l->add("max-queue", T::Int, "256", "requests accepted and not yet answered; the next gets 503 + Retry-After").on(s);
-  l->add("http-threads", T::Int, "128", "threads preparing requests (parse, decode, tokenize) for the model").on(s);
+  l->add("http-threads", T::Int, "128", "threads preparing requests (parse, decode, tokenize) for the model")
+      .on(s).at_most(kMaxThreads, "the cap on threads");
   l->add("max-connections", T::Int, "1000", "open connections; the next gets 503 and is closed").on(s);
   l->add("header-timeout", T::Int, "10", "seconds for a request's headers, from its first byte (408 after)").on(s);
   l->add("body-timeout", T::Int, "60", "seconds for a request's body, after its headers (408 after)").on(s);
   l->add("drain-seconds", T::Int, "10", "on SIGTERM: how long requests in progress may finish").on(s);
-  l->add("max-image-pixels", T::Int, "25000000", "decoded image limit (413 above; decompression bombs)").on(s);
-  l->add("max-request-pixels", T::Int, "100000000", "decoded pixels of all images of a request (413 above)").on(s);
+  l->add("max-image-pixels", T::Int, "25000000", "decoded image limit (413 above; decompression bombs)").on(s).wide();
+  l->add("max-request-pixels", T::Int, "100000000", "decoded pixels of all images of a request (413 above)").on(s).wide();
   l->add("max-text-bytes", T::Int, "4096", "bytes per text (413 above)").on(s);
   l->add("max-request-text-bytes", T::Int, "262144", "bytes of all texts of a request (413 above)").on(s);
   l->add("max-inputs", T::Int, "256", "texts, images or labels per request (413 above)").on(s);

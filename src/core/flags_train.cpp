@@ -17,8 +17,8 @@ static void add_data_flags(FlagList* l) {
   l->add("train-data-upsampling-factors", T::String, "",
          "'::'-separated weights, one per source (needs --dataset-resampled)").on(te);
   l->add("val-data", T::String, "", "validation data (same formats) for retrieval metrics").on(te);
-  l->add("train-num-samples", T::Int, "", "samples per epoch (default: sizes.json or __len__ beside the shards)").on(te);
-  l->add("val-num-samples", T::Int, "", "validation samples (webdataset)").on(te);
+  l->add("train-num-samples", T::Int, "", "samples per epoch (default: sizes.json or __len__ beside the shards)").on(te).wide();
+  l->add("val-num-samples", T::Int, "", "validation samples (webdataset)").on(te).wide();
   l->add("val-dedup-images", T::Flag, "", "retrieval counts several captions of one image (same key) as one image; "
          "OpenCLIP scores every row as its own pair").on(te).ours();
   l->add("dataset-type", T::String, "auto", "data format; auto = by extension (synthetic-learnable is ours)")
@@ -43,7 +43,8 @@ static void add_data_flags(FlagList* l) {
   l->add("zeroshot-templates", T::String, "", "prompt templates file (one per line with {c})").on(te).ours();
   l->add("cache-dir", T::String, "", "download cache (unused: nothing is downloaded)").on({"train"}).no_op();
   l->add("workers", T::Int, "2", "data loader threads per process (0: in the calling thread)")
-      .on({"train", "eval", "bench data", "demo"}).def("train", "4").def("demo", "1").at_least(0);
+      .on({"train", "eval", "bench data", "demo"}).def("train", "4").def("demo", "1").at_least(0)
+      .at_most(kMaxWorkers, "the cap on loader threads");
   l->add("batch-size", T::Int, "64", "batch size (per process)")
       .on({"train", "eval", "embed", "index build", "bench train", "bench infer", "bench zeroshot", "bench data", "demo"})
       .def("embed", "32").def("index build", "32").def("bench train", "128").def("demo", "128").at_least(1);
@@ -64,7 +65,7 @@ static void add_optimization_flags(FlagList* l) {
   l->add("momentum", T::Float, "", "momentum (timm optimizers)")
       .not_built("timm optimizers are not part of openclip-cpp").on(t);
   l->add("warmup", T::Int, "10000", "warm-up steps (bench data: untimed batches first)")
-      .on({"train", "bench data", "demo"}).def("bench data", "3").def("demo", "100").at_least(0);
+      .on({"train", "bench data", "demo"}).def("bench data", "3").def("demo", "100").at_least(0).wide();
   l->add("opt", T::String, "adamw", "optimizer").on(t).choices({"adamw"});
   l->add("use-bn-sync", T::Flag, "", "SyncBatchNorm").not_built("ViT models have no BatchNorm").on(t);
   l->add("skip-scheduler", T::Flag, "", "keep the LR at --lr").on(t);
@@ -149,7 +150,8 @@ static void add_model_flags(FlagList* l) {
   l->add("ddp-static-graph", T::Flag, "", "accepted for compatibility (no effect)").on(t).no_op();
   l->add("no-set-device-rank", T::Flag, "", "accepted for compatibility (no effect on CPU)").on(t).no_op();
   l->add("threads", T::Int, "0", "compute threads per process (0 = all cores)")
-      .on({"train", "eval", "bench train", "bench infer", "bench zeroshot", "demo"}).ours();
+      .on({"train", "eval", "bench train", "bench infer", "bench zeroshot", "demo"}).ours().at_least(0)
+      .at_most(kMaxThreads, "the cap on compute threads");
   l->add("dist-timeout", T::Float, "600", "seconds a collective may wait for the other ranks before the job is "
          "aborted with a message (a rank died or hangs)").on(t).ours();
 }
@@ -161,7 +163,7 @@ static void add_logging_flags(FlagList* l) {
   l->add("log-local", T::Flag, "", "each node's local rank 0 writes its own log file, out-<rank> (OpenCLIP's name, "
          "no extension)").on(t);
   l->add("name", T::String, "", "run name (train: date-model-lr-batch-workers-precision; demo: fmnist-<date>)")
-      .on({"train", "demo"});
+      .on({"train", "demo"}).plain_name();
   l->add("report-to", T::String, "", "where scalars go: tensorboard (wandb and all are refused: no network)").on(t);
   l->add("wandb-notes", T::String, "", "wandb notes").on(t).no_op();
   l->add("wandb-project-name", T::String, "open-clip", "wandb project").on(t).no_op();
@@ -173,7 +175,7 @@ static void add_logging_flags(FlagList* l) {
   l->add("save-frequency", T::Int, "1", "save epoch_N.pt every N epochs (0: never, except the last)").on(t);
   l->add("save-most-recent", T::Flag, "", "also keep checkpoints/epoch_latest.pt").on(t);
   l->add("delete-previous-checkpoint", T::Flag, "", "delete epoch_{N-1}.pt after saving epoch_N.pt").on(t);
-  l->add("checkpoint-every-n-steps", T::Int, "0", "also save a resumable checkpoint every N steps").on(t).ours();
+  l->add("checkpoint-every-n-steps", T::Int, "0", "also save a resumable checkpoint every N steps").on(t).ours().wide();
   l->add("keep-step-checkpoints", T::Int, "2", "keep the newest K step checkpoints (epoch_E_step_S.pt), delete older "
          "ones (0: keep all)").on(t).at_least(0).ours();
   l->add("resume", T::String, "", "checkpoint path or 'latest' (exact, also mid-epoch)").on(t);

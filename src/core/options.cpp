@@ -1,6 +1,10 @@
 #include "core/options.h"
 
 #include <algorithm>
+#include <cerrno>
+#include <climits>
+#include <cmath>
+#include <cstdint>
 #include <cstdlib>
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -104,20 +108,54 @@ void Options::parse(const std::vector<std::string>& args) {
   for (auto& rule : rules_) rule(*this);
 }
 
-void Options::check_value(const OptionSpec& s, const std::string& v) const {
+namespace {
+// An Int flag's value in its own type: an int unless the flag is wide (int64). Outside it is
+// an error giving the range accepted, never a wrapped value.
+long long int_in_type(const std::string& command, const OptionSpec& s, const std::string& v) {
   char* end = nullptr;
+  errno = 0;
+  const long long n = std::strtoll(v.c_str(), &end, 10);
+  if (v.empty() || *end) OC_USER_ERROR("openclip {}: --{} takes an integer, got '{}'", command, s.name, v);
+  long long lo = s.wide ? INT64_MIN : INT_MIN, hi = s.wide ? INT64_MAX : INT_MAX;
+  if (errno == ERANGE || n < lo || n > hi) {
+    if (s.min) lo = std::max(lo, (long long)std::ceil(*s.min));
+    if (s.max) hi = std::min(hi, (long long)std::floor(*s.max));
+    OC_USER_ERROR("openclip {}: --{} {} is out of range: it must be an integer from {} to {}", command, s.name, v, lo,
+                  hi);
+  }
+  return n;
+}
+}  // namespace
+
+void Options::check_value(const OptionSpec& s, const std::string& v) const {
   double number = 0;
   if (s.type == OptType::Int) {
-    number = double(std::strtoll(v.c_str(), &end, 10));
-    if (v.empty() || *end) OC_USER_ERROR("openclip {}: --{} takes an integer, got '{}'", command_, s.name, v);
+    number = double(int_in_type(command_, s, v));
   } else if (s.type == OptType::Float) {
+    char* end = nullptr;
     number = std::strtod(v.c_str(), &end);
     if (v.empty() || *end) OC_USER_ERROR("openclip {}: --{} takes a number, got '{}'", command_, s.name, v);
+    if (!std::isfinite(number)) OC_USER_ERROR("openclip {}: --{} takes a finite number, got '{}'", command_, s.name, v);
   }
-  if (s.min && (s.type == OptType::Int || s.type == OptType::Float) && !(number >= *s.min))
+  const bool numeric = s.type == OptType::Int || s.type == OptType::Float;
+  if (numeric && s.min && !(number >= *s.min))
     OC_USER_ERROR("openclip {}: --{} must be >= {}, got {}", command_, s.name, *s.min, v);
+  if (numeric && s.max && !(number <= *s.max))
+    OC_USER_ERROR("openclip {}: --{} must be <= {}{}, got {}", command_, s.name, *s.max,
+                  s.max_why.empty() ? "" : " (" + s.max_why + ")", v);
   if (!s.choices.empty() && std::find(s.choices.begin(), s.choices.end(), v) == s.choices.end())
     OC_USER_ERROR("openclip {}: --{} {}: choose one of {}", command_, s.name, v, fmt::join(s.choices, ", "));
+  if (s.plain_name && !v.empty())  // "": the default name
+    if (std::string why = why_not_plain_name(v); !why.empty())
+      OC_USER_ERROR("openclip {}: --{} '{}' {}", command_, s.name, v, why);
+}
+
+std::string why_not_plain_name(const std::string& v) {
+  if (v.empty()) return "is empty; a name is needed";
+  if (v == "." || v == "..") return "is not a name: it must name a folder of its own, not '.' or '..'";
+  if (v.find_first_of("/\\") != std::string::npos)
+    return "must be a plain name without '/' or '\\' (it names one folder under --logs; use --logs to choose where)";
+  return "";
 }
 
 bool Options::given(const std::string& name) const {
@@ -180,7 +218,8 @@ std::vector<double> Options::float_list(const std::string& name) const {
   for (auto& v : list(name)) {
     char* end = nullptr;
     double d = std::strtod(v.c_str(), &end);
-    if (v.empty() || *end) OC_USER_ERROR("openclip {}: --{} takes numbers, got '{}'", command_, name, v);
+    if (v.empty() || *end || !std::isfinite(d))
+      OC_USER_ERROR("openclip {}: --{} takes finite numbers, got '{}'", command_, name, v);
     out.push_back(d);
   }
   return out;

@@ -26,7 +26,18 @@ struct OptionSpec {
   std::vector<std::string> aliases;  // other spellings (without "--"), e.g. a short name
   std::vector<std::string> choices;  // the accepted values (listed in --help, checked on parse); empty: any
   std::optional<double> min;         // Int/Float: the smallest accepted value
+  std::optional<double> max;         // Int/Float: the largest accepted value
+  std::string max_why;               // what the largest value is, for the message ("the cap on ...")
+  // Int: the value's type. An Int is read into an int (counts, sizes, ports) unless `wide`
+  // (int64: sample counts, byte limits); a value outside the type is an error at parse, never
+  // a wrapped number. Float values must be finite.
+  bool wide = false;
+  bool plain_name = false;  // String: a file name that becomes one folder level (why_not_plain_name)
 };
+
+// "" when `v` names one entry inside a folder (no '/' or '\\', not "", "." or ".."), else why not:
+// a run name such as "../x" or "/tmp/x" would write outside --logs, "." into --logs itself.
+std::string why_not_plain_name(const std::string& v);
 
 class Options {
  public:

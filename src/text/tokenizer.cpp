@@ -10,6 +10,7 @@
 #include <climits>
 #include <cstdlib>
 #include <cstring>
+#include <memory>
 #include <unordered_map>
 
 #include "core/check.h"
@@ -438,21 +439,49 @@ std::string Tokenizer::find_vocab(const std::string& explicit_path) {
                 kVocabName, looked, kHowToGet);
 }
 
+namespace {
+// The vocabulary is 1.3 MB gzipped, 3.2 MB of text; a file (or its inflated text) over five
+// times that is not a vocabulary: a gzip bomb, or /dev/zero through $OPENCLIP_VOCAB, stops here.
+constexpr Cap kVocabCap{"the 16 MiB BPE vocabulary cap", uint64_t(16) << 20};
+
+// The vocabulary's text, gzipped or not: the file through fs::read_file (regular files only,
+// at most kVocabCap), inflated to at most kVocabCap bytes.
+std::string read_vocab_text(const std::string& path) {
+  auto raw = fs::read_file(path, {.allow_pipe = false, .cap = kVocabCap});
+  if (!raw) OC_USER_ERROR("cannot read BPE vocabulary {}: {}. {}.", path, raw.error(), kHowToGet);
+  const std::vector<uint8_t>& in = raw.value();
+  if (in.size() < 2 || in[0] != 0x1f || in[1] != 0x8b) return std::string(in.begin(), in.end());  // not gzipped
+  std::string out;
+  z_stream z{};
+  if (inflateInit2(&z, 15 + 16) != Z_OK) OC_FAIL("inflateInit2 failed");  // 15 + 16: gzip header
+  const std::unique_ptr<z_stream, int (*)(z_streamp)> end(&z, inflateEnd);
+  z.next_in = const_cast<Bytef*>(in.data());
+  z.avail_in = uInt(in.size());
+  int rc = Z_OK;
+  while (rc != Z_STREAM_END || z.avail_in > 0) {
+    if (rc == Z_STREAM_END) inflateReset(&z);  // the next member of a multi-member gzip file
+    char buf[1 << 16];
+    z.next_out = reinterpret_cast<Bytef*>(buf);
+    z.avail_out = sizeof buf;
+    rc = inflate(&z, Z_NO_FLUSH);
+    const size_t got = sizeof buf - z.avail_out;
+    if (auto cap = within_cap(path, "the BPE vocabulary inflated so far", out.size() + got, kVocabCap); !cap) {
+      OC_USER_ERROR("{} (a gzip bomb?). {}.", cap.error(), kHowToGet);
+    }
+    out.append(buf, got);
+    if (rc != Z_OK && rc != Z_STREAM_END) {  // Z_BUF_ERROR with room to write: the input ended early
+      const std::string msg = z.msg ? z.msg : rc == Z_BUF_ERROR ? "unexpected end of file" : "inflate error";
+      OC_USER_ERROR("cannot read BPE vocabulary {}: {} (corrupt gzip?). {}.", path, msg, kHowToGet);
+    }
+  }
+  return out;
+}
+}  // namespace
+
 Tokenizer Tokenizer::load_default(const std::string& explicit_path) { return load(find_vocab(explicit_path)); }
 
 Tokenizer Tokenizer::load(const std::string& path) {
-  gzFile f = gzopen(path.c_str(), "rb");  // also reads an uncompressed copy
-  if (!f) OC_USER_ERROR("cannot open BPE vocabulary {}: {}. {}.", path, std::strerror(errno), kHowToGet);
-  std::string data;
-  char buf[1 << 16];
-  int n;
-  while ((n = gzread(f, buf, sizeof buf)) > 0) data.append(buf, size_t(n));
-  int err = 0;
-  const char* msg = gzerror(f, &err);
-  std::string gzmsg = msg ? msg : "";
-  gzclose(f);
-  if (n < 0 || (err != Z_OK && err != Z_STREAM_END))
-    OC_USER_ERROR("cannot read BPE vocabulary {}: {} (corrupt gzip?). {}.", path, gzmsg, kHowToGet);
+  const std::string data = read_vocab_text(path);
 
   // Python decodes the whole file as UTF-8 before splitting it.
   if (size_t bad = text::utf8_invalid_offset(data); bad != std::string::npos)

@@ -8,6 +8,7 @@
 
 #include "core/check.h"
 #include "core/fs.h"
+#include "core/options.h"
 
 namespace oc {
 
@@ -23,6 +24,8 @@ bool logs_disabled(const std::string& logs) {
 RunDir prepare_run_dir(const TrainArgs& a, long unix_time, bool writer) {
   RunDir r;
   r.name = a.name.empty() ? default_run_name(a, unix_time) : a.name;
+  if (std::string why = why_not_plain_name(a.name); !a.name.empty() && !why.empty())  // TrainArgs may come from code
+    OC_USER_ERROR("--name '{}' {}", a.name, why);
   // --logs none: OpenCLIP still creates none/<name>/out.log but writes no checkpoints,
   // results or TensorBoard.
   const bool off = logs_disabled(a.logs);
