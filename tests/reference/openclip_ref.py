@@ -1,0 +1,41 @@
+#!/usr/bin/env python3
+"""OpenCLIP 2.24.0 itself as the reference (run with .pyref/bin/python, made by
+scripts/setup_pyref.sh; `argsort` needs only torch):
+
+  openclip_ref.py argsort ROWS.txt            torch.argsort(row, descending=True) per line
+  openclip_ref.py metrics S IMG.txt TXT.txt [IMG2.txt TXT2.txt ...]
+                                              training.train.get_clip_metrics(img, txt, S): one
+                                              JSON line per pair (one process: open_clip loads once)
+
+Text files hold one row of floats per line (written with 9 significant digits, so float32
+values come back exactly).
+"""
+import json
+import sys
+
+import numpy as np
+import torch
+
+
+def rows(path):
+    return [torch.tensor([float(x) for x in line.split()], dtype=torch.float32)
+            for line in open(path).read().split("\n") if line.strip()]
+
+
+def main():
+    cmd = sys.argv[1]
+    if cmd == "argsort":
+        for r in rows(sys.argv[2]):
+            print(" ".join(str(i) for i in torch.argsort(r, descending=True).tolist()))
+    elif cmd == "metrics":
+        from training.train import get_clip_metrics
+        scale = torch.tensor(float(sys.argv[2]), dtype=torch.float32)
+        for a, b in zip(sys.argv[3::2], sys.argv[4::2]):
+            m = get_clip_metrics(torch.stack(rows(a)), torch.stack(rows(b)), scale)
+            print(json.dumps({k: float(v) for k, v in m.items()}))
+    else:
+        sys.exit(f"openclip_ref.py: unknown command {cmd}")
+
+
+if __name__ == "__main__":
+    main()
