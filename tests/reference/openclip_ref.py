@@ -6,6 +6,9 @@ scripts/setup_pyref.sh; `argsort` needs only torch):
   openclip_ref.py metrics S IMG.txt TXT.txt [IMG2.txt TXT2.txt ...]
                                               training.train.get_clip_metrics(img, txt, S): one
                                               JSON line per pair (one process: open_clip loads once)
+  openclip_ref.py lock-image CONFIG.json N...  per N a line "== N", then the names of the
+                                              parameters left trainable by
+                                              CLIP.lock_image_tower(unlocked_groups=N), one a line
 
 Text files hold one row of floats per line (written with 9 significant digits, so float32
 values come back exactly).
@@ -22,6 +25,14 @@ def rows(path):
             for line in open(path).read().split("\n") if line.strip()]
 
 
+def create_model(config_path):
+    """OpenCLIP's CLIP from a model config file (its name: the file's stem), random init."""
+    import os
+    import open_clip
+    open_clip.add_model_config(config_path)
+    return open_clip.create_model(os.path.splitext(os.path.basename(config_path))[0])
+
+
 def main():
     cmd = sys.argv[1]
     if cmd == "argsort":
@@ -33,6 +44,14 @@ def main():
         for a, b in zip(sys.argv[3::2], sys.argv[4::2]):
             m = get_clip_metrics(torch.stack(rows(a)), torch.stack(rows(b)), scale)
             print(json.dumps({k: float(v) for k, v in m.items()}))
+    elif cmd == "lock-image":
+        for n in sys.argv[3:]:
+            model = create_model(sys.argv[2])
+            model.lock_image_tower(unlocked_groups=int(n))
+            print(f"== {n}")
+            for name, p in model.named_parameters():
+                if p.requires_grad:
+                    print(name)
     else:
         sys.exit(f"openclip_ref.py: unknown command {cmd}")
 
