@@ -9,6 +9,9 @@ scripts/setup_pyref.sh; `argsort` needs only torch):
   openclip_ref.py lock-image CONFIG.json N...  per N a line "== N", then the names of the
                                               parameters left trainable by
                                               CLIP.lock_image_tower(unlocked_groups=N), one a line
+  openclip_ref.py forward CONFIG.json OUTDIR   OpenCLIP's model at random init: OUTDIR/w.pt (its
+                                              state_dict), images.f32 [2,3,S,S], tokens.i32 [2,L],
+                                              image.f32 / text.f32 (encode_*, not normalized)
 
 Text files hold one row of floats per line (written with 9 significant digits, so float32
 values come back exactly).
@@ -52,6 +55,25 @@ def main():
             for name, p in model.named_parameters():
                 if p.requires_grad:
                     print(name)
+    elif cmd == "forward":
+        import os
+        torch.manual_seed(0)
+        model = create_model(sys.argv[2]).eval()
+        out = sys.argv[3]
+        torch.save(model.state_dict(), os.path.join(out, "w.pt"))
+        S, L = model.visual.image_size[0], model.context_length
+        vocab = model.vocab_size
+        images = torch.randn(2, 3, S, S)
+        tokens = torch.randint(1, vocab - 1, (2, L), dtype=torch.int64)
+        tokens[0, L // 2] = vocab - 1  # an end token: argmax pooling takes its position
+        tokens[0, L // 2 + 1:] = 0
+        tokens[1, -1] = vocab - 1
+        with torch.no_grad():
+            img, txt = model.encode_image(images), model.encode_text(tokens)
+        images.numpy().astype(np.float32).tofile(os.path.join(out, "images.f32"))
+        tokens.numpy().astype(np.int32).tofile(os.path.join(out, "tokens.i32"))
+        img.numpy().astype(np.float32).tofile(os.path.join(out, "image.f32"))
+        txt.numpy().astype(np.float32).tofile(os.path.join(out, "text.f32"))
     else:
         sys.exit(f"openclip_ref.py: unknown command {cmd}")
 
