@@ -12,6 +12,8 @@ scripts/setup_pyref.sh; `argsort` needs only torch):
   openclip_ref.py forward CONFIG.json OUTDIR   OpenCLIP's model at random init: OUTDIR/w.pt (its
                                               state_dict), images.f32 [2,3,S,S], tokens.i32 [2,L],
                                               image.f32 / text.f32 (encode_*, not normalized)
+  openclip_ref.py tokenize FILE                open_clip.tokenize (its SimpleTokenizer with the real
+                                              ftfy) of each line: one line of ids per input line
 
 Text files hold one row of floats per line (written with 9 significant digits, so float32
 values come back exactly).
@@ -55,6 +57,11 @@ def main():
             for name, p in model.named_parameters():
                 if p.requires_grad:
                     print(name)
+    elif cmd == "tokenize":
+        import open_clip
+        lines = open(sys.argv[2], encoding="utf-8").read().split("\n")[:-1]
+        for row in open_clip.tokenize(lines).tolist():
+            print(" ".join(str(i) for i in row))
     elif cmd == "forward":
         import os
         torch.manual_seed(0)
