@@ -14,6 +14,10 @@ scripts/setup_pyref.sh; `argsort` needs only torch):
                                               image.f32 / text.f32 (encode_*, not normalized)
   openclip_ref.py tokenize FILE                open_clip.tokenize (its SimpleTokenizer with the real
                                               ftfy) of each line: one line of ids per input line
+  openclip_ref.py transform OUT.f32 SIZE MODE INTERP IMG...
+                                              open_clip.transform.image_transform(SIZE, False,
+                                              resize_mode=MODE, interpolation=INTERP) of each
+                                              Image.open(IMG).convert("RGB"), float32 CHW in a row
 
 Text files hold one row of floats per line (written with 9 significant digits, so float32
 values come back exactly).
@@ -62,6 +66,14 @@ def main():
         lines = open(sys.argv[2], encoding="utf-8").read().split("\n")[:-1]
         for row in open_clip.tokenize(lines).tolist():
             print(" ".join(str(i) for i in row))
+    elif cmd == "transform":
+        from open_clip.transform import image_transform
+        from PIL import Image
+        size, mode, interp = int(sys.argv[3]), sys.argv[4], sys.argv[5]
+        tf = image_transform(size, False, resize_mode=mode, interpolation=interp)
+        with open(sys.argv[2], "wb") as f:
+            for path in sys.argv[6:]:
+                f.write(tf(Image.open(path).convert("RGB")).numpy().astype(np.float32).tobytes())
     elif cmd == "forward":
         import os
         torch.manual_seed(0)
