@@ -73,4 +73,5 @@ if [[ ! -f data/imagenet_zeroshot.json ]]; then
   done
 fi
 [[ -f data/imagenet_zeroshot.json ]] || echo "setup: warning: imagenet_zeroshot.json not found (ImageNet zero-shot needs it)"
+scripts/setup_pyref.sh || echo "setup: warning: OpenCLIP 2.24 reference venv (.pyref) not made; tests that call OpenCLIP skip"
 echo "setup: ok"

@@ -52,6 +52,15 @@ inline std::vector<std::string> run_flat_json_list(const std::string& cmd) {
 
 inline std::string openclip() { return OPENCLIP_BINARY; }
 inline bool have_torch() { return std::system("/usr/bin/python3 -c 'import torch' >/dev/null 2>&1") == 0; }
+// OpenCLIP 2.24.0 itself: the venv scripts/setup_pyref.sh makes (.pyref/, on Debian's torch).
+inline std::string pyref_python() { return OPENCLIP_TEST_DIR "/../.pyref/bin/python"; }
+inline bool have_open_clip() {  // find_spec: without importing (torch takes seconds to load)
+  return std::system((pyref_python() + " -c 'import importlib.util as u, sys; sys.exit(not (u.find_spec(\"open_clip\") "
+                                       "and u.find_spec(\"training\")))' >/dev/null 2>&1")
+                         .c_str()) == 0;
+}
+#define OC_NEED_OPEN_CLIP() \
+  if (!oc::test::have_open_clip()) GTEST_SKIP() << "needs OpenCLIP 2.24.0 in .pyref/ (scripts/setup_pyref.sh)"
 // An empty folder for this test process: the pid keeps two suites running at once on one
 // machine (two checkouts, CI beside a developer) out of each other's folders. Removed when the
 // process that made it exits normally (a suite run writes ~2.5 GB of checkpoints and logs

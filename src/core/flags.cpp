@@ -130,12 +130,6 @@ const std::vector<Rule>& rules() {
            OC_USER_ERROR("--global-batch-gradient changes the default distributed loss only, not --local-loss or "
                          "--gather-with-grad (--gather-with-grad already gives the global batch's gradient)");
        }},
-      {{"siglip", "accum-freq"},
-       [](const Options& o) {
-         if (o.flag("siglip") && o.get_int("accum-freq") > 1)
-           OC_USER_ERROR("--siglip with --accum-freq {}: gradient accumulation is built for the contrastive loss only",
-                         o.get_int("accum-freq"));
-       }},
       {{"lr-scheduler", "epochs-cooldown"},
        [](const Options& o) {
          if (o.get("lr-scheduler") == "const-cooldown" && !(o.has("epochs-cooldown") && o.get_int("epochs-cooldown") > 0))
@@ -187,13 +181,13 @@ std::string cli_markdown() {
 }
 
 std::string readme_flag_table() {
-  std::string out = "| flag | meaning | default | status |\n|---|---|---|---|\n";
+  std::string out = "| flag | meaning | default | from | status |\n|---|---|---|---|---|\n";
   std::string section;
   for (const Flag& f : all_flags()) {
     if (!f.used_by("train")) continue;
     if (f.section != section) {
       section = f.section;
-      out += fmt::format("| **{}** | | | |\n", section);
+      out += fmt::format("| **{}** | | | | |\n", section);
     }
     std::string meaning = f.spec.help;
     if (!f.spec.choices.empty()) meaning += fmt::format(" (one of: {})", fmt::join(f.spec.choices, ", "));
@@ -202,8 +196,8 @@ std::string readme_flag_table() {
     const std::string status = !f.spec.not_built.empty() ? "refused: " + f.spec.not_built
                                : f.status.empty()        ? "yes"
                                                          : f.status;
-    out += fmt::format("| `--{}` | {} | {} | {} |\n", f.spec.name, markdown_cell(meaning),
-                       def.empty() ? "" : "`" + def + "`", markdown_cell(status));
+    out += fmt::format("| `--{}` | {} | {} | {} | {} |\n", f.spec.name, markdown_cell(meaning),
+                       def.empty() ? "" : "`" + def + "`", f.origin, markdown_cell(status));
   }
   return out;
 }

@@ -31,6 +31,7 @@ struct Flag {
   std::map<std::string, std::string> default_in;   // command -> its default where it differs from spec's
   std::string section;                             // grouping in the README's table (train flags)
   std::string status;                              // README status: "yes", "no-op", "*ours*" (not_built: refused)
+  std::string origin = "2.24";                     // README: OpenCLIP 2.24's flag, "3.x" (added later), "ours"
 
   Flag& on(std::vector<std::string> cmds) { return commands = std::move(cmds), *this; }
   Flag& def(const std::string& command, std::string value) { return default_in[command] = std::move(value), *this; }
@@ -42,7 +43,8 @@ struct Flag {
   Flag& at_most(double v, std::string why = "") { return spec.max = v, spec.max_why = std::move(why), *this; }
   Flag& plain_name() { return spec.plain_name = true, *this; }  // OptionSpec::plain_name
   Flag& wide() { return spec.wide = true, *this; }  // an int64 count, not an int (OptionSpec::wide)
-  Flag& ours() { return status = "*ours*", *this; }
+  Flag& ours() { return status = "*ours*", origin = "ours", *this; }
+  Flag& v3() { return origin = "3.x", *this; }  // an OpenCLIP 3.x flag that 2.24 does not have
   Flag& no_op() { return status = "no-op", *this; }
   bool used_by(const std::string& command) const;
 };

@@ -41,7 +41,8 @@ static void add_data_flags(FlagList* l) {
   l->add("zeroshot-classnames", T::String, "", "class names: a task JSON or a file with one name per line")
       .on(te).ours();
   l->add("zeroshot-templates", T::String, "", "prompt templates file (one per line with {c})").on(te).ours();
-  l->add("cache-dir", T::String, "", "download cache (unused: nothing is downloaded)").on({"train"}).no_op();
+  l->add("cache-dir", T::String, "", "where --pretrained TAG's weights are read from (OpenCLIP's download cache; "
+         "nothing is downloaded)").on({"train"}).v3();
   l->add("workers", T::Int, "2", "data loader threads per process (0: in the calling thread)")
       .on({"train", "eval", "bench data", "demo"}).def("train", "4").def("demo", "1").at_least(0)
       .at_most(kMaxWorkers, "the cap on loader threads");
@@ -63,19 +64,21 @@ static void add_optimization_flags(FlagList* l) {
   l->add("eps", T::Float, "", "AdamW epsilon (default 1e-6 for ViT models, else 1e-8)").on(t);
   l->add("wd", T::Float, "0.2", "weight decay of the decay group").on({"train", "demo"}).def("demo", "0.1");
   l->add("momentum", T::Float, "", "momentum (timm optimizers)")
-      .not_built("timm optimizers are not part of openclip-cpp").on(t);
+      .not_built("timm optimizers are not part of openclip-cpp").on(t).v3();
   l->add("warmup", T::Int, "10000", "warm-up steps (bench data: untimed batches first)")
       .on({"train", "bench data", "demo"}).def("bench data", "3").def("demo", "100").at_least(0).wide();
-  l->add("opt", T::String, "adamw", "optimizer").on(t).choices({"adamw"});
+  l->add("opt", T::String, "adamw", "optimizer").on(t).choices({"adamw"}).v3();
   l->add("use-bn-sync", T::Flag, "", "SyncBatchNorm").not_built("ViT models have no BatchNorm").on(t);
   l->add("skip-scheduler", T::Flag, "", "keep the LR at --lr").on(t);
   l->add("lr-scheduler", T::String, "cosine", "LR schedule after the warm-up").on(t)
       .choices({"cosine", "const", "const-cooldown"});
   l->add("lr-cooldown-end", T::Float, "0.0", "end LR of the cooldown").on(t);
   l->add("lr-cooldown-power", T::Float, "1.0", "polynomial power of the cooldown").on(t);
-  l->add("accum-freq", T::Int, "1", "gradient accumulation steps (OpenCLIP's feature caching; one process only)")
+  l->add("accum-freq", T::Int, "1",
+         "gradient accumulation steps (OpenCLIP's feature caching; per rank with several processes)")
       .on(t).at_least(1);
-  l->add("grad-clip-norm", T::Float, "", "clip the global gradient L2 norm").on(t);
+  l->add("grad-clip-norm", T::Float, "", "clip the global gradient L2 norm (> 0; 2.24 zeroes the gradients at 0)")
+      .on(t);
   l->add("grad-checkpointing", T::Flag, "", "recompute each block in backward (less memory, equal gradients)").on(t);
   l->add("local-loss", T::Flag, "", "distributed: logits of local features against all").on(t);
   l->add("gather-with-grad", T::Flag, "", "distributed: all-gather with gradient").on(t);
@@ -85,16 +88,19 @@ static void add_optimization_flags(FlagList* l) {
   l->add("lock-image", T::Flag, "", "freeze the image tower (LiT)").on(t);
   l->add("lock-image-unlocked-groups", T::Int, "0", "leave the last N image groups trainable").on(t);
   l->add("lock-image-freeze-bn-stats", T::Flag, "", "freeze BatchNorm stats (no effect on ViTs)").on(t).no_op();
-  l->add("lock-text", T::Flag, "", "freeze the text tower (needs --lock-text-freeze-layer-norm, as OpenCLIP)").on(t);
-  l->add("lock-text-unlocked-layers", T::Int, "0", "leave the last N text groups trainable").on(t);
-  l->add("lock-text-freeze-layer-norm", T::Flag, "", "also freeze LayerNorms of unlocked text groups").on(t);
+  l->add("lock-text", T::Flag, "", "freeze the text tower as OpenCLIP 3.x (2.24 cannot lock a CLIP text tower); "
+         "needs --lock-text-freeze-layer-norm").on(t);
+  l->add("lock-text-unlocked-layers", T::Int, "0", "leave the last N text groups trainable, LayerNorms included").on(t);
+  l->add("lock-text-freeze-layer-norm", T::Flag, "", "required with --lock-text (3.x asserts it; it freezes nothing "
+         "more)").on(t);
   l->add("seed", T::Int, "0", "random seed (data split: of the choice; data fashion-mnist: of the captions)")
       .on({"train", "bench train", "bench infer", "bench data", "demo", "data split", "data fashion-mnist"});
   l->add("siglip", T::Flag, "", "SigLIP's sigmoid loss (init logit_scale ln 10, logit_bias -10; neighbour exchange "
          "across ranks)").on(t);
-  l->add("loss-dist-impl", T::String, "", "SigLIP's distributed implementation: bidir (OpenCLIP 2.24's neighbour "
-         "exchange, the only one built; shift, reduce and gather give the same loss and gradients)")
-      .on(t).choices({"bidir"});
+  l->add("loss-dist-impl", T::String, "", "SigLIP's distributed implementation (2.24 has no flag and always uses "
+         "bidir, its neighbour exchange, the only one built; 3.x's shift, reduce and gather give the same loss and "
+         "gradients)")
+      .on(t).choices({"bidir"}).v3();
   l->add("coca-caption-loss-weight", T::Float, "2.0", "CoCa caption loss weight (no CoCa models)").on(t).no_op();
   l->add("coca-contrastive-loss-weight", T::Float, "1.0", "CoCa contrastive loss weight (no CoCa models)").on(t).no_op();
   l->add("distill-model", T::String, "", "teacher model").not_built("distillation is not built yet").on(t);
@@ -104,14 +110,18 @@ static void add_optimization_flags(FlagList* l) {
 static void add_model_flags(FlagList* l) {
   l->section("model");
   const std::vector<std::string> t = {"train"};
-  l->add("model", T::String, "ViT-B-32", "model config name (configs/models/) or JSON path (OpenCLIP's default RN50 "
+  l->add("model", T::String, "ViT-B-32", "model config name (configs/models/) or JSON path; train and eval also "
+         "take a Hugging Face hub folder (open_clip_config.json + open_clip_pytorch_model.bin or "
+         "open_clip_model.safetensors: config, preprocessing, weights) (OpenCLIP's default RN50 "
          "is not supported; the config picks the tokenizer and context length: -CLIPA configs use WordPiece, "
          "vocabulary from $OPENCLIP_HF_TOKENIZER_VOCAB or the data folders)")
       .on({"train", "eval", "classify", "embed", "index build", "bench train", "bench infer", "bench zeroshot", "demo",
            "tokenize", "serve"})
       .def("demo", "fmnist-S").def("tokenize", "");
   l->add("pretrained", T::String, "", "weights file (.pt/.bin/.pth/.safetensors, or an epoch_N.pt checkpoint; index "
-         "search: default the path recorded in the index)")
+         "search: default the path recorded in the index); train and eval also take an OpenCLIP 2.24 tag of the "
+         "model (e.g. laion2b_s34b_b79k): its preprocessing applies and its weights are read from the download "
+         "cache (--cache-dir, the Hugging Face cache, ~/.cache/clip)")
       .on({"train", "eval", "classify", "embed", "index build", "index search", "serve"});
   l->add("pretrained-image", T::Flag, "", "timm ImageNet weights").not_built("timm towers are not supported").on(t);
   l->add("image-mean", T::List, "", "normalization mean (1 or 3 values)").on(t);
@@ -119,18 +129,21 @@ static void add_model_flags(FlagList* l) {
   l->add("image-interpolation", T::String, "", "eval resize interpolation (random: as bicubic)").on(t)
       .choices({"bicubic", "bilinear", "random"});
   l->add("image-resize-mode", T::String, "", "eval resize mode").on(t).choices({"shortest", "longest", "squash"});
-  l->add("aug-cfg", T::List, "", "train augmentation: scale=(a,b) ratio=(a,b)").on(t);
-  l->add("force-context-length", T::Int, "", "override the text context length").on(t);
+  l->add("aug-cfg", T::List, "", "train augmentation: scale=(a,b), color_jitter=(b,c,s,h) with color_jitter_prob=p, "
+         "gray_scale_prob=p; ratio=(a,b) is ours (2.24 ignores it without use_timm)").on(t);
+  l->add("force-context-length", T::Int, "", "override the text context length").on(t).v3();
   l->add("force-image-size", T::Int, "", "override the image size (one value, a multiple of the patch)").on(t);
   l->add("force-quick-gelu", T::Flag, "", "QuickGELU in both towers").on(t);
   l->add("force-patch-dropout", T::Float, "", "override the vision tower's patch_dropout in [0, 1) (0: off, e.g. to "
          "fine-tune a model trained with it); the training forward only").on(t);
   l->add("force-custom-text", T::Flag, "", "CustomTextCLIP layout").not_built("the text.* layout is not built yet").on(t);
-  const std::string cuda_only = "this is a CUDA/PyTorch feature with no CPU equivalent";
-  l->add("torchscript", T::Flag, "", "TorchScript").not_built(cuda_only).on(t);
-  l->add("torchcompile", T::Flag, "", "torch.compile").not_built(cuda_only).on(t);
-  l->add("trace", T::Flag, "", "torch.jit.trace").not_built(cuda_only).on(t);
-  l->add("use-bnb-linear", T::String, "", "bitsandbytes linear").not_built(cuda_only).on(t);
+  const std::string torch_only = "it compiles or traces PyTorch graphs; openclip-cpp's kernels are hand-written C++, "
+                                 "so there is no graph to compile";
+  l->add("torchscript", T::Flag, "", "TorchScript").not_built(torch_only).on(t);
+  l->add("torchcompile", T::Flag, "", "torch.compile").not_built(torch_only).on(t);
+  l->add("trace", T::Flag, "", "torch.jit.trace").not_built(torch_only).on(t);
+  l->add("use-bnb-linear", T::String, "", "bitsandbytes linear")
+      .not_built("bitsandbytes' 8-bit layers are CUDA kernels").on(t);
 
   l->section("precision, device, distributed");
   Flag& p = l->add("precision", T::String, "amp_bf16",
@@ -143,7 +156,7 @@ static void add_model_flags(FlagList* l) {
   for (const char* c : kInference) p.def(c, "fp32");
   l->add("device", T::String, "cpu", "compute backend: cpu, ref (plain reference loops), or cuda in a CUDA build "
          "with a visible GPU (otherwise an error saying which is missing); `openclip info` lists them")
-      .on({"train", "eval", "classify", "embed", "bench train", "bench infer", "bench zeroshot"});
+      .on({"train", "eval", "classify", "embed", "bench train", "bench infer", "bench zeroshot"}).v3();
   l->add("dist-url", T::String, "", "distributed init URL (MPI is used)").on(t).no_op();
   l->add("dist-backend", T::String, "", "distributed backend (MPI is used)").on(t).no_op();
   l->add("horovod", T::Flag, "", "Horovod").not_built("use mpirun: the MPI communicator replaces Horovod").on(t);
@@ -174,7 +187,8 @@ static void add_logging_flags(FlagList* l) {
   l->section("checkpoints, evaluation");
   l->add("save-frequency", T::Int, "1", "save epoch_N.pt every N epochs (0: never, except the last)").on(t);
   l->add("save-most-recent", T::Flag, "", "also keep checkpoints/epoch_latest.pt").on(t);
-  l->add("delete-previous-checkpoint", T::Flag, "", "delete epoch_{N-1}.pt after saving epoch_N.pt").on(t);
+  l->add("delete-previous-checkpoint", T::Flag, "", "delete epoch_{N-1}.pt after each epoch (refused with "
+         "--save-frequency > 1, where 2.24 deletes each checkpoint one epoch after saving it)").on(t);
   l->add("checkpoint-every-n-steps", T::Int, "0", "also save a resumable checkpoint every N steps").on(t).ours().wide();
   l->add("keep-step-checkpoints", T::Int, "2", "keep the newest K step checkpoints (epoch_E_step_S.pt), delete older "
          "ones (0: keep all)").on(t).at_least(0).ours();
@@ -186,7 +200,7 @@ static void add_logging_flags(FlagList* l) {
   l->add("val-frequency", T::Int, "1", "val-data eval every N epochs").on(t);
   l->add("max-bad-steps", T::Int, "10", "stop after N non-finite steps in a row (each is skipped)").on(t).ours();
   l->add("predictions-dir", T::String, "", "also write each zero-shot task's per-sample predictions to "
-         "DIR/zeroshot_<task>.json (for `openclip report`)").on({"eval"});
+         "DIR/zeroshot_<task>.json (for `openclip report`)").on({"eval"}).ours();
 }
 
 void add_train_flags(FlagList* l) {

@@ -181,7 +181,7 @@ std::map<std::string, double> run_retrieval(Clip& model, const std::shared_ptr<c
     }
   }
   if (n == 0) OC_USER_ERROR("--val-data {}: no samples", ev.val_data);
-  auto m = retrieval_metrics(img_all, txt_all, int64_t(image_index.size()), n, E, text_image);
+  auto m = retrieval_metrics(img_all, txt_all, int64_t(image_index.size()), n, E, text_image, scale);
   m["clip_val_loss"] = loss_sum / double(n);
   m["num_samples"] = double(n);
   return m;

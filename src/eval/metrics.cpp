@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "core/check.h"
+#include "eval/torch_sort.h"
 #include "ops/gemm.h"
 
 namespace oc {
@@ -30,42 +31,48 @@ void summarize(std::vector<int64_t> ranks, const std::string& prefix, std::map<s
 
 std::map<std::string, double> retrieval_metrics(std::span<const float> img, std::span<const float> txt, int64_t N,
                                                 int64_t M, int64_t E, std::span<const int64_t> text_image,
-                                                int64_t block) {
+                                                float logit_scale, int64_t block) {
   OC_CHECK(int64_t(img.size()) == N * E && int64_t(txt.size()) == M * E && int64_t(text_image.size()) == M,
            "retrieval_metrics: sizes do not match N={} M={} E={}", N, M, E);
   for (int64_t m = 0; m < M; ++m)
     OC_CHECK(text_image[size_t(m)] >= 0 && text_image[size_t(m)] < N, "caption {} points to image {} of {}", m,
              text_image[size_t(m)], N);
-  // image_to_text: for each image, the best (smallest) rank among its captions.
-  std::vector<int64_t> i2t(static_cast<size_t>(N), INT64_MAX), t2i(static_cast<size_t>(M));
+  std::vector<std::vector<int64_t>> captions(static_cast<size_t>(N));
+  for (int64_t m = 0; m < M; ++m) captions[size_t(text_image[size_t(m)])].push_back(m);
+  for (int64_t i = 0; i < N; ++i)
+    OC_CHECK(!captions[size_t(i)].empty(), "image {} has no caption: retrieval needs at least one per image", i);
+  // OpenCLIP's logits: (logit_scale * image_features) @ text_features.t(), the scale applied to
+  // the features first. text_to_image ranks columns of the same product (logits_per_image.t()).
+  std::vector<float> scaled(img.begin(), img.end());
+  for (float& x : scaled) x *= logit_scale;
   // img/txt are host data by design (Clip::encode_* copy features to the host, whatever
   // --device is), so the similarity GEMMs run on the host: cpu's gemm on host vectors.
+  std::vector<int64_t> i2t(static_cast<size_t>(N)), t2i(static_cast<size_t>(M));
   std::vector<float> scores(size_t(block * std::max(N, M)));
+  // image_to_text: each image's row of logits; with several captions (--val-dedup-images) the
+  // best-placed one counts.
   for (int64_t i0 = 0; i0 < N; i0 += block) {
     const int64_t bn = std::min(block, N - i0);
-    ops::gemm<float>(false, true, bn, M, E, 1.0f, img.data() + i0 * E, E, txt.data(), E, 0.0f, scores.data(), M);
+    ops::gemm<float>(false, true, bn, M, E, 1.0f, scaled.data() + i0 * E, E, txt.data(), E, 0.0f, scores.data(), M);
+#pragma omp parallel for schedule(static)
     for (int64_t i = 0; i < bn; ++i) {
-      const float* row = scores.data() + i * M;
-      for (int64_t m = 0; m < M; ++m) {
-        if (text_image[size_t(m)] != i0 + i) continue;
-        int64_t higher = 0;
-        for (int64_t k = 0; k < M; ++k) higher += row[k] > row[m];
-        i2t[size_t(i0 + i)] = std::min(i2t[size_t(i0 + i)], higher);
-      }
+      std::vector<std::pair<float, int64_t>> scratch;
+      const std::span<const float> row(scores.data() + i * M, size_t(M));
+      int64_t best = INT64_MAX;
+      for (int64_t m : captions[size_t(i0 + i)]) best = std::min(best, torch_argsort_desc_position(row, m, &scratch));
+      i2t[size_t(i0 + i)] = best;
     }
   }
-  for (int64_t i = 0; i < N; ++i)
-    OC_CHECK(i2t[size_t(i)] != INT64_MAX, "image {} has no caption: retrieval needs at least one per image", i);
-  // text_to_image: for each caption, the rank of its image.
+  // text_to_image: each caption's column of the same logits, gathered into a row.
   for (int64_t m0 = 0; m0 < M; m0 += block) {
     const int64_t bm = std::min(block, M - m0);
-    ops::gemm<float>(false, true, bm, N, E, 1.0f, txt.data() + m0 * E, E, img.data(), E, 0.0f, scores.data(), N);
+    ops::gemm<float>(false, true, N, bm, E, 1.0f, scaled.data(), E, txt.data() + m0 * E, E, 0.0f, scores.data(), bm);
+#pragma omp parallel for schedule(static)
     for (int64_t m = 0; m < bm; ++m) {
-      const float* row = scores.data() + m * N;
-      const float gt = row[text_image[size_t(m0 + m)]];
-      int64_t higher = 0;
-      for (int64_t k = 0; k < N; ++k) higher += row[k] > gt;
-      t2i[size_t(m0 + m)] = higher;
+      std::vector<std::pair<float, int64_t>> scratch;
+      std::vector<float> column(static_cast<size_t>(N));
+      for (int64_t i = 0; i < N; ++i) column[size_t(i)] = scores[size_t(i * bm + m)];
+      t2i[size_t(m0 + m)] = torch_argsort_desc_position(column, text_image[size_t(m0 + m)], &scratch);
     }
   }
   std::map<std::string, double> out;

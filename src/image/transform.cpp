@@ -1,6 +1,7 @@
 // OpenCLIP's image transforms (open_clip/transform.py image_transform) on top of the
 // PIL-exact resampler: eval resize modes shortest/longest/squash with torchvision's size
-// and crop rounding, train RandomResizedCrop (torchvision's get_params procedure), both in
+// and crop rounding, train RandomResizedCrop (torchvision's get_params procedure) and the
+// optional colour augmentations (color_jitter.h), both in
 // the image's own PIL mode and then _convert_to_rgb (mode_resize.h), then ToTensor +
 // Normalize computed in float32 exactly as torchvision does.
 #include "image/transform.h"
@@ -11,6 +12,7 @@
 #include <vector>
 
 #include "core/check.h"
+#include "image/color_jitter.h"
 #include "image/mode_resize.h"
 #include "image/resample.h"
 
@@ -61,22 +63,51 @@ void check_image(const SourceImage& img) {
            img.height, img.pixels.size(), img.palette.size());
 }
 
-// Parses "(a, b)" or "[a,b]" into two doubles.
-bool parse_pair(const std::string& v, std::array<double, 2>* out) {
+// Parses "(a, b, ...)" or "[a,b,...]" into doubles (all finite).
+bool parse_tuple(const std::string& v, std::vector<double>* out) {
   if (v.size() < 2) return false;
   char open = v.front(), close = v.back();
   if (!((open == '(' && close == ')') || (open == '[' && close == ']'))) return false;
+  out->clear();
   std::string inner = v.substr(1, v.size() - 2);
-  auto comma = inner.find(',');
-  if (comma == std::string::npos) return false;
-  std::string a = inner.substr(0, comma), b = inner.substr(comma + 1);
-  if (b.find(',') != std::string::npos) return false;
+  for (size_t at = 0;;) {
+    const size_t comma = inner.find(',', at);
+    const std::string item = inner.substr(at, comma == std::string::npos ? std::string::npos : comma - at);
+    char* end = nullptr;
+    const double x = std::strtod(item.c_str(), &end);
+    if (end == item.c_str() || std::string(end).find_first_not_of(" \t") != std::string::npos || !std::isfinite(x))
+      return false;
+    out->push_back(x);
+    if (comma == std::string::npos) return true;
+    at = comma + 1;
+  }
+}
+
+bool parse_pair(const std::string& v, std::array<double, 2>* out) {
+  std::vector<double> t;
+  if (!parse_tuple(v, &t) || t.size() != 2) return false;
+  (*out)[0] = t[0], (*out)[1] = t[1];
+  return true;
+}
+
+// A Python number literal (what ast.literal_eval gives OpenCLIP's ParseKwargs).
+bool parse_number(const std::string& v, double* out) {
   char* end = nullptr;
-  (*out)[0] = std::strtod(a.c_str(), &end);
-  if (end == a.c_str() || std::string(end).find_first_not_of(" \t") != std::string::npos) return false;
-  (*out)[1] = std::strtod(b.c_str(), &end);
-  if (end == b.c_str() || std::string(end).find_first_not_of(" \t") != std::string::npos) return false;
-  return std::isfinite((*out)[0]) && std::isfinite((*out)[1]);
+  *out = std::strtod(v.c_str(), &end);
+  return end != v.c_str() && *end == 0 && std::isfinite(*out);
+}
+
+// color_jitter=(b, c, s, h): OpenCLIP asserts 4 values; torchvision's range checks.
+Status parse_color_jitter(const std::string& value, std::array<double, 4>* out) {
+  std::vector<double> t;
+  if (!parse_tuple(value, &t) || t.size() != 4)
+    return Err{"--aug-cfg: color_jitter wants 4 numbers (brightness, contrast, saturation, hue) like "
+               "(0.4, 0.4, 0.4, 0.1), got '" + value + "'"};
+  for (double v : t)
+    if (v < 0) return Err{"--aug-cfg: color_jitter values must be non-negative, got '" + value + "'"};
+  if (t[3] > 0.5) return Err{"--aug-cfg: color_jitter's hue must be in [0, 0.5] (torchvision), got '" + value + "'"};
+  std::copy(t.begin(), t.end(), out->begin());
+  return Status::success();
 }
 
 }  // namespace
@@ -163,6 +194,8 @@ void train_view(const SourceView& src, const PreprocessCfg& cfg, Rng& rng, std::
   // OpenCLIP's train transform is RandomResizedCrop(..., interpolation=BICUBIC) whatever
   // --image-interpolation says; torchvision crops first, then resizes the crop.
   resize_window_rgb(src.sub(x, y, w, h), S, S, Interp::Bicubic, 0, 0, S, S, hwc.data());
+  // Then _convert_to_rgb (done by the resize), color_jitter and gray_scale, ToTensor, Normalize.
+  if (cfg.color.active()) random_color_aug(std::span<uint8_t>(hwc.data(), hwc.size()), cfg.color, rng);
   normalize_chw(hwc.data(), S, cfg, out);
 }
 
@@ -238,6 +271,7 @@ Status parse_aug_cfg(const std::string& text, PreprocessCfg* cfg) {
   if (depth != 0) return Err{"--aug-cfg: unbalanced brackets in '" + text + "'"};
 
   PreprocessCfg next = *cfg;
+  bool jitter_given = false;
   for (const std::string& tok : tokens) {
     auto eq = tok.find('=');
     if (eq == std::string::npos || eq == 0) return Err{"--aug-cfg: expected key=value, got '" + tok + "'"};
@@ -250,13 +284,28 @@ Status parse_aug_cfg(const std::string& text, PreprocessCfg* cfg) {
     } else if (key == "use_timm" || key == "naflex") {
       if (value != "False" && value != "false" && value != "0")
         return Err{"--aug-cfg: " + key + "=" + value + " (timm transforms) is not supported"};
-    } else if (key == "color_jitter" || key == "re_prob" || key == "re_count" || key == "color_jitter_prob" ||
-               key == "gray_scale_prob") {
-      return Err{"--aug-cfg: OpenCLIP key '" + key + "' is not supported yet (only scale and ratio are)"};
+    } else if (key == "color_jitter") {
+      if (Status st = parse_color_jitter(value, &next.color.jitter); !st) return st;
+      jitter_given = true;
+    } else if (key == "color_jitter_prob" || key == "gray_scale_prob") {
+      double p = 0;
+      if (!parse_number(value, &p) || p < 0 || p > 1)
+        return Err{"--aug-cfg: " + key + " wants a probability in [0, 1], got '" + value + "'"};
+      (key == "color_jitter_prob" ? next.color.jitter_prob : next.color.gray_prob) = p;
+    } else if (key == "re_prob" || key == "re_count") {
+      return Err{"--aug-cfg: " + key + " belongs to timm's transforms (use_timm), which are not supported"};
     } else {
-      return Err{"--aug-cfg: unknown key '" + key + "' (known: scale, ratio)"};
+      return Err{"--aug-cfg: unknown key '" + key +
+                 "' (known: scale, ratio, color_jitter, color_jitter_prob, gray_scale_prob)"};
     }
   }
+  // OpenCLIP 2.24 asserts color_jitter with color_jitter_prob, and without the probability
+  // leaves color_jitter unused (a warning): refused here rather than ignored.
+  if (next.color.jitter_prob > 0 && !jitter_given)
+    return Err{"--aug-cfg: color_jitter_prob needs color_jitter=(brightness, contrast, saturation, hue)"};
+  if (jitter_given && next.color.jitter_prob == 0)
+    return Err{"--aug-cfg: color_jitter has no effect without color_jitter_prob (OpenCLIP 2.24 ignores it with a "
+               "warning): add color_jitter_prob=p"};
   *cfg = next;
   return Status::success();
 }

@@ -1,6 +1,7 @@
 // OpenCLIP's image transforms: eval = resize (shortest side, PIL-style antialiased bicubic)
 // + center crop (torchvision rounding) + normalize; train = torchvision RandomResizedCrop
-// (seeded, its sampling procedure and fallback) + normalize. Output CHW float.
+// (seeded, its sampling procedure and fallback) [+ colour jitter, grayscale] + normalize.
+// Output CHW float.
 // Given a SourceImage the resize and crop happen in its PIL mode, then convert('RGB'), as
 // OpenCLIP's transforms on Image.open(f) (CsvDataset, preprocess(Image.open(path))); given
 // an ImageU8 the image is already RGB, as after webdataset's decode("pilrgb") or
@@ -13,6 +14,7 @@
 
 #include "core/result.h"
 #include "core/rng.h"
+#include "image/color_jitter.h"
 #include "image/image.h"
 #include "image/source.h"
 
@@ -31,10 +33,13 @@ struct PreprocessCfg {
   // RandomResizedCrop (train): scale and ratio ranges.
   std::array<double, 2> scale{0.9, 1.0};
   std::array<double, 2> ratio{3.0 / 4.0, 4.0 / 3.0};
+  ColorAugCfg color;  // --aug-cfg color_jitter / color_jitter_prob / gray_scale_prob (train)
 };
 
-// Parses OpenCLIP's --aug-cfg "scale=(0.8,1.0) ratio=(0.75,1.33)" into cfg; unknown keys
-// give an error naming them.
+// Parses OpenCLIP's --aug-cfg "scale=(0.8,1.0) ratio=(0.75,1.33) color_jitter=(0.4,0.4,0.4,0.1)
+// color_jitter_prob=0.8 gray_scale_prob=0.2" into cfg; unknown keys give an error naming them.
+// (OpenCLIP 2.24 passes only scale to RandomResizedCrop: its ratio is ignored with a warning
+// there; here it is applied.)
 Status parse_aug_cfg(const std::string& text, PreprocessCfg* cfg);
 
 // Writes 3*size*size floats (CHW) to out.

@@ -1,6 +1,7 @@
-// The OpenCLIP 2.24.0 tower options the -CLIPA and -alt configs use, as VisionTransformer and
-// TextTransformer compute them (transformer.py):
-//   vision: PatchDropout (training only), no_ln_pre, pool_type tok|avg, final_ln_after_pool;
+// The OpenCLIP 2.24.0 tower options beyond plain CLIP (vision_cfg / text_cfg keys), as
+// VisionTransformer and TextTransformer compute them (transformer.py):
+//   vision: PatchDropout (training forwards only; our seeded stream, per rank in training,
+//           its position saved in checkpoints), no_ln_pre, pool_type tok|avg, final_ln_after_pool;
 //   text:   pool_type argmax|first|last, no_causal_mask (full context), proj_bias (nn.Linear).
 // LayerScale lives in the blocks (transformer.cpp, block_bf16.cpp).
 #include <algorithm>

@@ -41,6 +41,9 @@ class VisionTower {
   using PatchKeepFn = std::function<void(int64_t B, int64_t Np, int64_t K, int32_t* idx)>;
   void set_patch_keep(PatchKeepFn f) { patch_keep_ = std::move(f); }
   void set_patch_dropout_seed(uint64_t seed) { dropout_seed_ = seed, dropout_calls_ = 0; }
+  // How many dropout draws the stream has made (a checkpoint keeps it: exact resume).
+  uint64_t patch_dropout_draws() const { return dropout_calls_; }
+  void set_patch_dropout_draws(uint64_t n) { dropout_calls_ = n; }
   // Tokens the stack ran on in the last forward (1 + kept patches with patch dropout).
   int64_t tokens_used() const { return T_; }
   // max(1, int(Np * (1 - prob))): OpenCLIP's PatchDropout count.

@@ -99,39 +99,96 @@ namespace oc {
 
 double ContrastiveStep::forward_backward_dist(const float* images, const int32_t* tokens, int64_t B,
                                               dist::Communicator& comm, DistMode mode) {
-  ops::Backend& be = model_.backend();
   OC_CHECK(B <= B_max_, "batch {} exceeds the planned {}", B, B_max_);
-  const int64_t W = comm.size(), r = comm.rank(), N = W * B, E = model_.cfg().embed_dim;
-  const size_t NE = size_t(N * E), BE = size_t(B * E);
-  if (all_img_.size() < NE) {
-    all_img_.resize(NE), all_txt_.resize(NE), own_img_.resize(BE), own_txt_.resize(BE);
-    d_img_.resize(NE), d_txt_.resize(NE), d_img_all_.resize(NE), d_txt_all_.resize(NE);
-    scratch_.resize(size_t(2 * N * N));
-  }
-  if (own_img_.size() < BE) own_img_.resize(BE), own_txt_.resize(BE);
-  CommIO cio(be, comm);
   model_.zero_grads();
   Clip::Features f;
   {
     OC_PROFILE("step.forward");
     f = model_.forward(images, tokens, B);
   }
+  float d_scale = 0;
+  const double loss = dist_loss_grad(f.image, f.text, B, comm, mode, &d_scale);
+  OC_PROFILE("step.loss+backward");
+  ops::add_scalar(model_.backend(), model_.g().logit_scale, d_scale);
+  model_.backward(own_img_.data(), own_txt_.data());
+  return loss;
+}
+
+double ContrastiveStep::accumulate(const std::vector<const float*>& images, const std::vector<const int32_t*>& tokens,
+                                   int64_t B, const FeatureLoss& feature_loss) {
+  ops::Backend& be = model_.backend();
+  const int64_t K = int64_t(images.size()), KB = K * B, E = model_.cfg().embed_dim;
+  OC_CHECK(K >= 1 && tokens.size() == images.size(), "accumulation needs matching image/token micro-batches");
+  OC_CHECK(B <= B_max_, "micro-batch {} exceeds the planned {}", B, B_max_);
+  if (cache_img_.size() < size_t(KB * E)) cache_img_.resize(size_t(KB * E)), cache_txt_.resize(size_t(KB * E));
+  // 1. This rank's feature cache (OpenCLIP: accum_features, under no_grad).
+  for (int64_t j = 0; j < K; ++j) {
+    OC_PROFILE("step.forward");
+    Clip::Features f = model_.forward(images[size_t(j)], tokens[size_t(j)], B);
+    be.copy(cache_img_.data() + j * B * E, f.image, sizeof(float) * size_t(B * E));
+    be.copy(cache_txt_.data() + j * B * E, f.text, sizeof(float) * size_t(B * E));
+  }
+  // 2. OpenCLIP's pass j evaluates the loss over the cache with slot j live (equal bit for
+  // bit); with several ranks the loss gathers (or exchanges) every rank's K*B rows. Its
+  // gradient reaches slot j's rows: the K passes are one evaluation split by slot.
+  const float* gi = nullptr;
+  const float* gt = nullptr;
+  float d_scale = 0, d_bias = 0;
+  const double loss = feature_loss(cache_img_.data(), cache_txt_.data(), KB, &gi, &gt, &d_scale, &d_bias);
+  // 3. Backward through each micro-batch; logit_scale's (and logit_bias's) gradient once per pass.
+  model_.zero_grads();
+  for (int64_t j = 0; j < K; ++j) {
+    {
+      OC_PROFILE("step.forward");
+      model_.forward(images[size_t(j)], tokens[size_t(j)], B);
+    }
+    OC_PROFILE("step.loss+backward");
+    model_.backward(gi + j * B * E, gt + j * B * E);
+  }
+  ops::add_scalar(be, model_.g().logit_scale, float(K) * d_scale);
+  if (model_.p().logit_bias) ops::add_scalar(be, model_.g().logit_bias, float(K) * d_bias);
+  return loss;
+}
+
+double ContrastiveStep::forward_backward_accum_dist(const std::vector<const float*>& images,
+                                                    const std::vector<const int32_t*>& tokens, int64_t B,
+                                                    dist::Communicator& comm, DistMode mode) {
+  return accumulate(images, tokens, B,
+                    [&](const float* img, const float* txt, int64_t rows, const float** gi, const float** gt,
+                        float* d_scale, float*) {
+                      const double loss = dist_loss_grad(img, txt, rows, comm, mode, d_scale);
+                      *gi = own_img_.data(), *gt = own_txt_.data();
+                      return loss;
+                    });
+}
+
+double ContrastiveStep::dist_loss_grad(const float* img, const float* txt, int64_t B, dist::Communicator& comm,
+                                       DistMode mode, float* d_scale) {
+  ops::Backend& be = model_.backend();
+  const int64_t W = comm.size(), r = comm.rank(), N = W * B, E = model_.cfg().embed_dim;
+  const size_t NE = size_t(N * E), BE = size_t(B * E);
+  if (all_img_.size() < NE) {
+    all_img_.resize(NE), all_txt_.resize(NE);
+    d_img_.resize(NE), d_txt_.resize(NE), d_img_all_.resize(NE), d_txt_all_.resize(NE);
+    scratch_.resize(size_t(2 * N * N));
+  }
+  if (own_img_.size() < BE) own_img_.resize(BE), own_txt_.resize(BE);
+  CommIO cio(be, comm);
   {
     OC_PROFILE("step.gather");
-    cio.allgather(f.image, all_img_.data(), B * E);
-    cio.allgather(f.text, all_txt_.data(), B * E);
+    cio.allgather(img, all_img_.data(), B * E);
+    cio.allgather(txt, all_txt_.data(), B * E);
   }
   OC_PROFILE("step.loss+backward");
   const float scale = std::exp(model_.logit_scale());
-  float d_scale = 0;
   double loss;
   float* gi = own_img_.data();
   float* gt = own_txt_.data();
   if (!mode.local_loss) {
     // Every rank evaluates the same global loss; d_img_ = d loss / d (every gathered row).
-    loss = be.clip_loss_forward_backward(d_img_.data(), d_txt_.data(), d_img_all_.data(), d_txt_all_.data(),
-                                           &d_scale, scratch_.data(), all_img_.data(), all_txt_.data(),
-                                           all_img_.data(), all_txt_.data(), scale, N, N, E, 0);
+    loss = be.clip_loss_forward_backward(d_img_.data(), d_txt_.data(), d_img_all_.data(), d_txt_all_.data(), d_scale,
+                                         scratch_.data(), all_img_.data(), all_txt_.data(), all_img_.data(),
+                                         all_txt_.data(), scale, N, N, E, 0);
     be.add_inplace(d_img_.data(), d_img_all_.data(), N * E);
     be.add_inplace(d_txt_.data(), d_txt_all_.data(), N * E);
     if (mode.gather_with_grad) {
@@ -150,9 +207,9 @@ double ContrastiveStep::forward_backward_dist(const float* images, const int32_t
       if (w != 1.0f) be.scale_inplace(gi, int64_t(BE), w), be.scale_inplace(gt, int64_t(BE), w);
     }
   } else {
-    loss = be.clip_loss_forward_backward(d_img_.data(), d_txt_.data(), d_img_all_.data(), d_txt_all_.data(),
-                                           &d_scale, scratch_.data(), f.image, f.text, all_img_.data(),
-                                           all_txt_.data(), scale, B, N, E, r * B);
+    loss = be.clip_loss_forward_backward(d_img_.data(), d_txt_.data(), d_img_all_.data(), d_txt_all_.data(), d_scale,
+                                         scratch_.data(), img, txt, all_img_.data(), all_txt_.data(), scale, B, N, E,
+                                         r * B);
     if (mode.gather_with_grad) {
       cio.reduce_scatter_sum(d_img_all_.data(), gi, B * E);
       cio.reduce_scatter_sum(d_txt_all_.data(), gt, B * E);
@@ -165,8 +222,6 @@ double ContrastiveStep::forward_backward_dist(const float* images, const int32_t
       be.copy(gt, d_txt_.data(), sizeof(float) * BE);
     }
   }
-  ops::add_scalar(be, model_.g().logit_scale, d_scale);
-  model_.backward(gi, gt);
   return loss;
 }
 

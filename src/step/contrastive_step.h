@@ -3,6 +3,7 @@
 // can check gradients, clip, skip non-finite steps, and all-reduce in between.
 #pragma once
 #include <cstdint>
+#include <functional>
 #include <vector>
 
 #include "dist/comm.h"
@@ -40,6 +41,11 @@ class ContrastiveStep {
   };
   double forward_backward_dist(const float* images, const int32_t* tokens, int64_t B, dist::Communicator& comm,
                                DistMode mode);
+  // --accum-freq K with several ranks, as OpenCLIP with DDP: each rank caches the features of
+  // its K micro-batches; the loss is the one above over the gathered K*B rows of every rank
+  // (world*K*B samples), its row gradients taken back through one micro-batch at a time.
+  double forward_backward_accum_dist(const std::vector<const float*>& images, const std::vector<const int32_t*>& tokens,
+                                     int64_t B, dist::Communicator& comm, DistMode mode);
 
   // SigLIP (--siglip, OpenCLIP's SigLipLoss): the sigmoid loss of the local images against
   // the own texts (positives on the diagonal) and, with several ranks, against every other
@@ -48,8 +54,27 @@ class ContrastiveStep {
   // the local batch. Returns this rank's loss; gradients unreduced as above. Needs the
   // model's logit_bias (init_logit_bias).
   double forward_backward_siglip(const float* images, const int32_t* tokens, int64_t B, dist::Communicator& comm);
+  // SigLIP with --accum-freq K (OpenCLIP: SigLipLoss over the cached K*B rows of each rank,
+  // divided by K*B; logit_scale and logit_bias get K passes' gradients).
+  double forward_backward_siglip_accum(const std::vector<const float*>& images,
+                                       const std::vector<const int32_t*>& tokens, int64_t B, dist::Communicator& comm);
 
  private:
+  // A loss over feature rows (backend memory): returns it, points *gi/*gt at d loss / d rows
+  // and sets the logit_scale / logit_bias gradients.
+  using FeatureLoss = std::function<double(const float* img, const float* txt, int64_t rows, const float** gi,
+                                           const float** gt, float* d_scale, float* d_bias)>;
+  // OpenCLIP's accumulation around `loss`: K cached forwards, the loss over the cache, then a
+  // forward and backward per micro-batch with its rows' gradients.
+  double accumulate(const std::vector<const float*>& images, const std::vector<const int32_t*>& tokens, int64_t B,
+                    const FeatureLoss& loss);
+  // SigLIP's loss of this rank's B rows with the neighbour exchange: gradients in d_img_/d_txt_.
+  double siglip_loss_grad(const float* img, const float* txt, int64_t B, dist::Communicator& comm, float* d_scale,
+                          float* d_bias);
+  // The data-parallel loss of this rank's B feature rows (img/txt: backend memory): gathers,
+  // evaluates per `mode`, leaves d loss / d (own rows) in own_img_/own_txt_ and returns the loss.
+  double dist_loss_grad(const float* img, const float* txt, int64_t B, dist::Communicator& comm, DistMode mode,
+                        float* d_scale);
   Clip& model_;
   int64_t B_max_;
   ops::FloatArena d_img_, d_txt_, d_img_all_, d_txt_all_, scratch_, cache_img_, cache_txt_, all_img_, all_txt_, own_img_,

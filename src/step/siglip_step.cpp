@@ -21,9 +21,39 @@ namespace oc {
 
 double ContrastiveStep::forward_backward_siglip(const float* images, const int32_t* tokens, int64_t B,
                                                 dist::Communicator& comm) {
-  ops::Backend& be = model_.backend();
   OC_CHECK(B <= B_max_, "batch {} exceeds the planned {}", B, B_max_);
   OC_CHECK(model_.p().logit_bias, "SigLIP needs a model with logit_bias (init_logit_bias)");
+  model_.zero_grads();
+  Clip::Features f;
+  {
+    OC_PROFILE("step.forward");
+    f = model_.forward(images, tokens, B);
+  }
+  float d_scale = 0, d_bias = 0;
+  const double loss = siglip_loss_grad(f.image, f.text, B, comm, &d_scale, &d_bias);
+  ops::Backend& be = model_.backend();
+  ops::add_scalar(be, model_.g().logit_scale, d_scale);
+  ops::add_scalar(be, model_.g().logit_bias, d_bias);
+  model_.backward(d_img_.data(), d_txt_.data());
+  return loss;
+}
+
+double ContrastiveStep::forward_backward_siglip_accum(const std::vector<const float*>& images,
+                                                      const std::vector<const int32_t*>& tokens, int64_t B,
+                                                      dist::Communicator& comm) {
+  OC_CHECK(model_.p().logit_bias, "SigLIP needs a model with logit_bias (init_logit_bias)");
+  return accumulate(images, tokens, B,
+                    [&](const float* img, const float* txt, int64_t rows, const float** gi, const float** gt,
+                        float* d_scale, float* d_bias) {
+                      const double loss = siglip_loss_grad(img, txt, rows, comm, d_scale, d_bias);
+                      *gi = d_img_.data(), *gt = d_txt_.data();
+                      return loss;
+                    });
+}
+
+double ContrastiveStep::siglip_loss_grad(const float* img, const float* txt, int64_t B, dist::Communicator& comm,
+                                         float* d_scale_out, float* d_bias_out) {
+  ops::Backend& be = model_.backend();
   const int W = comm.size(), r = comm.rank(), left = (r + W - 1) % W, right = (r + 1) % W;
   const int64_t E = model_.cfg().embed_dim;
   const size_t BE = size_t(B * E);
@@ -45,12 +75,9 @@ double ContrastiveStep::forward_backward_siglip(const float* images, const int32
   float* backR = buf(nbuf - 1);
 
   CommIO cio(be, comm);
-  model_.zero_grads();
-  Clip::Features f;
-  {
-    OC_PROFILE("step.forward");
-    f = model_.forward(images, tokens, B);
-  }
+  struct {
+    const float *image, *text;
+  } f{img, txt};
   OC_PROFILE("step.loss+backward");
   const float scale = std::exp(model_.logit_scale()), bias = be.read_scalar(model_.p().logit_bias);
   float d_scale = 0, d_bias = 0;
@@ -87,9 +114,7 @@ double ContrastiveStep::forward_backward_siglip(const float* images, const int32
   }
   be.add_inplace(d_txt_.data(), backL, int64_t(B * E));  // hop 0 sent the own texts both ways
   be.add_inplace(d_txt_.data(), backR, int64_t(B * E));
-  ops::add_scalar(be, model_.g().logit_scale, d_scale);
-  ops::add_scalar(be, model_.g().logit_bias, d_bias);
-  model_.backward(d_img_.data(), d_txt_.data());
+  *d_scale_out = d_scale, *d_bias_out = d_bias;
   return loss;
 }
 

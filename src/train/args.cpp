@@ -103,6 +103,7 @@ void resolve_optimization(const Options& o, TrainArgs& a) {
 
 void resolve_model_and_logging(const Options& o, TrainArgs& a) {
   a.pretrained = o.get("pretrained");
+  a.cache_dir = o.get("cache-dir");
   a.precision = o.get("precision");
   a.image_mean = o.float_list("image-mean");
   a.image_std = o.float_list("image-std");
@@ -131,6 +132,17 @@ void resolve_model_and_logging(const Options& o, TrainArgs& a) {
   a.threads = int(o.get_int("threads"));
   a.dist_timeout = o.get_float("dist-timeout");
   if (!(a.dist_timeout > 0)) OC_USER_ERROR("--dist-timeout {}: must be positive seconds", a.dist_timeout);
+  // Where OpenCLIP 2.24's behaviour is a trap, refused (docs/CLI.md "Refused where 2.24 misbehaves").
+  if (a.delete_previous_checkpoint && a.save_frequency > 1)
+    OC_USER_ERROR("--delete-previous-checkpoint with --save-frequency {}: OpenCLIP 2.24 deletes epoch_<N-1>.pt after "
+                  "every epoch, so each saved checkpoint is removed one epoch later and most epochs end with none; "
+                  "use --save-frequency 1, or --save-most-recent without --delete-previous-checkpoint",
+                  a.save_frequency);
+  if (o.has("grad-clip-norm") && !(o.get_float("grad-clip-norm") > 0))
+    OC_USER_ERROR("--grad-clip-norm {}: OpenCLIP 2.24 scales every gradient by max_norm / norm (clip_grad_norm_), so "
+                  "0 zeroes all of them (the weights only decay) and a negative value reverses them; give a positive "
+                  "norm, or leave the flag out for no clipping",
+                  o.get("grad-clip-norm"));
   for (auto& s : o.specs()) a.flags[s.name] = o.get(s.name);
   a.device = ops::resolve_device(o.get("device"));  // unknown: an error listing the available backends
 }

@@ -34,6 +34,7 @@ struct TrainArgs {
   int lock_image_unlocked_groups = 0, lock_text_unlocked_layers = 0;
   // model
   std::string model, pretrained, precision, aug_cfg, image_interpolation, image_resize_mode;
+  std::string cache_dir;  // --cache-dir: where --pretrained TAG's weights are looked for
   std::string device = "cpu";  // a registered backend (ops::resolve_device)
   std::vector<double> image_mean, image_std;
   int force_context_length = 0, force_image_size = 0;

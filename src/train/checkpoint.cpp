@@ -92,6 +92,7 @@ void save_checkpoint(const std::string& path, const Clip& model, const AdamW& op
   extras.set("global_step", PyValue::integer(st.global_step));
   extras.set("samples_seen", PyValue::integer(st.samples_seen));
   extras.set("bad_steps", PyValue::integer(st.bad_steps));
+  extras.set("patch_dropout_draws", PyValue::integer(st.patch_dropout_draws));
   extras.set("loader_state", PyValue::str(st.loader_state));
   extras.set("model_config", PyValue::str(model_config_json(model.cfg())));
 
@@ -125,6 +126,7 @@ Checkpoint load_checkpoint(const std::string& path) {
     ck.state.global_step = get_count(*e, "global_step", path, in);
     ck.state.samples_seen = get_count(*e, "samples_seen", path, in);
     ck.state.bad_steps = get_count(*e, "bad_steps", path, in);
+    ck.state.patch_dropout_draws = get_count(*e, "patch_dropout_draws", path, in);  // absent before: 0
     if (const PyValue* l = e->get("loader_state"); l && l->is(io::PyKind::Str)) ck.state.loader_state = l->s;
     else if (l) OC_USER_ERROR("{}: openclip_cpp.loader_state is a {}, not a str", path, io::py_kind_name(l->kind));
     if (ck.state.step_in_epoch > 0 && ck.state.global_step == 0)

@@ -19,6 +19,7 @@ struct ResumeState {
   int64_t global_step = 0;       // optimizer steps done
   int64_t samples_seen = 0;
   int64_t bad_steps = 0;         // consecutive non-finite steps
+  int64_t patch_dropout_draws = 0;  // the patch-dropout stream's position (VisionTower)
   std::string loader_state;      // the data loader's position (its own JSON)
 };
 

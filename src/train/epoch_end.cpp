@@ -22,8 +22,10 @@ std::string loader_state(TrainSession& s) {
 void save(TrainSession& s, const std::string& file, const ResumeState& state) {
   if (s.cluster.master && s.run.enabled()) {
     if (s.tb) s.tb->flush();  // events up to a checkpoint are durable with it
+    ResumeState st = state;  // every rank has drawn as often (one draw per training forward)
+    st.patch_dropout_draws = int64_t(s.learner.model->vision_tower().patch_dropout_draws());
     save_checkpoint(fs::join(s.run.checkpoints, file), *s.learner.model, *s.learner.opt, s.learner.trainable,
-                    s.run.name, state, s.cluster.size > 1);
+                    s.run.name, st, s.cluster.size > 1);
   }
   s.cluster.comm->barrier("checkpoint save");
 }
@@ -119,12 +121,12 @@ void end_epoch(TrainSession& s, int64_t completed, const ResumeState& st) {
   evaluate_epoch(s, completed);
   s.cluster.comm->barrier("evaluation");
   if (!s.run.enabled()) return;
-  if (completed == s.final_epoch || (a.save_frequency > 0 && completed % a.save_frequency == 0)) {
+  if (completed == s.final_epoch || (a.save_frequency > 0 && completed % a.save_frequency == 0))
     save(s, fmt::format("epoch_{}.pt", completed), st);
-    if (a.delete_previous_checkpoint) {
-      std::string prev = fs::join(s.run.checkpoints, fmt::format("epoch_{}.pt", completed - 1));
-      if (s.cluster.master && fs::exists(prev)) std::remove(prev.c_str());
-    }
+  // OpenCLIP 2.24: after every epoch, saved or not (--save-frequency > 1 is refused: args.cpp).
+  if (a.delete_previous_checkpoint) {
+    std::string prev = fs::join(s.run.checkpoints, fmt::format("epoch_{}.pt", completed - 1));
+    if (s.cluster.master && fs::exists(prev)) std::remove(prev.c_str());
   }
   if (a.save_most_recent) save(s, "epoch_latest.pt", st);
 }

@@ -26,9 +26,9 @@ int group_of(const std::string& n, bool vision, int L) {
     if (n == "visual.proj") return L + 1;
     return -1;
   }
-  if (n == "token_embedding.weight" || n == "positional_embedding") return 0;
+  if (n == "token_embedding.weight" || n == "positional_embedding" || n == "cls_emb") return 0;
   if (n.rfind("ln_final.", 0) == 0) return L;
-  if (n == "text_projection") return L + 1;
+  if (n == "text_projection" || n.rfind("text_projection.", 0) == 0) return L + 1;  // Parameter or Linear
   return -1;
 }
 }  // namespace
@@ -36,9 +36,11 @@ int group_of(const std::string& n, bool vision, int L) {
 std::vector<bool> trainable_mask(const Clip& model, const TrainArgs& a) {
   const auto& ps = model.table().params;
   std::vector<bool> mask(ps.size(), true);
+  // OpenCLIP 3.x (lock_text_tower); 2.24 cannot lock a built-in CLIP text tower at all (no
+  // lock_text_tower method: AttributeError).
   if (a.lock_text && !a.lock_text_freeze_layer_norm)
-    OC_USER_ERROR("--lock-text on a built-in CLIP text tower needs --lock-text-freeze-layer-norm (OpenCLIP asserts "
-                  "this too: unfreezing LayerNorm is not supported for the built-in text tower)");
+    OC_USER_ERROR("--lock-text needs --lock-text-freeze-layer-norm (OpenCLIP 3.x asserts it: 'Unfreezing LayerNorm "
+                  "is not supported. LayerNorm treated like other weights.')");
   const int Lv = model.cfg().vision.layers, Lt = model.cfg().text.layers;
   const int nv = Lv + 2, nt = Lt + 2;  // number of groups
   for (size_t i = 0; i < ps.size(); ++i) {
@@ -49,12 +51,8 @@ std::vector<bool> trainable_mask(const Clip& model, const TrainArgs& a) {
     }
     if (a.lock_text) {
       int g = group_of(n, false, Lt);
-      if (g >= 0) {
-        bool unlocked = a.lock_text_unlocked_layers > 0 && g >= nt - a.lock_text_unlocked_layers;
-        if (unlocked && a.lock_text_freeze_layer_norm && (n.find(".ln_") != std::string::npos || n.rfind("ln_final", 0) == 0))
-          unlocked = false;
-        mask[i] = unlocked;
-      }
+      // Unlocked groups are trainable whole, LayerNorms included (3.x's _unlock).
+      if (g >= 0) mask[i] = a.lock_text_unlocked_layers > 0 && g >= nt - a.lock_text_unlocked_layers;
     }
   }
   return mask;

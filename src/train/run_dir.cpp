@@ -50,7 +50,7 @@ RunDir prepare_run_dir(const TrainArgs& a, long unix_time, bool writer) {
   return r;
 }
 
-void write_params(const RunDir& r, const TrainArgs& a) {
+void write_params(const RunDir& r, const TrainArgs& a, int rank, int local_rank, int world_size) {
   std::map<std::string, std::string> v = train_settings(a);
   // Resolved values OpenCLIP writes too.
   v["name"] = r.name;
@@ -59,10 +59,11 @@ void write_params(const RunDir& r, const TrainArgs& a) {
   v["tensorboard_path"] = r.tensorboard.empty() ? "" : r.tensorboard;
   v["tensorboard"] = r.tensorboard.empty() ? "False" : "True";
   v["wandb"] = "False";
-  v["distributed"] = "False";
-  v["world_size"] = "1";
-  v["rank"] = "0";
-  v["local_rank"] = "0";
+  // init_distributed_device's values, as the writing process (global rank 0) holds them.
+  v["distributed"] = world_size > 1 ? "True" : "False";
+  v["world_size"] = std::to_string(world_size);
+  v["rank"] = std::to_string(rank);
+  v["local_rank"] = std::to_string(local_rank);
   v["device"] = "cpu";
   std::string text;
   for (auto& [k, val] : v) text += k + ": " + val + "\n";

@@ -24,7 +24,8 @@ struct RunDir {
 // (refused while another run holds it) and then removes temporary checkpoint files whose
 // writer is gone.
 RunDir prepare_run_dir(const TrainArgs& a, long unix_time, bool writer = true);
-// params.txt: every resolved setting, "name: value" sorted by name (as OpenCLIP).
-void write_params(const RunDir& r, const TrainArgs& a);
+// params.txt: every resolved setting, "name: value" sorted by name (as OpenCLIP), with the
+// writer's rank and local rank and the world size (`distributed` when it is over 1).
+void write_params(const RunDir& r, const TrainArgs& a, int rank = 0, int local_rank = 0, int world_size = 1);
 
 }  // namespace oc

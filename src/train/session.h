@@ -16,6 +16,7 @@
 #include "dist/comm.h"
 #include "io/tfevents.h"
 #include "model/clip.h"
+#include "model/model_source.h"
 #include "optim/adamw.h"
 #include "optim/schedule.h"
 #include "text/text_tokenizer.h"
@@ -68,6 +69,7 @@ struct TrainSession {
   Learner learner;
   Feed feed;
   StartPoint start;
+  ModelSource source;  // what --model / --pretrained resolved to (config, weights file, preprocessing)
   std::unique_ptr<io::EventWriter> tb;  // rank 0 with --report-to tensorboard
   double train_seconds = 0;             // steps and data waits so far (evaluation and saves excluded)
   int64_t final_epoch = 0;              // the last epoch (a.epochs, or earlier when TrainArgs::replan ends the run)

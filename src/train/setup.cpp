@@ -14,6 +14,7 @@
 #include "model/weights.h"
 #include "ops/adamw.h"
 #include "step/comm_io.h"
+#include "model/model_source.h"
 #include "train/lock.h"
 #include "train/session.h"
 
@@ -21,8 +22,8 @@ namespace oc {
 
 namespace {
 
-ModelCfg model_config(const TrainArgs& a) {
-  ModelCfg cfg = load_model_config(a.model);
+// The resolved config with OpenCLIP main.py's model_kwargs and --force-* overrides.
+ModelCfg model_config(const TrainArgs& a, ModelCfg cfg) {
   if (a.force_quick_gelu) cfg.quick_gelu = true;
   if (a.siglip) {  // OpenCLIP main.py: model_kwargs for --siglip override the config's
     cfg.init_logit_scale = std::log(10.0);
@@ -42,18 +43,26 @@ ModelCfg model_config(const TrainArgs& a) {
   return cfg;
 }
 
-PreprocessCfg preprocess_config(const TrainArgs& a, const ModelCfg& cfg) {
+// 2.24's merge: defaults, the hub folder's / pretrained tag's preprocess_cfg (hint), the flags.
+PreprocessCfg preprocess_config(const TrainArgs& a, const ModelCfg& cfg, const PreprocessHint& hint) {
   PreprocessCfg p;
   p.size = cfg.vision.image_size;
-  auto three = [](const std::vector<double>& v, std::array<float, 3>* out) {
+  auto three = [](const auto& v, std::array<float, 3>* out) {
     if (v.empty()) return;
     for (int i = 0; i < 3; ++i) (*out)[size_t(i)] = float(v.size() == 1 ? v[0] : v[size_t(i)]);
   };
+  three(hint.mean, &p.mean);
+  three(hint.std, &p.std);
+  if (hint.interpolation == "bilinear") p.interpolation = Interp::Bilinear;
+  if (hint.resize_mode == "longest") p.resize_mode = ResizeMode::Longest;
+  else if (hint.resize_mode == "squash") p.resize_mode = ResizeMode::Squash;
   three(a.image_mean, &p.mean);
   three(a.image_std, &p.std);
+  if (a.image_interpolation == "bicubic") p.interpolation = Interp::Bicubic;
   if (a.image_interpolation == "bilinear") p.interpolation = Interp::Bilinear;
   else if (!a.image_interpolation.empty() && a.image_interpolation != "bicubic" && a.image_interpolation != "random")
     OC_USER_ERROR("--image-interpolation {}: choose bicubic or bilinear", a.image_interpolation);
+  if (a.image_resize_mode == "shortest") p.resize_mode = ResizeMode::Shortest;
   if (a.image_resize_mode == "longest") p.resize_mode = ResizeMode::Longest;
   else if (a.image_resize_mode == "squash") p.resize_mode = ResizeMode::Squash;
   else if (!a.image_resize_mode.empty() && a.image_resize_mode != "shortest")
@@ -100,9 +109,6 @@ void open_cluster(TrainSession& s) {
   c.comm = dist::make_communicator(c.world, a.dist_timeout);
   c.rank = c.comm->rank(), c.size = c.comm->size();
   c.master = c.rank == 0;
-  if (c.size > 1 && a.accum_freq > 1)
-    OC_USER_ERROR("--accum-freq {} with {} ranks is not built yet: use a larger --batch-size or more ranks",
-                  a.accum_freq, c.size);
   if (a.debug) log::set_level(log::Level::Debug);
   if (a.train_data.empty() && a.dataset_type != "synthetic" && a.dataset_type != "synthetic-learnable")
     OC_USER_ERROR("no training data: give --train-data (or --dataset-type synthetic)");
@@ -136,7 +142,7 @@ void open_run_folder(TrainSession& s) {
   else
     log::info("Running with a single process. Device cpu, {} threads.", num_threads());
   if (!prec_note.empty()) log::info("{}", prec_note);
-  if (c.master) write_params(s.run, a);
+  if (c.master) write_params(s.run, a, c.rank, c.world.local_rank, c.size);
   log::info("Params:");
   for (auto& [k, v] : train_settings(a)) log::info("  {}: {}", k, v);
 }
@@ -144,16 +150,18 @@ void open_run_folder(TrainSession& s) {
 void build_learner(TrainSession& s) {
   const TrainArgs& a = s.a;
   Learner& l = s.learner;
-  l.cfg = model_config(a);
+  s.source = resolve_model_source(a.model, a.pretrained, a.cache_dir);
+  l.cfg = model_config(a, s.source.cfg);
   l.model = std::make_unique<Clip>(l.cfg, ops::backend(a.device));
   Clip& model = *l.model;
   model.init(uint64_t(a.seed));
   // Each rank draws its own patches (OpenCLIP: torch's RNG differs per rank), from the seed.
   model.vision_tower().set_patch_dropout_seed(mix_seed(uint64_t(a.seed), 0x70617463, uint64_t(s.cluster.rank)));
-  if (!a.pretrained.empty()) {
-    load_weights(model, a.pretrained);
-    log::info("Loaded pretrained weights from {}", a.pretrained);
+  if (!s.source.weights.empty()) {
+    load_weights(model, s.source.weights);
+    log::info("Loaded pretrained weights from {}", s.source.weights);
   }
+  if (!s.source.preprocess.source.empty()) log::info("Preprocessing from {}", s.source.preprocess.source);
   model.set_precision(l.precision);
   round_lp_params(model.backend(), model.table(), model.params(), l.precision);  // OpenCLIP casts at creation
   model.plan_training(a.batch_size, a.grad_checkpointing);
@@ -179,7 +187,7 @@ void build_feed(TrainSession& s) {
   f.config = data_config(a);
   f.config.rank = s.cluster.rank;
   f.config.world_size = s.cluster.size;
-  f.config.preprocess = preprocess_config(a, s.learner.cfg);
+  f.config.preprocess = preprocess_config(a, s.learner.cfg, s.source.preprocess);
   f.config.context_length = s.learner.cfg.text.context_length;
   f.tok = model_tokenizer(s.learner.cfg);  // BPE, or WordPiece (-CLIPA)
   f.loader = std::make_unique<data::DataLoader>(f.config, f.tok);
@@ -241,6 +249,7 @@ void resume(TrainSession& s) {
   p.state = ck.state;
   p.epoch = p.state.completed_epochs;
   if (!ck.has_extras) p.state.global_step = p.epoch * s.feed.steps_per_epoch;
+  s.learner.model->vision_tower().set_patch_dropout_draws(uint64_t(p.state.patch_dropout_draws));
   if (ck.has_extras && p.state.step_in_epoch > 0 && !p.state.loader_state.empty()) restore_position(s, from);
   log::info("=> resuming checkpoint '{}' (epoch {}, global step {}{})", from, p.epoch, p.state.global_step,
             p.state.step_in_epoch ? fmt::format(", batch {} of the epoch", p.state.step_in_epoch) : "");

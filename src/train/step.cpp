@@ -18,10 +18,12 @@ TrainStep::TrainStep(TrainSession& s, const FaultHooks& faults)
   const int world_size = s.cluster.size;
   if (world_size <= 1) return;
   reducer_ = std::make_unique<GradAllReduce>(*s.learner.model, *s.cluster.comm);
-  reducer_->set_overlap(std::getenv("OPENCLIP_DIST_NO_OVERLAP") == nullptr);
-  log::info("Data parallel: {} ranks x batch {} = global batch {}; loss: {}{}; gradient all-reduce in buckets of "
+  overlap_ = std::getenv("OPENCLIP_DIST_NO_OVERLAP") == nullptr;
+  reducer_->set_overlap(overlap_);
+  const std::string accum = a.accum_freq > 1 ? fmt::format(" x {} accumulated", a.accum_freq) : "";
+  log::info("Data parallel: {} ranks x batch {}{} = global batch {}; loss: {}{}; gradient all-reduce in buckets of "
             "one block (largest {:.1f} MiB) overlapped with backward, dist timeout {:g} s",
-            world_size, a.batch_size, int64_t(world_size) * a.batch_size,
+            world_size, a.batch_size, accum, int64_t(world_size) * a.batch_size * a.accum_freq,
             a.siglip ? "sigmoid (SigLIP, neighbour exchange)" : a.local_loss ? "local" : "global",
             a.gather_with_grad ? ", gather with grad" : (a.global_batch_gradient ? ", global-batch gradient" : ""),
             reducer_->bucket_mib_max(), a.dist_timeout);
@@ -30,14 +32,24 @@ TrainStep::TrainStep(TrainSession& s, const FaultHooks& faults)
 double TrainStep::forward_backward(std::vector<data::Batch>& b) {
   const TrainArgs& a = s_.a;
   dist::Communicator& comm = *s_.cluster.comm;
-  if (a.siglip) return step_.forward_backward_siglip(b[0].images.data(), b[0].tokens.data(), b[0].size, comm);
-  if (s_.cluster.size > 1)
-    return step_.forward_backward_dist(b[0].images.data(), b[0].tokens.data(), b[0].size, comm, dist_mode_);
-  if (a.accum_freq == 1) return step_.forward_backward(b[0].images.data(), b[0].tokens.data(), b[0].size);
+  if (a.siglip && a.accum_freq == 1)
+    return step_.forward_backward_siglip(b[0].images.data(), b[0].tokens.data(), b[0].size, comm);
+  if (a.accum_freq == 1) {
+    if (s_.cluster.size > 1)
+      return step_.forward_backward_dist(b[0].images.data(), b[0].tokens.data(), b[0].size, comm, dist_mode_);
+    return step_.forward_backward(b[0].images.data(), b[0].tokens.data(), b[0].size);
+  }
   std::vector<const float*> im;
   std::vector<const int32_t*> tk;
   for (auto& p : b) im.push_back(p.images.data()), tk.push_back(p.tokens.data());
-  return step_.forward_backward_accum(im, tk, a.batch_size);
+  if (s_.cluster.size == 1 && !a.siglip) return step_.forward_backward_accum(im, tk, a.batch_size);
+  // The block hooks would start a block's all-reduce after its first of K backward passes:
+  // with accumulation every bucket is reduced once, after the last pass.
+  if (reducer_) reducer_->set_overlap(false);
+  const double loss = a.siglip ? step_.forward_backward_siglip_accum(im, tk, a.batch_size, comm)
+                               : step_.forward_backward_accum_dist(im, tk, a.batch_size, comm, dist_mode_);
+  if (reducer_) reducer_->set_overlap(overlap_);
+  return loss;
 }
 
 double TrainStep::all_reduce(double loss, int64_t step, int signal) {

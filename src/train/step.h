@@ -36,6 +36,7 @@ class TrainStep {
   std::unique_ptr<GradAllReduce> reducer_;
   ContrastiveStep::DistMode dist_mode_;
   int agreed_stop_ = 0;
+  bool overlap_ = true;  // the all-reduce overlapped with backward (OPENCLIP_DIST_NO_OVERLAP: off)
 };
 
 }  // namespace oc

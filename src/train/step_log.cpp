@@ -14,8 +14,10 @@ std::string fmt_g(double v) { return fmt::format("{:#g}", v); }
 void StepLogger::log(int64_t step, int64_t i_accum, int64_t batch_i, double lr, double loss, double scale,
                      const StepTimes& t) {
   data_.add(t.data), batch_.add(t.batch);
-  if (i_accum % s_.a.log_every_n_steps == 0 || batch_i == s_.feed.num_batches) {
-    line(step, batch_i, lr, loss, scale, t);
+  // OpenCLIP: batch_count == num_batches_per_epoch (num_batches // accum_freq) also logs the
+  // epoch's last step when the batches are not a multiple of --accum-freq (the rest is dropped).
+  if (i_accum % s_.a.log_every_n_steps == 0 || i_accum + 1 == s_.feed.steps_per_epoch) {
+    line(step, i_accum, batch_i, lr, loss, scale, t);
     data_ = {}, batch_ = {};
   }
   progress(batch_i, loss, t);
@@ -24,7 +26,8 @@ void StepLogger::log(int64_t step, int64_t i_accum, int64_t batch_i, double lr, 
 // As OpenCLIP's train_one_epoch: the loss meter is updated at logged steps only ("coarsely
 // sampled"), the text line shows the window's average data/batch times, and samples/s and
 // the TensorBoard scalars use the last step's values.
-void StepLogger::line(int64_t step, int64_t batch_i, double lr, double loss, double scale, const StepTimes& t) {
+void StepLogger::line(int64_t step, int64_t i_accum, int64_t batch_i, double lr, double loss, double scale,
+                      const StepTimes& t) {
   const TrainArgs& a = s_.a;
   const Feed& f = s_.feed;
   const int world_size = s_.cluster.size;
@@ -38,7 +41,7 @@ void StepLogger::line(int64_t step, int64_t batch_i, double lr, double loss, dou
   log::info("Train Epoch: {} [{:>{}}/{} ({:.0f}%)] Data (t): {:.3f} Batch (t): {:.3f}, {}/s, {}/s/gpu LR: {:5f} "
             "Logit Scale: {:.3f} Contrastive_loss: {:#.5g} ({:#.5g}) Loss: {:#.5g} ({:#.5g}) ETA: {:.0f}s",
             epoch_, samples, std::to_string(f.samples_per_epoch).size(), f.samples_per_epoch,
-            100.0 * double(batch_i) / double(f.num_batches), data_.avg(), batch_.avg(), fmt_g(sps), fmt_g(sps_rank), lr,
+            100.0 * double(i_accum + 1) / double(f.steps_per_epoch), data_.avg(), batch_.avg(), fmt_g(sps), fmt_g(sps_rank), lr,
             scale, loss, loss_.avg(), loss, loss_.avg(), eta);
   if (io::EventWriter* tb = s_.tb.get()) {
     tb->add_scalar("train/data_time", float(t.data), step);

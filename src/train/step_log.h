@@ -26,7 +26,7 @@ class StepLogger {
     void add(double v) { sum += v, ++n; }
     double avg() const { return n ? sum / double(n) : 0; }
   };
-  void line(int64_t step, int64_t batch_i, double lr, double loss, double scale, const StepTimes& t);
+  void line(int64_t step, int64_t i_accum, int64_t batch_i, double lr, double loss, double scale, const StepTimes& t);
   void progress(int64_t batch_i, double loss, const StepTimes& t) const;
   TrainSession& s_;
   int64_t epoch_;

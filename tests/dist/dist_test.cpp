@@ -79,15 +79,21 @@ TEST(DistSingle, CollectivesAreIdentities) {
 
 // ---- end to end under mpirun ----
 
-// `both`: flags for the single-process run too (--siglip).
-void check_equivalence(const std::string& mode_flags, const std::string& tag, const std::string& both = "") {
+// `both`: flags for the single-process run too (--siglip). `accum` K > 1: the ranks take
+// batches of 8/K with --accum-freq K (OpenCLIP's per-rank feature cache), the same 16 samples a step.
+void check_equivalence(const std::string& mode_flags, const std::string& tag, const std::string& both = "",
+                       int accum = 1) {
   if (!have_mpi()) GTEST_SKIP() << "no MPI build or mpirun";
   const std::string dir = test::fresh_dir("dist_eq_" + tag);
   test::Run r1 = run(train_cmd(dir, "single", 16, both));
   ASSERT_EQ(r1.status, 0) << r1.out;
-  test::Run r2 = run(mpirun(2) + "env OPENCLIP_DEBUG_RANK_LOSS=1 bash -c \"" + train_cmd(dir, "dist", 8, mode_flags) + "\"");
+  const std::string acc = accum > 1 ? " --accum-freq " + std::to_string(accum) : "";
+  test::Run r2 = run(mpirun(2) + "env OPENCLIP_DEBUG_RANK_LOSS=1 bash -c \"" +
+                     train_cmd(dir, "dist", 8 / accum, mode_flags + acc) + "\"");
   ASSERT_EQ(r2.status, 0) << r2.out;
-  EXPECT_NE(r2.out.find("Data parallel: 2 ranks x batch 8 = global batch 16"), std::string::npos) << r2.out;
+  const std::string layout =
+      accum > 1 ? "batch " + std::to_string(8 / accum) + " x " + std::to_string(accum) + " accumulated" : "batch 8";
+  EXPECT_NE(r2.out.find("Data parallel: 2 ranks x " + layout + " = global batch 16"), std::string::npos) << r2.out;
   std::vector<double> a = losses(dir + "/logs/single"), logged = losses(dir + "/logs/dist");
   ASSERT_EQ(a.size(), 4u);
   ASSERT_EQ(logged.size(), a.size());
@@ -130,6 +136,13 @@ TEST(DistMpi, TwoRanksEqualOneRankDoubleBatchGlobalBatchGradient) { check_equiva
 // SigLIP over MPI: the neighbour exchange (MPI_Isend/Irecv) and the per-rank loss over the
 // local batch; the mean of the ranks' losses is the global batch's loss.
 TEST(DistMpi, TwoRanksEqualOneRankDoubleBatchSigLip) { check_equivalence("--siglip", "siglip", "--siglip"); }
+// --accum-freq with several ranks (OpenCLIP with DDP): each rank caches its 2 micro-batches of 4.
+TEST(DistMpi, TwoRanksAccumFreq2EqualOneRankQuadrupleBatch) {
+  check_equivalence("--global-batch-gradient", "accum", "", 2);
+}
+TEST(DistMpi, TwoRanksAccumFreq2EqualOneRankQuadrupleBatchSigLip) {
+  check_equivalence("--siglip", "accum_siglip", "--siglip", 2);
+}
 TEST(DistMpi, TwoRanksEqualOneRankDoubleBatchLocalLossGatherWithGrad) {
   check_equivalence("--local-loss --gather-with-grad", "local_gwg");
 }
@@ -177,6 +190,11 @@ TEST(DistMpi, LogLocalWritesOneFilePerNode) {
   EXPECT_NE(log0->find("Train Epoch: 0"), std::string::npos);
   EXPECT_FALSE(fs::exists(dir + "/logs/run/out-1"));
   EXPECT_FALSE(fs::exists(dir + "/logs/run/out.log"));
+  // params.txt as OpenCLIP's rank 0 writes it in a 2-process run.
+  auto params = fs::read_text(dir + "/logs/run/params.txt");
+  ASSERT_TRUE(params.ok());
+  for (const char* line : {"\ndistributed: True\n", "\nworld_size: 2\n", "\nrank: 0\n", "\nlocal_rank: 0\n"})
+    EXPECT_NE(params->find(line), std::string::npos) << line << " missing in\n" << *params;
 }
 
 TEST(DistMpi, TwoRankCheckpointResumesOnOneRank) {

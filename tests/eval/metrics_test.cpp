@@ -16,14 +16,15 @@ TEST(Retrieval, OneToOneByHand) {
   std::vector<float> img = {1, 0, 0, 1, 1, 0};
   std::vector<float> txt = {1, 0, 0, 1, 0.6f, 0.8f};
   std::vector<int64_t> map = {0, 1, 2};
-  auto m = retrieval_metrics(img, txt, 3, 3, 2, map, 2);
+  auto m = retrieval_metrics(img, txt, 3, 3, 2, map, 1.0f, 2);
   EXPECT_DOUBLE_EQ(m["image_to_text_mean_rank"], (1 + 1 + 2) / 3.0);
   EXPECT_DOUBLE_EQ(m["image_to_text_median_rank"], 1);
   EXPECT_DOUBLE_EQ(m["image_to_text_R@1"], 2 / 3.0);
   EXPECT_DOUBLE_EQ(m["image_to_text_R@5"], 1);
-  // text_to_image: t0 scores images (1,0,1): gt img0, img2 ties (not strictly higher) -> 0
-  // t1: (0,1,0) gt img1 -> 0;  t2: (.6,.8,.6) gt img2, img1 higher -> 1
-  EXPECT_DOUBLE_EQ(m["text_to_image_mean_rank"], 4 / 3.0);
+  // text_to_image (torch.argsort order; rows of <= 16 sort stably): t0 scores images (1,0,1):
+  // gt img0 ties img2 and comes first -> 0; t1: (0,1,0) gt img1 -> 0; t2: (.6,.8,.6) gt img2:
+  // img1 higher, img0 ties and comes first -> 2.
+  EXPECT_DOUBLE_EQ(m["text_to_image_mean_rank"], 5 / 3.0);
   EXPECT_DOUBLE_EQ(m["text_to_image_R@1"], 2 / 3.0);
   EXPECT_DOUBLE_EQ(m["text_to_image_R@10"], 1);
 }
@@ -33,7 +34,7 @@ TEST(Retrieval, MultiCaptionUsesBestCaptionAndMedianFloor) {
   std::vector<float> img = {1, -1};
   std::vector<float> txt = {0.9f, -0.5f, 0.1f, -0.8f};
   std::vector<int64_t> map = {0, 0, 1, 1};
-  auto m = retrieval_metrics(img, txt, 2, 4, 1, map, 1);
+  auto m = retrieval_metrics(img, txt, 2, 4, 1, map, 1.0f, 1);
   // img0 scores (.9,-.5,.1,-.8): captions 0 (rank 0) and 1 (rank 2): best 0.
   // img1 scores (-.9,.5,-.1,.8): captions 2 (rank 2) and 3 (rank 0): best 0.
   EXPECT_DOUBLE_EQ(m["image_to_text_R@1"], 1.0);

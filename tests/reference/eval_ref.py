@@ -50,9 +50,12 @@ def pixels(path):
 
 
 def ranks(scores, gt_sets):
+    # get_clip_metrics: the ground truth's position in torch.argsort(descending=True), so equal
+    # scores (copies of an image) are placed as torch's CPU sort places them.
     out = []
-    for i, row in enumerate(scores):
-        out.append(min(int((row > row[g]).sum()) for g in gt_sets[i]))
+    for i, row in enumerate(torch.from_numpy(np.ascontiguousarray(scores))):
+        order = torch.argsort(row, descending=True).tolist()
+        out.append(min(order.index(g) for g in gt_sets[i]))
     return np.array(out)
 
 

@@ -63,9 +63,10 @@ TEST(Train, TinyModelLearnsAndWritesTheRunFolder) {
   EXPECT_NE(again.out.find("Experiment already exists"), std::string::npos) << again.out;
 }
 
-TEST(Train, ResumeAfterSigkillIsBitwiseIdentical) {
-  std::string dir = test::fresh_dir("train_resume");
-  const std::string flags = " --checkpoint-every-n-steps 5 --save-most-recent";
+// `extra`: --force-patch-dropout, whose draws continue from the checkpoint's stream position.
+void expect_resume_after_sigkill_bitwise(const std::string& extra, const std::string& tag) {
+  std::string dir = test::fresh_dir("train_resume_" + tag);
+  const std::string flags = " --checkpoint-every-n-steps 5 --save-most-recent" + extra;
   auto full = run(base_cmd(dir, "full") + flags);
   ASSERT_EQ(full.status, 0) << full.out;
   // The second run kills itself with SIGKILL right after optimizer step 13 (epoch 1, mid-
@@ -81,6 +82,11 @@ TEST(Train, ResumeAfterSigkillIsBitwiseIdentical) {
   // TensorBoard: the resumed run's points replace the crashed run's after step 10.
   auto la = loss_curve(dir + "/logs/full"), lb = loss_curve(dir + "/logs/crash");
   EXPECT_EQ(la, lb);
+}
+
+TEST(Train, ResumeAfterSigkillIsBitwiseIdentical) { expect_resume_after_sigkill_bitwise("", "plain"); }
+TEST(Train, ResumeAfterSigkillIsBitwiseIdenticalWithPatchDropout) {
+  expect_resume_after_sigkill_bitwise(" --force-patch-dropout 0.5", "patch_dropout");
 }
 
 TEST(Train, CheckpointLoadsInPyTorchAndEventsDecode) {
@@ -289,23 +295,23 @@ TEST(TrainFeatures, SigLipTrainsAndSavesLogitBias) {
   // 8 AdamW steps of lr <= 2e-3 move a scalar by at most ~8 * 2e-3 (AdamW's update is ~lr):
   // 1.0 only rules out a wrong init or a runaway update.
   EXPECT_NEAR(bias, -10.0f, 1.0f);
-  for (const char* bad : {" --local-loss", " --gather-with-grad", " --accum-freq 2"}) {
+  for (const char* bad : {" --local-loss", " --gather-with-grad"}) {
     auto b = run(cmd + " --name bad" + bad);
     EXPECT_NE(b.status, 0) << bad;
     EXPECT_NE(b.out.find("--siglip"), std::string::npos) << b.out;
   }
 }
 
-TEST(TrainFeatures, AccumFreqMatchesTheLargerBatch) {
-  // OpenCLIP's --accum-freq K with batch B optimizes the same loss as batch K*B: the same
-  // samples (one worker, identity crops), the same loss values, and weights equal up to the
-  // order in which the two micro-batches' gradients are summed.
-  std::string dir = test::fresh_dir("train_accum");
+// OpenCLIP's --accum-freq K with batch B optimizes the same loss as batch K*B: the same
+// samples (one worker, identity crops), the same loss values, and weights equal up to the
+// order in which the two micro-batches' gradients are summed.
+void expect_accum_matches_larger_batch(const std::string& extra, const std::string& tag) {
+  std::string dir = test::fresh_dir("train_accum_" + tag);
   const std::string common = "cd '" + dir + "' && " + test::openclip() +
                              " train --dataset-type synthetic-learnable --train-num-samples 128 --epochs 1"
                              " --model test-tiny --warmup 2 --lr 1e-3 --workers 1 --precision fp32 --seed 5"
                              " --aug-cfg 'scale=(1.0,1.0)' 'ratio=(1.0,1.0)' --report-to tensorboard"
-                             " --log-every-n-steps 1 --grad-clip-norm 1.0";
+                             " --log-every-n-steps 1 --grad-clip-norm 1.0 " + extra;
   ASSERT_EQ(run(common + " --batch-size 32 --name big").status, 0);
   auto r = run(common + " --batch-size 16 --accum-freq 2 --name accum");
   ASSERT_EQ(r.status, 0) << r.out;
@@ -326,6 +332,26 @@ TEST(TrainFeatures, AccumFreqMatchesTheLargerBatch) {
     if (a[i].first.find("in_proj_bias") != std::string::npos) continue;  // key bias: zero true gradient
     EXPECT_LE(d / m, 3e-3) << a[i].first;
   }
+}
+
+// (SigLIP with accumulation does not follow the larger batch this closely (measured 1.3e-3
+// relative at step 3), in OpenCLIP 2.24 either: openclip_parity_long_test.cpp checks it
+// against OpenCLIP's own training loop, to 1e-5.)
+TEST(TrainFeatures, AccumFreqMatchesTheLargerBatch) { expect_accum_matches_larger_batch("", "clip"); }
+
+TEST(TrainFeatures, AccumFreqLogLinesAsOpenClipWhenBatchesAreNotAMultiple) {
+  // 8 batches of 16, --accum-freq 3: OpenCLIP takes num_batches // 3 = 2 steps (the last 2
+  // batches are dropped), logs i_accum % log_every == 0 and batch_count == 2, with
+  // num_samples = batch_count * B * K * world and percent = batch_count / 2.
+  std::string dir = test::fresh_dir("train_accum_log");
+  auto r = run("cd '" + dir + "' && " + test::openclip() +
+               " train --dataset-type synthetic --train-num-samples 128 --epochs 1 --model test-tiny --workers 1"
+               " --precision fp32 --batch-size 16 --accum-freq 3 --log-every-n-steps 5 --name log");
+  ASSERT_EQ(r.status, 0) << r.out;
+  auto log = fs::read_text(dir + "/logs/log/out.log");
+  ASSERT_TRUE(log.ok());
+  EXPECT_NE(log->find("Train Epoch: 0 [ 48/128 (50%)]"), std::string::npos) << *log;
+  EXPECT_NE(log->find("Train Epoch: 0 [ 96/128 (100%)]"), std::string::npos) << *log;
 }
 
 }  // namespace
