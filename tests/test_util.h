@@ -53,7 +53,7 @@ inline std::vector<std::string> run_flat_json_list(const std::string& cmd) {
 inline std::string openclip() { return OPENCLIP_BINARY; }
 inline bool have_torch() { return std::system("/usr/bin/python3 -c 'import torch' >/dev/null 2>&1") == 0; }
 // OpenCLIP 2.24.0 itself: the venv scripts/setup_pyref.sh makes (.pyref/, on Debian's torch).
-inline std::string pyref_python() { return OPENCLIP_TEST_DIR "/../.pyref/bin/python"; }
+inline std::string pyref_python() { return OPENCLIP_SOURCE_DIR "/.pyref/bin/python"; }
 inline bool have_open_clip() {  // find_spec: without importing (torch takes seconds to load)
   return std::system((pyref_python() + " -c 'import importlib.util as u, sys; sys.exit(not (u.find_spec(\"open_clip\") "
                                        "and u.find_spec(\"training\")))' >/dev/null 2>&1")
