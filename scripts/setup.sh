@@ -15,7 +15,7 @@ PKGS=(cmake ninja-build g++ pkg-config libdnnl-dev libfmt-dev
       libfaiss-dev libcpp-httplib-dev libssl-dev)  # index (faiss), serve (httplib)
 # The test suite, benchmarks and checks on top.
 ((FOR_DEMO)) || PKGS+=(libgtest-dev libbenchmark-dev
-      python3-torch python3-torchvision python3-regex python3-pil python3-numpy  # reference tests
+      python3-torch python3-torchvision python3-regex python3-pil python3-numpy python3-venv  # reference tests
       wrk  # serve benchmark
       pybind11-dev python3-dev  # the Python module openclip_cpp (python/)
       libopenblas0-pthread   # OpenBLAS: the PyTorch peer in benchmarks, not netlib's reference BLAS
