@@ -1,5 +1,6 @@
-// The weights' identity recorded in an index: SHA-256 of the weights file (OpenSSL), so an
-// index built with other weights is refused rather than searched with the wrong model.
+// SHA-256 (OpenSSL) of the files an index records: the weights file, so that an index built
+// with other weights is refused rather than searched with the wrong model, and each file of
+// the index itself (meta.json's "files"), so that a changed or damaged file is refused.
 #pragma once
 #include <string>
 #include <string_view>

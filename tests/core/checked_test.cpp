@@ -5,18 +5,12 @@
 
 #include "core/check.h"
 #include "core/checked.h"
+#include "error_of.h"
 
 namespace oc {
 namespace {
 
-std::string error_of(const std::function<void()>& fn) {
-  try {
-    fn();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "";
-}
+using test::error_of;
 
 TEST(Checked, ProductsAndSumsThatFit) {
   EXPECT_EQ(checked_mul("x", {3, 4, 5}), 60);

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "core/check.h"
+#include "error_of.h"
 #include "model/clip.h"
 #include "model/config.h"
 #include "model/params.h"
@@ -16,14 +17,7 @@
 namespace oc {
 namespace {
 
-std::string error_of(const std::function<void()>& fn) {
-  try {
-    fn();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "";
-}
+using test::error_of;
 
 // A tiny valid config with `vision` and `text` spliced into its sections.
 std::string cfg(const std::string& vision, const std::string& text, const std::string& top = "") {
