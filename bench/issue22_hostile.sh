@@ -2,10 +2,13 @@
 # Issue 22's hostile inputs for model configs and index folders (items 1, 2, 4, 5): each is
 # made here, run once under /usr/bin/time, and printed as a row of docs/RELIABILITY.md's
 # table (input | command | result | time | peak RSS), result = rc and the first error line.
-# Usage: bench/issue22_hostile.sh [BINARY]   (default build/openclip; writes under $TMPDIR)
+# Usage: bench/issue22_hostile.sh [BINARY [OLD_BINARY]]   (default build/openclip; writes under
+# $TMPDIR). With OLD_BINARY (a build from before issue 22) the config rows are run with it too,
+# as "was" rows; its index rows would not apply (the old folder layout).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 B=$(realpath "${1:-build/openclip}")
+OLD=${2:+$(realpath "$2")}
 T=$(mktemp -d "${TMPDIR:-/tmp}/issue22.XXXXXX")
 trap 'rm -rf "$T"' EXIT
 echo "# $(date -u +%Y-%m-%dT%H:%MZ) $(nproc) cores; load $(cut -d' ' -f1-3 /proc/loadavg)"
@@ -28,13 +31,18 @@ cfg wide ', "width": 1000000000, "heads": 1'
 cfg big ', "vocab_size": 16777216, "width": 65536, "heads": 1'
 echo "| Input | Command | Result | Time | Peak RSS |"
 echo "|---|---|---|---:|---:|"
-row 'config: `vocab_size` 2^31-1 with `mlp_ratio` -1048576.25 (the count wrapped 2^64)' 'bench infer --model x.json' \
-  "$B" bench infer --model "$T/wrap.json" --batch-size 1 --steps 1
-row 'config: `mlp_ratio` 0' 'bench infer --model x.json' "$B" bench infer --model "$T/mlp0.json" --batch-size 1 --steps 1
-row 'config: `mlp_ratio` -4' 'bench infer --model x.json' "$B" bench infer --model "$T/mlpneg.json" --batch-size 1 --steps 1
-row 'config: text `width` 1e9' 'bench infer --model x.json' "$B" bench infer --model "$T/wide.json" --batch-size 1 --steps 1
-row 'config inside every bound, 2^24 x 65536 token embedding (4 TiB)' 'bench infer --model x.json' \
-  "$B" bench infer --model "$T/big.json" --batch-size 1 --steps 1
+config_rows() {  # config_rows BINARY LABEL-SUFFIX
+  local b=$1 was=$2
+  row 'config: `vocab_size` 2^31-1 with `mlp_ratio` -1048576.25 (the count wrapped 2^64)'"$was" 'bench infer --model x.json' \
+    "$b" bench infer --model "$T/wrap.json" --batch-size 1 --steps 1
+  row 'config: `mlp_ratio` 0'"$was" 'bench infer --model x.json' "$b" bench infer --model "$T/mlp0.json" --batch-size 1 --steps 1
+  row 'config: `mlp_ratio` -4'"$was" 'bench infer --model x.json' "$b" bench infer --model "$T/mlpneg.json" --batch-size 1 --steps 1
+  row 'config: text `width` 1e9'"$was" 'bench infer --model x.json' "$b" bench infer --model "$T/wide.json" --batch-size 1 --steps 1
+  row 'config inside every bound, 2^24 x 65536 token embedding (4 TiB)'"$was" 'bench infer --model x.json' \
+    "$b" bench infer --model "$T/big.json" --batch-size 1 --steps 1
+}
+config_rows "$B" ""
+[ -n "$OLD" ] && config_rows "$OLD" " (was: before issue 22)"
 # An index of 6 copies of a tiny PNG, random weights.
 mkdir -p "$T/img"
 for i in 1 2 3 4 5 6; do cp tests/fuzz/corpus/fuzz_image/tiny.png "$T/img/im$i.png"; done
