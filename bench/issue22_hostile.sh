@@ -16,7 +16,7 @@ row() {  # row INPUT COMMAND-LABEL CMD...
   local input=$1 label=$2; shift 2
   /usr/bin/time -f '%e %M' -o "$T/time" timeout 120 "$@" >"$T/out" 2>&1
   local rc=$? msg
-  msg=$(grep -m1 -i 'error\|refus\|must\|not \|in use' "$T/out" | sed "s|$T|T|g" | cut -c1-220)
+  msg=$(grep -m1 -i 'error\|refus\|must\|not \|in use' "$T/out" | sed "s|$T|T|g" | tr '`' "'" | cut -c1-220)
   [ -z "$msg" ] && msg=$(head -c 160 "$T/out" | tr '\n' ' ' | sed "s|$T|T|g")
   read -r secs kb < <(tail -1 "$T/time") || { secs=?; kb=0; }
   printf '| %s | `%s` | rc %s: `%s` | %s s | %d MiB |\n' "$input" "$label" "$rc" "$msg" "$secs" $((kb / 1024))
