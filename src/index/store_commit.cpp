@@ -64,6 +64,8 @@ void commit_index(const std::string& dir, IndexData& d, const VectorIndex& vi) {
            d.embeddings.size(), vi.size(), N, E);
   IndexMeta m = d.meta;
   m.generation = d.meta.generation + 1;
+  if (m.generation > 999999)
+    OC_USER_ERROR("{}: the index has been appended to 999999 times; rebuild it into a new folder", dir);
   m.count = N;
   const std::string gdir = fs::join(dir, generation_name(m.generation));
   std::error_code ec;
