@@ -25,7 +25,8 @@ int64_t fold(std::string_view what, std::initializer_list<int64_t> v, int64_t in
 }  // namespace
 
 int64_t checked_mul(std::string_view what, std::initializer_list<int64_t> factors) {
-  return fold(what, factors, 1, " x ", [](int64_t a, int64_t b, int64_t* r) { return __builtin_mul_overflow(a, b, r); });
+  return fold(what, factors, 1, " x ",
+              [](int64_t a, int64_t b, int64_t* r) { return __builtin_mul_overflow(a, b, r); });
 }
 
 int64_t checked_add(std::string_view what, std::initializer_list<int64_t> terms) {

@@ -14,7 +14,10 @@ namespace {
 
 constexpr int64_t kMaxDim = 65536;  // model_config's bound on embed_dim
 
-uint32_t fourcc(const char* s) { return uint32_t(uint8_t(s[0])) | uint32_t(uint8_t(s[1])) << 8 | uint32_t(uint8_t(s[2])) << 16 | uint32_t(uint8_t(s[3])) << 24; }
+uint32_t fourcc(const char* s) {
+  return uint32_t(uint8_t(s[0])) | uint32_t(uint8_t(s[1])) << 8 | uint32_t(uint8_t(s[2])) << 16 |
+         uint32_t(uint8_t(s[3])) << 24;
+}
 
 // Sequential reads of a faiss file; every error names the path, the field and its offset.
 class Walk {
@@ -106,7 +109,8 @@ void check_links(const faiss::HNSW& g, int64_t n, const std::string& path) {
       for (size_t k = b; k < e; ++k) {
         const int v = g.neighbors[k];
         if (v < -1 || v >= n || (v >= 0 && g.levels[size_t(v)] <= l))
-          OC_USER_ERROR("{}: bad HNSW graph: vector {} has neighbour id {} at level {} (vectors: {})", path, i, v, l, n);
+          OC_USER_ERROR("{}: bad HNSW graph: vector {} has neighbour id {} at level {} (vectors: {})", path, i, v, l,
+                        n);
       }
     }
   }
@@ -116,9 +120,12 @@ void check_links(const faiss::HNSW& g, int64_t n, const std::string& path) {
 void check_faiss_layout(const std::string& path) {
   Walk w(path);
   const uint32_t h = w.scalar<uint32_t>("fourcc");
-  if (h == fourcc("IHNf")) hnsw(w);
-  else if (h == fourcc("IxFI")) flat(w, nullptr);
-  else w.fail("not a flat or HNSW inner-product faiss index");
+  if (h == fourcc("IHNf"))
+    hnsw(w);
+  else if (h == fourcc("IxFI"))
+    flat(w, nullptr);
+  else
+    w.fail("not a flat or HNSW inner-product faiss index");
   w.end();
 }
 
@@ -134,19 +141,23 @@ void check_faiss_structure(const faiss::Index& idx, const std::string& path) {
   if (g.assign_probas.empty() || cum.size() != g.assign_probas.size() + 1 || cum[0] != 0) bad("bad level tables");
   for (size_t l = 1; l < cum.size(); ++l)
     if (cum[l] < cum[l - 1]) bad("neighbour counts per level decrease");
-  if (g.levels.size() != size_t(n) || g.offsets.size() != size_t(n) + 1 || g.offsets[0] != 0) bad("levels or offsets are not one per vector");
+  if (g.levels.size() != size_t(n) || g.offsets.size() != size_t(n) + 1 || g.offsets[0] != 0)
+    bad("levels or offsets are not one per vector");
   int max_level = -1;
   for (int64_t i = 0; i < n; ++i) {
     const int L = g.levels[size_t(i)];
     if (L < 1 || size_t(L) >= cum.size())
       bad("vector " + std::to_string(i) + " has level " + std::to_string(L - 1) + ", out of range");
-    if (g.offsets[size_t(i) + 1] < g.offsets[size_t(i)] || g.offsets[size_t(i) + 1] - g.offsets[size_t(i)] != size_t(cum[size_t(L)]))
+    if (g.offsets[size_t(i) + 1] < g.offsets[size_t(i)] ||
+        g.offsets[size_t(i) + 1] - g.offsets[size_t(i)] != size_t(cum[size_t(L)]))
       bad("the neighbour offsets of vector " + std::to_string(i) + " do not match its level");
     max_level = std::max(max_level, L - 1);
   }
   if (g.offsets[size_t(n)] != g.neighbors.size()) bad("the offsets do not end at the neighbour table's size");
-  if (g.max_level != max_level) bad("max_level " + std::to_string(g.max_level) + " is not the highest level " + std::to_string(max_level));
-  if (n == 0 ? g.entry_point != -1 : g.entry_point < 0 || g.entry_point >= n || g.levels[size_t(g.entry_point)] - 1 != max_level)
+  if (g.max_level != max_level)
+    bad("max_level " + std::to_string(g.max_level) + " is not the highest level " + std::to_string(max_level));
+  if (n == 0 ? g.entry_point != -1
+             : g.entry_point < 0 || g.entry_point >= n || g.levels[size_t(g.entry_point)] - 1 != max_level)
     bad("entry point " + std::to_string(g.entry_point) + " is not a vector of the top level");
   check_links(g, n, path);
 }

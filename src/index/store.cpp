@@ -21,7 +21,8 @@ std::string data_path(const std::string& dir, const IndexMeta& m, const std::str
 IndexMeta read_meta(const std::string& dir) {
   if (!fs::is_dir(dir)) OC_USER_ERROR("{}: no such index folder", dir);
   const std::string p = fs::join(dir, "meta.json");
-  if (!fs::exists(p)) OC_USER_ERROR("{}: not an index folder (no meta.json; build one with `openclip index build`)", dir);
+  if (!fs::exists(p))
+    OC_USER_ERROR("{}: not an index folder (no meta.json; build one with `openclip index build`)", dir);
   auto text = fs::read_text(p);
   if (!text) OC_USER_ERROR("{}", text.error());
   return meta_from_json(text.value(), p);
@@ -29,12 +30,15 @@ IndexMeta read_meta(const std::string& dir) {
 
 void check_sum(const std::string& dir, const IndexMeta& m, const std::string& file) {
   const std::string p = data_path(dir, m, file);
-  const std::string& want = file == "items.jsonl" ? m.sha256.items : file == "faiss.index" ? m.sha256.faiss : m.sha256.embeddings;
+  const std::string& want = file == "items.jsonl"   ? m.sha256.items
+                            : file == "faiss.index" ? m.sha256.faiss
+                                                    : m.sha256.embeddings;
   const std::string got = file_sha256(p, "an index file");
   if (got != want)
-    OC_USER_ERROR("{}: SHA-256 {} is not the {} that meta.json records: the file was changed or damaged (rebuild the "
-                  "index into a new folder)",
-                  p, got.substr(0, 16), want.substr(0, 16));
+    OC_USER_ERROR(
+        "{}: SHA-256 {} is not the {} that meta.json records: the file was changed or damaged (rebuild the "
+        "index into a new folder)",
+        p, got.substr(0, 16), want.substr(0, 16));
 }
 
 namespace {
@@ -77,15 +81,17 @@ IndexData load_index(const std::string& dir, bool with_embeddings) {
 void check_same_model(const IndexMeta& m, const std::string& dir, const std::string& model,
                       const std::string& weights_sha256) {
   if (m.model != model)
-    OC_USER_ERROR("{}: the index was built with model {} (not {}); use the same model or another --out", dir, m.model, model);
+    OC_USER_ERROR("{}: the index was built with model {} (not {}); use the same model or another --out", dir, m.model,
+                  model);
   if (m.weights_sha256 != weights_sha256)
     OC_USER_ERROR("{}: the index was built with other weights ({}, sha256 {}); these have sha256 {}", dir, m.weights,
                   m.weights_sha256.substr(0, 16), weights_sha256.substr(0, 16));
   const int E = load_model_config(model).embed_dim;
   if (E != m.embed_dim)
-    OC_USER_ERROR("{}: the index holds {}-float embeddings but model {} gives {} (its config changed since the build?); "
-                  "rebuild the index",
-                  dir, m.embed_dim, model, E);
+    OC_USER_ERROR(
+        "{}: the index holds {}-float embeddings but model {} gives {} (its config changed since the build?); "
+        "rebuild the index",
+        dir, m.embed_dim, model, E);
 }
 
 }  // namespace oc::index

@@ -29,7 +29,8 @@ void fault_point(const char* step) {
 
 // The generation number of a "gen-NNNNNN" folder name, or -1.
 int64_t generation_of(const std::string& name) {
-  if (name.size() != 10 || name.compare(0, 4, "gen-") != 0 || name.find_first_not_of("0123456789", 4) != std::string::npos)
+  if (name.size() != 10 || name.compare(0, 4, "gen-") != 0 ||
+      name.find_first_not_of("0123456789", 4) != std::string::npos)
     return -1;
   return std::stoll(name.substr(4));
 }

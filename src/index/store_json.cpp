@@ -27,7 +27,8 @@ T field(const json& obj, const char* key, const std::string& where, bool require
   } else {
     if (!v.is_number_integer()) OC_USER_ERROR("{}: \"{}\" must be an integer, got {}", where, key, v.dump());
     const bool fits = v.is_number_unsigned() ? v.get<uint64_t>() <= uint64_t(std::numeric_limits<T>::max())
-                                             : v.get<int64_t>() >= 0 && uint64_t(v.get<int64_t>()) <= uint64_t(std::numeric_limits<T>::max());
+                                             : v.get<int64_t>() >= 0 && uint64_t(v.get<int64_t>()) <=
+                                                                            uint64_t(std::numeric_limits<T>::max());
     if (!fits) OC_USER_ERROR("{}: \"{}\" is out of range: {}", where, key, v.dump());
   }
   return v.get<T>();
@@ -56,7 +57,8 @@ IndexMeta meta_from_json(const std::string& text, const std::string& p) {
   if (field<std::string>(j, "format", p, false) != kFormat) OC_USER_ERROR("{}: not an openclip-cpp index meta.json", p);
   const int version = field<int>(j, "version", p, true);
   if (version != kIndexVersion)
-    OC_USER_ERROR("{}: index version {} (this build reads {}; rebuild the index with this build)", p, version, kIndexVersion);
+    OC_USER_ERROR("{}: index version {} (this build reads {}; rebuild the index with this build)", p, version,
+                  kIndexVersion);
   IndexMeta m;
   m.model = field<std::string>(j, "model", p, true);
   m.weights = field<std::string>(j, "weights", p, true);
@@ -66,16 +68,20 @@ IndexMeta meta_from_json(const std::string& text, const std::string& p) {
   m.count = field<int64_t>(j, "count", p, true);
   m.generation = field<int64_t>(j, "generation", p, true);
   if (m.model.empty()) OC_USER_ERROR("{}: \"model\" is empty", p);
-  if (m.embed_dim < 1 || m.embed_dim > 65536) OC_USER_ERROR("{}: \"embed_dim\" must be in [1, 65536], got {}", p, m.embed_dim);
-  if (m.faiss_kind != "flat" && m.faiss_kind != "hnsw") OC_USER_ERROR("{}: \"faiss\" must be \"flat\" or \"hnsw\", got \"{}\"", p, m.faiss_kind);
-  if (m.generation < 1 || m.generation > 999999) OC_USER_ERROR("{}: \"generation\" must be in [1, 999999], got {}", p, m.generation);
+  if (m.embed_dim < 1 || m.embed_dim > 65536)
+    OC_USER_ERROR("{}: \"embed_dim\" must be in [1, 65536], got {}", p, m.embed_dim);
+  if (m.faiss_kind != "flat" && m.faiss_kind != "hnsw")
+    OC_USER_ERROR("{}: \"faiss\" must be \"flat\" or \"hnsw\", got \"{}\"", p, m.faiss_kind);
+  if (m.generation < 1 || m.generation > 999999)
+    OC_USER_ERROR("{}: \"generation\" must be in [1, 999999], got {}", p, m.generation);
   if (!j.contains("roots") || !j["roots"].is_array()) OC_USER_ERROR("{}: \"roots\" must be a list of paths", p);
   for (auto& r : j["roots"]) {
     if (!r.is_string() || r.get<std::string>().empty() || r.get<std::string>()[0] != '/')
       OC_USER_ERROR("{}: \"roots\" must hold absolute paths, got {}", p, r.dump());
     m.roots.push_back(r.get<std::string>());
   }
-  if (!j.contains("files") || !j["files"].is_object()) OC_USER_ERROR("{}: \"files\" must be an object of SHA-256 sums", p);
+  if (!j.contains("files") || !j["files"].is_object())
+    OC_USER_ERROR("{}: \"files\" must be an object of SHA-256 sums", p);
   const json& f = j["files"];
   const std::string fw = p + " files";
   m.sha256 = {field<std::string>(f, "embeddings.safetensors", fw, true), field<std::string>(f, "items.jsonl", fw, true),
@@ -86,11 +92,20 @@ IndexMeta meta_from_json(const std::string& text, const std::string& p) {
 }
 
 std::string meta_to_json(const IndexMeta& m) {
-  json j = {{"format", kFormat}, {"version", kIndexVersion}, {"model", m.model}, {"weights", m.weights},
-            {"weights_sha256", m.weights_sha256}, {"embed_dim", m.embed_dim}, {"count", m.count},
-            {"faiss", m.faiss_kind}, {"generation", m.generation}, {"roots", m.roots},
-            {"files", {{"embeddings.safetensors", m.sha256.embeddings}, {"items.jsonl", m.sha256.items},
-                       {"faiss.index", m.sha256.faiss}}}};
+  json j = {{"format", kFormat},
+            {"version", kIndexVersion},
+            {"model", m.model},
+            {"weights", m.weights},
+            {"weights_sha256", m.weights_sha256},
+            {"embed_dim", m.embed_dim},
+            {"count", m.count},
+            {"faiss", m.faiss_kind},
+            {"generation", m.generation},
+            {"roots", m.roots},
+            {"files",
+             {{"embeddings.safetensors", m.sha256.embeddings},
+              {"items.jsonl", m.sha256.items},
+              {"faiss.index", m.sha256.faiss}}}};
   return j.dump(2, ' ', false, json::error_handler_t::replace) + "\n";
 }
 
@@ -107,7 +122,8 @@ std::vector<Item> items_from_jsonl(const std::string& t, const std::string& p) {
     it.caption = field<std::string>(j, "caption", where, false);
     it.offset = field<uint64_t>(j, "offset", where, false);
     it.size = field<uint64_t>(j, "size", where, false);
-    if (it.size > std::numeric_limits<uint64_t>::max() - it.offset) OC_USER_ERROR("{}: \"offset\" + \"size\" overflow", where);
+    if (it.size > std::numeric_limits<uint64_t>::max() - it.offset)
+      OC_USER_ERROR("{}: \"offset\" + \"size\" overflow", where);
     items.push_back(std::move(it));
     pos = nl + 1;
   }

@@ -35,7 +35,8 @@ void vision(const VisionCfg& v, const std::string& w) {
   in_range(v.layers, 1, L::kMaxLayers, "layers", w);
   in_range(v.width, 1, L::kMaxWidth, "width", w);
   in_range(v.head_width, 1, v.width, "head_width", w);
-  if (v.width % v.head_width) OC_USER_ERROR("{}: width {} is not a multiple of head_width {}", w, v.width, v.head_width);
+  if (v.width % v.head_width)
+    OC_USER_ERROR("{}: width {} is not a multiple of head_width {}", w, v.width, v.head_width);
   mlp_ratio(v.mlp_ratio, v.width, w);
   finite(v.ls_init_value, "ls_init_value", w);
 }
