@@ -226,8 +226,9 @@ void expect_clean(const std::string& idx) {
   for (auto& e : std::filesystem::recursive_directory_iterator(idx)) {
     const std::string n = e.path().filename().string();
     EXPECT_EQ(n.find(".tmp-"), std::string::npos) << e.path();
-    if (e.is_directory())
+    if (e.is_directory()) {
       EXPECT_TRUE(n == fmt::format("gen-{:06d}", g) || n == fmt::format("gen-{:06d}", g - 1)) << e.path();
+    }
   }
 }
 
