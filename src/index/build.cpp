@@ -96,6 +96,8 @@ BuildResult build_index(const BuildOptions& opt) {
   if (opt.images.empty()) OC_USER_ERROR("index build needs --images DIR|PATTERN|SHARDS");
   if (opt.faiss != "auto") parse_kind(opt.faiss);
   const std::string sha = weights_checksum(opt.weights);
+  data::DataStats stats;
+  Sources src = list_sources(opt.images, &stats);  // before the folder is made: bad --images leaves nothing
   fs::make_dirs(opt.out);
   const FolderLock lock(opt.out, {"index folder", "index build", "use another --out"});
   clean_index_folder(opt.out);
@@ -105,8 +107,6 @@ BuildResult build_index(const BuildOptions& opt) {
     d = load_index(opt.out);
     check_same_model(d.meta, opt.out, opt.model, sha);
   }
-  data::DataStats stats;
-  Sources src = list_sources(opt.images, &stats);
   std::vector<Item> todo;
   BuildResult r;
   {
