@@ -2,12 +2,14 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <optional>
 #include <unordered_set>
 
 #include "core/check.h"
+#include "core/folder_lock.h"
 #include "core/fs.h"
 #include "data/stats.h"
 #include "image/codec.h"
@@ -60,15 +62,16 @@ std::vector<std::optional<ImageU8>> decode_batch(const std::vector<Item>& items,
   return out;
 }
 
-// The faiss index over all rows: the existing one extended when its kind still fits,
-// otherwise built anew from the embeddings.
-void write_faiss(const BuildOptions& opt, const IndexData& d, int64_t old_count, bool existed) {
+// The faiss index over all rows: the existing one (checked at load) extended when its kind
+// still fits, otherwise built anew from the embeddings.
+VectorIndex make_faiss(const BuildOptions& opt, const IndexData& d, int64_t old_count, bool existed) {
   const int64_t n = int64_t(d.items.size());
   const IndexKind kind = choose_kind(opt.faiss, n);
   std::optional<VectorIndex> vi;
   if (existed && d.meta.faiss_kind == kind_name(kind)) {
-    vi.emplace(VectorIndex::load(faiss_path(opt.out)));
-    if (vi->size() != old_count) vi.reset();  // out of step (interrupted build): rebuild
+    check_sum(opt.out, d.meta, "faiss.index");
+    vi.emplace(VectorIndex::load(data_path(opt.out, d.meta, "faiss.index")));
+    if (vi->size() != old_count || vi->dim() != d.meta.embed_dim) vi.reset();  // out of step: rebuild
   }
   const size_t E = size_t(d.meta.embed_dim);
   if (vi) {
@@ -77,7 +80,13 @@ void write_faiss(const BuildOptions& opt, const IndexData& d, int64_t old_count,
     vi.emplace(kind, d.meta.embed_dim);
     vi->add(d.embeddings.data(), n);
   }
-  vi->save(faiss_path(opt.out));
+  return std::move(*vi);
+}
+
+void add_roots(std::vector<std::string> more, std::vector<std::string>* roots) {
+  roots->insert(roots->end(), more.begin(), more.end());
+  std::sort(roots->begin(), roots->end());
+  roots->erase(std::unique(roots->begin(), roots->end()), roots->end());
 }
 
 }  // namespace
@@ -87,25 +96,30 @@ BuildResult build_index(const BuildOptions& opt) {
   if (opt.images.empty()) OC_USER_ERROR("index build needs --images DIR|PATTERN|SHARDS");
   if (opt.faiss != "auto") parse_kind(opt.faiss);
   const std::string sha = weights_checksum(opt.weights);
+  data::DataStats stats;
+  Sources src = list_sources(opt.images, &stats);  // before the folder is made: bad --images leaves nothing
+  fs::make_dirs(opt.out);
+  const FolderLock lock(opt.out, {"index folder", "index build", "use another --out"});
+  clean_index_folder(opt.out);
   IndexData d;
   const bool existed = index_exists(opt.out);
   if (existed) {
     d = load_index(opt.out);
     check_same_model(d.meta, opt.out, opt.model, sha);
   }
-  data::DataStats stats;
   std::vector<Item> todo;
   BuildResult r;
   {
     std::unordered_set<std::string> have;
     for (auto& it : d.items) have.insert(it.key);
-    for (auto& it : list_sources(opt.images, &stats)) {
+    for (auto& it : src.items) {
       if (have.insert(it.key).second) todo.push_back(std::move(it));
       else ++r.already;
     }
   }
   Encoder enc({opt.model, opt.weights, opt.precision, opt.batch});
-  if (!existed) d.meta = {opt.model, opt.weights, sha, "", enc.embed_dim(), 0};
+  if (!existed) d.meta = {opt.model, opt.weights, sha, "", enc.embed_dim(), 0, 0, {}, {}};
+  add_roots(std::move(src.roots), &d.meta.roots);
   const int64_t old_count = int64_t(d.items.size());
   const size_t E = size_t(enc.embed_dim());
   Progress bar(int64_t(todo.size()), opt.progress);
@@ -128,12 +142,9 @@ BuildResult build_index(const BuildOptions& opt) {
   r.added = int64_t(d.items.size()) - old_count;
   r.total = int64_t(d.items.size());
   if (r.total == 0) OC_USER_ERROR("{}: none of the images could be read ({})", opt.images, stats.summary());
-  d.meta.count = r.total;
-  d.meta.faiss_kind = kind_name(choose_kind(opt.faiss, r.total));
-  r.faiss_kind = d.meta.faiss_kind;
-  fs::make_dirs(opt.out);
-  write_faiss(opt, d, old_count, existed);
-  save_index_files(opt.out, d);
+  const VectorIndex vi = make_faiss(opt, d, old_count, existed);  // before faiss_kind changes
+  d.meta.faiss_kind = r.faiss_kind = kind_name(vi.kind());
+  commit_index(opt.out, d, vi);
   return r;
 }
 

@@ -2,13 +2,13 @@
 
 #include <openssl/evp.h>
 
-#include <cerrno>
-#include <cstdio>
-#include <cstring>
+#include <algorithm>
 #include <memory>
+#include <span>
 #include <vector>
 
 #include "core/check.h"
+#include "io/file.h"
 
 namespace oc::index {
 namespace {
@@ -43,16 +43,22 @@ std::string sha256_hex(const void* data, size_t n) {
   return finish(c.get());
 }
 
+std::string file_sha256(const std::string& path, std::string_view what) {
+  auto f = io::ReadFile::open(path);
+  if (!f) OC_USER_ERROR("{}: cannot hash {}: {}", path, what, f.error());
+  Ctx c = new_ctx();
+  std::vector<uint8_t> buf(size_t(1) << 20);
+  for (uint64_t at = 0; at < f->size(); at += buf.size()) {
+    const std::span<uint8_t> chunk(buf.data(), size_t(std::min<uint64_t>(buf.size(), f->size() - at)));
+    if (Status s = f->read(at, chunk); !s) OC_USER_ERROR("{}: cannot hash {}: {}", path, what, s.error());
+    EVP_DigestUpdate(c.get(), chunk.data(), chunk.size());
+  }
+  return finish(c.get());
+}
+
 std::string weights_checksum(const std::string& path) {
   if (path.empty()) return "random-init";
-  std::unique_ptr<FILE, int (*)(FILE*)> f(std::fopen(path.c_str(), "rb"), std::fclose);
-  if (!f) OC_USER_ERROR("{}: cannot open the weights: {}", path, std::strerror(errno));
-  Ctx c = new_ctx();
-  std::vector<unsigned char> buf(1 << 20);
-  size_t n;
-  while ((n = std::fread(buf.data(), 1, buf.size(), f.get())) > 0) EVP_DigestUpdate(c.get(), buf.data(), n);
-  if (std::ferror(f.get())) OC_USER_ERROR("{}: read error while hashing the weights", path);
-  return finish(c.get());
+  return file_sha256(path, "the weights");
 }
 
 }  // namespace oc::index

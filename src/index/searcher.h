@@ -1,5 +1,6 @@
 // A built index opened for queries: its items and faiss index, checked for consistency
-// (counts, dimension) and, by the caller, against the model in use (check_same_model).
+// (SHA-256 of each file, item paths under the index's roots, the faiss layout and HNSW
+// graph, counts, dimension) and, by the caller, against the model in use (check_same_model).
 #pragma once
 #include <string>
 #include <vector>
@@ -25,6 +26,7 @@ class Searcher {
   std::vector<SearchHit> search(const float* q, int k) const;
 
  private:
+  Searcher(const std::string& dir, IndexData d);
   std::string dir_;
   IndexMeta meta_;
   std::vector<Item> items_;

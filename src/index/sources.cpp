@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <filesystem>
 #include <memory>
 
 #include "core/check.h"
@@ -14,6 +15,8 @@
 #include "data/urls.h"
 #include "data/webdataset.h"
 #include "image/codec.h"
+#include "index/store_json.h"
+#include "io/file.h"
 
 namespace oc::index {
 namespace {
@@ -34,12 +37,19 @@ void walk(const std::string& dir, std::vector<std::string>* out) {
   }
 }
 
-// Keys and paths are absolute so the server can find the files from any working folder.
+// Keys and paths are absolute so the server can find the files from any working folder,
+// and without ".." parts (resolved on disk: a lexical ".." is not what the kernel does after
+// a symlink) so that they can be checked against the index's roots (check_item_path).
 std::string absolute(const std::string& p) {
-  if (!p.empty() && p[0] == '/') return p;
-  char buf[4096];
-  if (!getcwd(buf, sizeof buf)) OC_USER_ERROR("cannot read the working folder");
-  return fs::join(buf, p);
+  std::string a = p;
+  if (a.empty() || a[0] != '/') {
+    char buf[4096];
+    if (!getcwd(buf, sizeof buf)) OC_USER_ERROR("cannot read the working folder");
+    a = fs::join(buf, p);
+  }
+  if (has_parent_part(a)) a = std::filesystem::weakly_canonical(a).string();
+  while (a.size() > 1 && a.back() == '/') a.pop_back();
+  return a;
 }
 
 std::vector<std::string> expand(const std::string& spec) {
@@ -88,41 +98,36 @@ std::vector<Item> shard_items(const std::vector<std::string>& shards, data::Data
 
 }  // namespace
 
-std::vector<Item> list_sources(const std::string& spec, data::DataStats* stats) {
+Sources list_sources(const std::string& spec, data::DataStats* stats) {
   std::vector<std::string> files;
-  if (fs::is_dir(spec)) walk(spec, &files);
+  Sources out;
+  if (fs::is_dir(spec)) walk(spec, &files), out.roots.push_back(absolute(spec));
   else files = expand(spec);
   for (auto& f : files) f = absolute(f);
   std::sort(files.begin(), files.end());
   if (files.empty()) OC_USER_ERROR("{}: no images (.jpg .jpeg .png .webp) or shards (.tar) found", spec);
   const bool shards = std::all_of(files.begin(), files.end(), [](auto& f) { return ends_with(f, ".tar"); });
   if (shards) {
-    auto items = shard_items(files, stats);
-    if (items.empty()) OC_USER_ERROR("{}: the shards hold no samples with an image", spec);
-    return items;
+    out.items = shard_items(files, stats);
+    if (out.items.empty()) OC_USER_ERROR("{}: the shards hold no samples with an image", spec);
+    out.roots = files;
+    return out;
   }
-  std::vector<Item> items;
   for (auto& f : files) {
     if (!has_image_extension(f)) OC_USER_ERROR("{}: not an image (.jpg .jpeg .png .webp) or a shard (.tar)", f);
-    items.push_back({f, f, "", 0, 0});
+    out.items.push_back({f, f, "", 0, 0});
+    if (!fs::is_dir(spec)) out.roots.push_back(fs::dirname(f));
   }
-  return items;
+  std::sort(out.roots.begin(), out.roots.end());
+  out.roots.erase(std::unique(out.roots.begin(), out.roots.end()), out.roots.end());
+  return out;
 }
 
 Result<std::vector<uint8_t>> read_item_bytes(const Item& it) {
   if (it.size == 0) return fs::read_file(it.path);
-  const int fd = open(it.path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return Err{it.path + ": cannot open the shard"};
-  std::vector<uint8_t> buf(it.size);
-  size_t got = 0;
-  while (got < buf.size()) {
-    const ssize_t r = pread(fd, buf.data() + got, buf.size() - got, off_t(it.offset + got));
-    if (r <= 0) break;
-    got += size_t(r);
-  }
-  close(fd);
-  if (got != buf.size()) return Err{fmt::format("{}: short read of {} bytes at offset {}", it.path, it.size, it.offset)};
-  return buf;
+  auto f = io::ReadFile::open(it.path);
+  if (!f) return Err{f.error()};
+  return f->read(it.offset, it.size);  // the range is checked against the shard's size first
 }
 
 }  // namespace oc::index

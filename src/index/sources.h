@@ -12,10 +12,17 @@
 
 namespace oc::index {
 
-// Items in input order (without embeddings). Throws oc::Error when SPEC matches nothing.
-// Damaged shards are counted in `stats` and skipped.
-std::vector<Item> list_sources(const std::string& spec, data::DataStats* stats);
-// The image bytes of an item: the file, or its member of the shard.
+struct Sources {
+  std::vector<Item> items;         // in input order, without embeddings
+  std::vector<std::string> roots;  // the folder, the folders of the pattern's files, or the shards
+};
+
+// Paths are absolute and lexically normal (no "." or ".." parts). Throws oc::Error when
+// SPEC matches nothing. Damaged shards are counted in `stats` and skipped.
+Sources list_sources(const std::string& spec, data::DataStats* stats);
+// The image bytes of an item: the file, or its member of the shard. Regular files only, and
+// a shard member's offset and size are checked against the shard's size before anything
+// is allocated (items.jsonl may claim 1 TB).
 Result<std::vector<uint8_t>> read_item_bytes(const Item& it);
 
 }  // namespace oc::index

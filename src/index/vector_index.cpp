@@ -4,10 +4,13 @@
 #include <faiss/IndexHNSW.h>
 #include <faiss/index_io.h>
 
-#include <cstdio>
+#include <fcntl.h>
 #include <unistd.h>
 
+#include <cstdio>
+
 #include "core/check.h"
+#include "index/faiss_check.h"
 
 namespace oc::index {
 namespace {
@@ -45,12 +48,14 @@ VectorIndex::VectorIndex(IndexKind kind, int dim) : kind_(kind) {
 }
 
 VectorIndex VectorIndex::load(const std::string& path) {
+  check_faiss_layout(path);  // every length in the file against its size, before faiss allocates
   std::unique_ptr<faiss::Index> idx;
   try {
     idx.reset(faiss::read_index(path.c_str()));
   } catch (const std::exception& e) {
     OC_USER_ERROR("{}: cannot read the faiss index: {}", path, e.what());
   }
+  check_faiss_structure(*idx, path);  // the HNSW graph, before any search
   IndexKind kind;
   if (dynamic_cast<faiss::IndexFlatIP*>(idx.get())) kind = IndexKind::Flat;
   else if (auto* h = dynamic_cast<faiss::IndexHNSWFlat*>(idx.get())) kind = IndexKind::Hnsw, h->hnsw.efSearch = kEfSearch;
@@ -70,6 +75,13 @@ void VectorIndex::save(const std::string& path) const {
   } catch (const std::exception& e) {
     std::remove(tmp.c_str());
     OC_USER_ERROR("{}: cannot write the faiss index: {}", path, e.what());
+  }
+  const int fd = ::open(tmp.c_str(), O_RDONLY | O_CLOEXEC);  // on disk before it is renamed in
+  const bool synced = fd >= 0 && ::fsync(fd) == 0;
+  if (fd >= 0) ::close(fd);
+  if (!synced) {
+    std::remove(tmp.c_str());
+    OC_USER_ERROR("{}: cannot fsync the faiss index", path);
   }
   if (std::rename(tmp.c_str(), path.c_str()) != 0) {
     std::remove(tmp.c_str());

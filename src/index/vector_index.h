@@ -29,13 +29,14 @@ struct Hit {
 class VectorIndex {
  public:
   VectorIndex(IndexKind kind, int dim);
+  // Checked before faiss reads it and before any search (faiss_check.h).
   static VectorIndex load(const std::string& path);
   VectorIndex(VectorIndex&&) noexcept;
   VectorIndex& operator=(VectorIndex&&) noexcept;
   ~VectorIndex();
 
   void add(const float* x, int64_t n);
-  void save(const std::string& path) const;  // atomically (temporary file + rename)
+  void save(const std::string& path) const;  // atomically (temporary file, fsync, rename)
   // Up to k hits, best first. Safe to call from many threads at once (faiss' const search).
   std::vector<Hit> search(const float* q, int k) const;
   int64_t size() const;

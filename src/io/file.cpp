@@ -14,11 +14,15 @@ namespace oc::io {
 Result<ReadFile> ReadFile::open(const std::string& path) {
   ReadFile f;
   f.path_ = path;
-  f.fd_ = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  // O_NONBLOCK: opening a FIFO must not wait for a writer; only regular files are read (a
+  // device such as /dev/zero has no size and never ends).
+  f.fd_ = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
   if (f.fd_ < 0) return Err{fmt::format("cannot open {}: {}", path, std::strerror(errno))};
   struct stat st;
   if (::fstat(f.fd_, &st) != 0) return Err{fmt::format("cannot stat {}: {}", path, std::strerror(errno))};
   if (S_ISDIR(st.st_mode)) return Err{fmt::format("{} is a folder, not a file", path)};
+  if (!S_ISREG(st.st_mode)) return Err{fmt::format("{} is not a regular file (a device, FIFO or socket)", path)};
+  ::fcntl(f.fd_, F_SETFL, ::fcntl(f.fd_, F_GETFL) & ~O_NONBLOCK);
   f.size_ = uint64_t(st.st_size);
   return f;
 }

@@ -13,6 +13,9 @@ namespace oc::io {
 
 class ReadFile {
  public:
+  // Regular files only: a folder, a device (/dev/zero) or a FIFO is an error naming the path,
+  // at once (a FIFO without a writer does not block the open). Reads never go past the size
+  // the file had when it was opened.
   static Result<ReadFile> open(const std::string& path);
   ReadFile(ReadFile&& o) noexcept;
   ReadFile& operator=(ReadFile&& o) noexcept;

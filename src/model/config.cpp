@@ -8,6 +8,8 @@
 #include "core/check.h"
 #include "core/fs.h"
 #include "model/config_keys.h"
+#include "model/config_limits.h"
+#include "model/params.h"
 
 namespace oc {
 
@@ -33,10 +35,6 @@ void read_field(const json& obj, const char* key, T* out, const std::string& whe
     if (!v.is_number()) OC_USER_ERROR("{}: \"{}\" must be a number, got {}", where, key, v.dump());
   }
   *out = v.get<T>();
-}
-
-void require_positive(int v, const char* key, const std::string& where) {
-  if (v <= 0) OC_USER_ERROR("{}: \"{}\" must be positive, got {}", where, key, v);
 }
 
 // A string option with its allowed values; returns the index of the value read (0 if absent).
@@ -154,20 +152,7 @@ ModelCfg parse_model_config(const std::string& text, const std::string& name, co
   read_field(t, "layers", &c.text.layers, tw);
   read_field(t, "mlp_ratio", &c.text.mlp_ratio, tw);
   read_text_options(t, &c.text, tw);
-  require_positive(c.embed_dim, "embed_dim", where);
-  for (auto [val, key] : {std::pair{c.vision.image_size, "image_size"}, {c.vision.layers, "layers"},
-                          {c.vision.width, "width"}, {c.vision.head_width, "head_width"},
-                          {c.vision.patch_size, "patch_size"}})
-    require_positive(val, key, vw);
-  for (auto [val, key] : {std::pair{c.text.context_length, "context_length"}, {c.text.vocab_size, "vocab_size"},
-                          {c.text.width, "width"}, {c.text.heads, "heads"}, {c.text.layers, "layers"}})
-    require_positive(val, key, tw);
-  if (c.vision.image_size % c.vision.patch_size)
-    OC_USER_ERROR("{}: image_size {} is not a multiple of patch_size {}", vw, c.vision.image_size, c.vision.patch_size);
-  if (c.vision.width % c.vision.head_width)
-    OC_USER_ERROR("{}: width {} is not a multiple of head_width {}", vw, c.vision.width, c.vision.head_width);
-  if (c.text.width % c.text.heads)
-    OC_USER_ERROR("{}: width {} is not a multiple of heads {}", tw, c.text.width, c.text.heads);
+  validate_model_numbers(c, where, vw, tw);
   return c;
 }
 
@@ -226,26 +211,11 @@ std::string model_config_json(const ModelCfg& c) {
 }
 
 namespace {
-int64_t block_params(int64_t w, int64_t f) {
-  return 2 * w + (3 * w * w + 3 * w) + (w * w + w) + 2 * w + (f * w + f) + (w * f + w);
-}
 // MACs of one transformer block over T tokens.
 double block_macs(double T, double w, double f) { return T * (3 * w * w + w * w + 2 * f * w) + 2 * T * T * w; }
 }  // namespace
 
-int64_t count_params(const ModelCfg& c) {
-  const auto& v = c.vision;
-  const auto& t = c.text;
-  int64_t vision = int64_t(v.width) * 3 * v.patch_size * v.patch_size + v.width + int64_t(v.tokens()) * v.width +
-                   (v.no_ln_pre ? 0 : 2 * v.width) + v.layers * block_params(v.width, v.mlp_width()) + 2 * v.width +
-                   int64_t(v.width) * c.embed_dim;
-  if (v.ls_init_value) vision += int64_t(v.layers) * 2 * v.width;  // ls_1, ls_2 gamma
-  int64_t text = int64_t(t.vocab_size) * t.width + int64_t(t.context_length) * t.width +
-                 t.layers * block_params(t.width, t.mlp_width()) + 2 * t.width + int64_t(t.width) * c.embed_dim;
-  if (t.ls_init_value) text += int64_t(t.layers) * 2 * t.width;
-  if (t.proj_bias) text += c.embed_dim;
-  return vision + text + 1 + (c.init_logit_bias ? 1 : 0);
-}
+int64_t count_params(const ModelCfg& c) { return make_param_table(c).count(); }
 
 double forward_gflops_image(const ModelCfg& c) {
   const auto& v = c.vision;

@@ -4,6 +4,9 @@
 #include <vector>
 
 #include "core/check.h"
+#include "core/checked.h"
+#include "core/limits.h"
+#include "model/config_limits.h"
 #include "core/rng.h"
 
 namespace oc {
@@ -27,14 +30,18 @@ bool no_decay(const std::string& name, const Shape& shape) {
          name.find("bias") != std::string::npos || name.find("logit_scale") != std::string::npos;
 }
 
+// Sizes through core/checked.h: validate_model_numbers bounds every factor, and this keeps
+// any combination of them from wrapping.
 void add(ParamTable& t, std::string name, Shape shape) {
   ParamInfo p;
   p.decay = !no_decay(name, shape);
+  int64_t n = 1;
+  for (int64_t d : shape) n = checked_mul(name, {n, d});
   p.name = std::move(name);
-  p.numel = size_t(numel(shape));
+  p.numel = size_t(n);
   p.shape = std::move(shape);
   p.offset = t.total;
-  t.total += (p.numel + 15) / 16 * 16;  // 64-byte aligned slices
+  t.total = size_t(checked_add(p.name, {int64_t(t.total), checked_round_up(p.name, n, 16)}));  // 64-byte aligned
   t.params.push_back(std::move(p));
 }
 
@@ -87,6 +94,11 @@ ParamTable make_param_table(const ModelCfg& c) {
     add(t, "text_projection.weight", {c.embed_dim, x.width});
     add(t, "text_projection.bias", {c.embed_dim});
   }
+  const std::string what = "model " + c.name + " parameters";
+  if (auto s = within_cap(what, "the fp32 parameters", uint64_t(checked_mul(what, {int64_t(t.total), 4})),
+                          kModelParamCap);
+      !s)
+    OC_USER_ERROR("{}", s.error());
   return t;
 }
 

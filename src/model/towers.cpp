@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "core/check.h"
+#include "core/checked.h"
 #include "ops/embed.h"
 #include "ops/layernorm.h"
 #include "ops/linear.h"
@@ -23,9 +24,9 @@ class BufferPlan {
     return *this;
   }
   void allocate(ops::FloatArena& arena) {
-    size_t total = 0;
-    for (const Item& it : items_) total += up16(it.n);
-    arena.resize(total, false);
+    int64_t total = 0;
+    for (const Item& it : items_) total = checked_add("tower buffers", {total, int64_t(up16(it.n))});
+    arena.resize(size_t(total), false);
     float* p = arena.data();
     for (const Item& it : items_) *it.slot = p, p += up16(it.n);
   }

@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "core/check.h"
+#include "core/checked.h"
 #include "core/profile.h"
 #include "model/block_bf16.h"
 #include "ops/attention.h"
@@ -21,6 +22,14 @@ void StackMemory::plan(int64_t B, int64_t T, int64_t W, int64_t H, int64_t F, in
   B_max_ = B, T_max_ = T, W_ = W, H_ = H, F_ = F, layers_ = layers, training_ = training;
   checkpoint_ = training && checkpoint;
   bf16_acts_ = bf16_acts;
+  // One checked bound (core/checked.h) on the sizes below: every buffer is at most M floats
+  // (M covers one layer's slot with its padding), and the total is under M * (2 * layers + 8),
+  // so when that product fits, none of the unchecked sums and products below can wrap.
+  const std::string what = label_ + " activations";
+  const int64_t M = checked_add(what, {checked_mul(what, {B, H, T, T}), checked_mul(what, {B, T, std::max(3 * W, F)}),
+                                       checked_mul(what, {B, T, F}), checked_mul(what, {8, B, T, W}),
+                                       checked_mul(what, {4, B, T}), 256});
+  checked_mul(what, {M, checked_add(what, {checked_mul(what, {2, layers}), 8})});
   const size_t bt = size_t(B * T), btw = bt * W;
   const size_t big = bt * size_t(std::max(3 * W, F));
   // Per layer: x, mean1, rstd1, qkv, att, ao, xm, mean2, rstd2, h. Training with bf16

@@ -8,6 +8,7 @@
 #include <mutex>
 
 #include "core/check.h"
+#include "core/checked.h"
 #include "ops/cpu/cpu_backend.h"
 #ifdef OPENCLIP_HAVE_CUDA
 #include "ops/cuda/cuda_backend.h"
@@ -40,7 +41,7 @@ Buffer Backend::alloc(size_t bytes, std::string_view what) {
 }
 
 Buffer Backend::alloc_floats(size_t n, std::string_view what, bool zero_it) {
-  Buffer b = alloc(n * sizeof(float), what);
+  Buffer b = alloc(size_t(checked_mul(what, {int64_t(n), int64_t(sizeof(float))})), what);
   if (zero_it) zero(b.data(), b.bytes());
   return b;
 }

@@ -37,7 +37,7 @@ RunDir prepare_run_dir(const TrainArgs& a, long unix_time, bool writer) {
                   "<another name>", r.log_path);
   fs::make_dirs(r.root);
   if (::access(r.root.c_str(), W_OK) != 0) OC_USER_ERROR("cannot write to the run folder {} (read-only?)", r.root);
-  if (writer) r.lock = std::make_shared<RunLock>(r.root);
+  if (writer) r.lock = std::make_shared<FolderLock>(r.root);
   if (!off) {
     r.checkpoints = fs::join(r.root, "checkpoints");
     fs::make_dirs(r.checkpoints);

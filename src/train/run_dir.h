@@ -5,7 +5,7 @@
 #include <string>
 
 #include "train/args.h"
-#include "train/run_lock.h"
+#include "core/folder_lock.h"
 
 namespace oc {
 
@@ -15,7 +15,7 @@ struct RunDir {
   std::string log_path;     // out.log
   std::string checkpoints;  // "" when --logs none
   std::string tensorboard;  // "" unless --report-to tensorboard
-  std::shared_ptr<RunLock> lock;  // held by the writer (rank 0) for the life of the run
+  std::shared_ptr<FolderLock> lock;  // held by the writer (rank 0) for the life of the run
   bool enabled() const { return !checkpoints.empty(); }
 };
 

@@ -175,6 +175,19 @@ def main():
         p = os.path.join(ROOT, "configs", "models", name)
         if os.path.exists(p):
             put("fuzz_model_config", name, open(p, "rb").read())
+            put("fuzz_model_plan", name, open(p, "rb").read())
+    # fuzz_model_plan: the -CLIPA/SigLIP options and the config of issue 22 whose parameter
+    # count wrapped 2^64 (now refused by its vocab_size and mlp_ratio).
+    put("fuzz_model_plan", "options-clipa.json", json.dumps({
+        "embed_dim": 8, "init_logit_bias": -10,
+        "vision_cfg": {"image_size": 32, "patch_size": 8, "width": 64, "layers": 2, "no_ln_pre": True,
+                       "pool_type": "avg", "ls_init_value": 1e-4, "mlp_ratio": 4.9231},
+        "text_cfg": {"width": 64, "heads": 2, "layers": 1, "vocab_size": 100, "context_length": 8,
+                     "proj_bias": True, "pool_type": "last", "ls_init_value": 0.1, "mlp_ratio": 0.5}}).encode())
+    put("fuzz_model_plan", "regress-wrapping-mlp-ratio", json.dumps({
+        "embed_dim": 512, "vision_cfg": {"image_size": 32, "patch_size": 8, "width": 64, "layers": 1},
+        "text_cfg": {"vocab_size": 2147483647, "width": 2048, "heads": 8, "layers": 64,
+                     "mlp_ratio": -1048576.25}}).encode())
 
     # IDX (first byte: bit 0 images/labels, bits 1-6 the item limit).
     imgs_idx = struct.pack(">IIII", 0x803, 3, 4, 5) + bytes(range(60))

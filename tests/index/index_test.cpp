@@ -15,36 +15,19 @@
 #include "model/config.h"
 #include "model/weights.h"
 #include "test_util.h"
-#include "tiny_model_files.h"
+#include "index/index_fixture.h"
 
 namespace oc {
 namespace {
 
 using test::run;
+using test::build_cmd;
+using test::last_json_line;
+using test::make_fixture;
+using Fixture = test::TinyModelFiles;
 
-using Fixture = test::TinyModelFiles;  // images: sorted, as the index lists a folder
-
-Fixture make_fixture(const std::string& name, int n = 12) {
-  Fixture f = test::make_tiny_model_files(name);
-  Rng rng(3);
-  fs::make_dirs(f.dir + "/img/sub");
-  for (int i = 0; i < n; ++i) {
-    const std::string p = f.dir + (i % 3 ? "/img/" : "/img/sub/") + "im" + std::to_string(10 + i) + ".png";
-    fs::write_atomic(p, test::random_png(rng, 20 + i, 24));
-    f.images.push_back(p);
-  }
-  std::sort(f.images.begin(), f.images.end());
-  return f;
-}
-
-std::string build_cmd(const Fixture& f, const std::string& images, const std::string& out, const std::string& w = "") {
-  return test::openclip() + " index build --model test-tiny --pretrained " + (w.empty() ? f.weights : w) +
-         " --images '" + images + "' --out " + out + " --json";
-}
-
-nlohmann::json last_json_line(const std::string& out) {
-  auto pos = out.rfind("\n{");
-  return nlohmann::json::parse(pos == std::string::npos ? out : out.substr(pos + 1));
+std::string embeddings_file(const std::string& dir) {
+  return index::data_path(dir, index::read_meta(dir), "embeddings.safetensors");
 }
 
 std::vector<float> read_embeddings(const std::string& path, int64_t* rows) {
@@ -70,7 +53,7 @@ TEST(IndexCli, EmbeddingsEqualEmbedAndImageSearchFindsItself) {
   auto items = index::load_index(f.dir + "/idx").items;
   ASSERT_EQ(items.size(), 12u);
   int64_t n1, n2;
-  auto ours = read_embeddings(f.dir + "/idx/embeddings.safetensors", &n1);
+  auto ours = read_embeddings(embeddings_file(f.dir + "/idx"), &n1);
   auto cli = read_embeddings(f.dir + "/e.safetensors", &n2);
   ASSERT_EQ(n1, 12);
   ASSERT_EQ(n2, 12);
@@ -100,7 +83,7 @@ TEST(IndexCli, TextSearchScoresAreDotProductsOfCliEmbeddings) {
                 "/t.txt --out " + f.dir + "/t.safetensors").status, 0);
   int64_t n;
   auto t = read_embeddings(f.dir + "/t.safetensors", &n);
-  auto all = read_embeddings(f.dir + "/idx/embeddings.safetensors", &n);
+  auto all = read_embeddings(embeddings_file(f.dir + "/idx"), &n);
   const size_t E = t.size();
   std::vector<std::pair<float, int>> want;
   for (int i = 0; i < n; ++i) {
@@ -181,13 +164,13 @@ TEST(IndexCli, BadInputGetsClearErrors) {
   ASSERT_EQ(bad.status, 0) << bad.out;
   EXPECT_EQ(last_json_line(bad.out)["failed"], 1);  // counted and skipped, the rest indexed
   EXPECT_EQ(last_json_line(bad.out)["total"], 3);
-  // An interrupted build: meta.json out of step with items.jsonl.
+  // meta.json out of step with items.jsonl (edited by hand).
   auto meta = fs::read_text(f.dir + "/idx/meta.json").value();
   meta.replace(meta.find("\"count\": 3"), 10, "\"count\": 4");
   fs::write_atomic(f.dir + "/idx/meta.json", meta);
   auto broken = run(test::openclip() + " index search " + f.dir + "/idx --text hi");
   EXPECT_EQ(broken.status, 1);
-  EXPECT_NE(broken.out.find("interrupted build"), std::string::npos) << broken.out;
+  EXPECT_NE(broken.out.find("3 items but meta.json says 4"), std::string::npos) << broken.out;
 }
 
 }  // namespace

@@ -6,6 +6,7 @@ then images (files and uint8 arrays) and texts are embedded by the module and by
 batching). Errors must raise RuntimeError with the CLI's message.
 Environment (set by CMake): PYTHONPATH (the module), OPENCLIP_BINARY, OPENCLIP_TEST_SCRATCH.
 """
+import json
 import os
 import shutil
 import struct
@@ -119,6 +120,15 @@ class OpenclipCpp(unittest.TestCase):
         with self.assertRaises(RuntimeError) as e:
             oc.create_model("no-such-model", "")
         self.assertIn("no-such-model", str(e.exception))
+        # A config whose parameter count wrapped 2^64 killed the interpreter (issue 22, item 1).
+        wrap = os.path.join(SCRATCH, "wrap.json")
+        with open(wrap, "w") as f:
+            json.dump({"embed_dim": 8, "vision_cfg": {"image_size": 32, "patch_size": 8, "width": 64, "layers": 1},
+                       "text_cfg": {"vocab_size": 2**31 - 1, "width": 2048, "heads": 8, "layers": 64,
+                                    "mlp_ratio": -1048576.25}}, f)
+        with self.assertRaises(RuntimeError) as e:
+            oc.create_model(wrap, "")
+        self.assertIn('text_cfg: "vocab_size" must be in [1, 16777216]', str(e.exception))
         with self.assertRaises(RuntimeError) as e:
             self.model.encode_image(np.zeros((4, 4), np.uint8))
         self.assertIn("(height, width, 3)", str(e.exception))

@@ -16,7 +16,7 @@
 #include "model/weights.h"
 #include "test_util.h"
 #include "train/checkpoint.h"
-#include "train/run_lock.h"
+#include "core/folder_lock.h"
 
 extern char** environ;
 

@@ -1,4 +1,4 @@
-#include "train/run_lock.h"
+#include "core/folder_lock.h"
 
 #include <dirent.h>
 #include <fcntl.h>
@@ -24,28 +24,27 @@ std::string host_name() {
 }
 }  // namespace
 
-RunLock::RunLock(const std::string& dir) : path_(fs::join(dir, ".lock")) {
+FolderLock::FolderLock(const std::string& dir, const LockUse& use) : path_(fs::join(dir, ".lock")) {
   fd_ = ::open(path_.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-  if (fd_ < 0) OC_USER_ERROR("cannot open the run lock {}: {}", path_, std::strerror(errno));
+  if (fd_ < 0) OC_USER_ERROR("cannot open the lock {}: {}", path_, std::strerror(errno));
   if (::flock(fd_, LOCK_EX | LOCK_NB) != 0) {
     const int err = errno;
     ::close(fd_);
     fd_ = -1;
-    if (err != EWOULDBLOCK) OC_USER_ERROR("cannot lock the run folder {}: {}", dir, std::strerror(err));
+    if (err != EWOULDBLOCK) OC_USER_ERROR("cannot lock the {} {}: {}", use.folder, dir, std::strerror(err));
     auto holder = fs::read_text(path_);
     std::string who = holder && !holder->empty() ? *holder : "an unknown process";
     while (!who.empty() && who.back() == '\n') who.pop_back();
-    OC_USER_ERROR("the run folder {} is in use by another training run ({}); one writer per run folder: wait for it "
-                  "to end or use another --name",
-                  dir, who);
+    OC_USER_ERROR("the {} {} is in use by another {} ({}); one writer per {}: wait for it to end or {}", use.folder,
+                  dir, use.writer, who, use.folder, use.advice);
   }
   const std::string me = fmt::format("pid {} on host {}, since unix time {}", ::getpid(), host_name(),
                                      long(std::time(nullptr)));
   if (::ftruncate(fd_, 0) != 0 || ::pwrite(fd_, me.data(), me.size(), 0) != ssize_t(me.size()))
-    OC_USER_ERROR("cannot write the run lock {}: {}", path_, std::strerror(errno));
+    OC_USER_ERROR("cannot write the lock {}: {}", path_, std::strerror(errno));
 }
 
-RunLock::~RunLock() {
+FolderLock::~FolderLock() {
   if (fd_ >= 0) ::close(fd_);  // releases the flock; the file stays (unlinking it would race a new holder)
 }
 
