@@ -33,7 +33,7 @@ std::vector<std::string> image_list(const std::string& spec) {
     return out;
   }
   data::DataStats stats;
-  for (auto& it : index::list_sources(spec, &stats)) {
+  for (auto& it : index::list_sources(spec, &stats).items) {
     if (it.path.size() > 4 && it.path.compare(it.path.size() - 4, 4, ".tar") == 0)
       OC_USER_ERROR("{}: embed reads image files (.jpg .jpeg .png .webp); shards (.tar) are for index build", spec);
     out.push_back(it.path);
