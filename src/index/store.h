@@ -1,4 +1,4 @@
-// The index folder (docs/INDEX.md):
+// The index folder (docs/SERVE.md, `openclip index`):
 //   meta.json       format, version, model, weights path and SHA-256, embed_dim, count, faiss
 //                   kind, the roots the images were listed from, the current generation and
 //                   the SHA-256 of each of its files
