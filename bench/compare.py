@@ -211,7 +211,7 @@ def write_section(kind, model, text):
 def main():
     args = parse()
     if args.quick:
-        args.rounds = 1
+        args.rounds, args.fresh = 1, True
     if not os.path.exists(args.binary):
         sys.exit(f"compare: {args.binary} not found (build it: ninja -C build openclip)")
     model, flags, kind = cpu_info()

@@ -13,8 +13,8 @@
 #   --fresh     forget the measurements of an interrupted run (default: resume them)
 #
 # Their side runs in a project-local environment made once from PyPI (.venv-bench/, git-ignored):
-# torch 2.15.0 (the Linux wheel without its nvidia-* CUDA wheels: `import torch` does not need
-# them on a CPU), torchvision 0.29.2, open-clip-torch 3.3.0. Ours is build/openclip
+# torch 2.15.0 (with the CUDA wheels it names: it does not import without them), torchvision
+# 0.29.2, open-clip-torch 3.3.0. Ours is build/openclip
 # (OPENCLIP_BINARY to pick another). Measurements go to build/compare/<kind>/results.jsonl, so a
 # run that is stopped resumes where it was (one JSON line per measurement).
 set -euo pipefail
@@ -26,17 +26,29 @@ PIP_PKGS=(torch==2.15.0 torchvision==0.29.2 open-clip-torch==3.3.0 timm==1.0.31
   requests idna certifi charset-normalizer urllib3 typing-extensions sympy mpmath networkx jinja2 markupsafe
   hf-xet)
 
-# The environment: created once; pip's --no-deps keeps the nvidia-* wheels (GBs) out, the list
-# above is torch's, torchvision's and open_clip's own requirements.
+# The environment: created once. torch, torchvision, open_clip and their Python requirements go in
+# with --no-deps (the list above); then the CUDA wheels torch names (nvidia-*, cuda-toolkit; ~3 GB),
+# because PyPI's Linux torch does not import without them (2.15.0: libtorch needs libcufile.so.0),
+# and triton is left out (a GPU compiler; torch.compile on a CPU does not use it).
 ensure_env() {
   [[ -f $VENV/.ok ]] && return
   echo "compare: creating $VENV from PyPI (once)" >&2
-  rm -rf "$VENV"
-  local py=python3
   command -v python3 >/dev/null || { echo "compare: python3 not found" >&2; exit 1; }
-  "$py" -m venv "$VENV" || { echo "compare: python3 -m venv failed (Debian: apt-get install python3-venv)" >&2; exit 1; }
+  # An interrupted creation is resumed: pip skips what is already installed.
+  [[ -x $VENV/bin/python ]] || python3 -m venv "$VENV" \
+    || { echo "compare: python3 -m venv failed (Debian: apt-get install python3-venv)" >&2; exit 1; }
   "$VENV/bin/python" -m pip install --quiet --no-deps "${PIP_PKGS[@]}" \
     || { echo "compare: pip install from PyPI failed: ${PIP_PKGS[*]}" >&2; exit 1; }
+  "$VENV/bin/python" - >"$VENV/cuda-reqs.txt" <<'PY' || { echo "compare: could not read torch's requirements" >&2; exit 1; }
+import importlib.metadata as m
+from packaging.requirements import Requirement
+for r in m.requires("torch") or []:
+    q = Requirement(r)
+    if q.name.startswith(("nvidia", "cuda")) and (q.marker is None or q.marker.evaluate()):
+        print(str(q).split(";")[0].strip())
+PY
+  "$VENV/bin/python" -m pip install --quiet -r "$VENV/cuda-reqs.txt" \
+    || { echo "compare: pip install of torch's CUDA wheels failed: $(tr '\n' ' ' <"$VENV/cuda-reqs.txt")" >&2; exit 1; }
   "$VENV/bin/python" -c 'import torch, open_clip; torch.ones(2) @ torch.ones(2)' \
     || { echo "compare: the environment does not import torch and open_clip" >&2; exit 1; }
   touch "$VENV/.ok"

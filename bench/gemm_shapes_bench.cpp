@@ -77,13 +77,15 @@ void run_bf16(benchmark::State& state, const Shape& s, Pass p) {
   }
 }
 
-// prec: 0 fp32, 1 bf16 (the dispatch's choice: native bf16 where the CPU has it), 2 bf16 with the
-// operands widened to fp32 and sgemm (the path of CPUs without native bf16; same products).
+// prec: 0 fp32, 1 bf16 on oneDNN's bf16 matmul (where the CPU has native bf16), 2 bf16 with the
+// operands widened to fp32 and sgemm (same products; the automatic choice without AMX).
 void BM_GemmShape(benchmark::State& state, Shape s, Pass p, int prec) {
   oc::ops::cpu::set_bf16_gemm_fallback(prec == 2);
+  oc::ops::cpu::set_bf16_gemm_native(prec == 1);
   if (prec) run_bf16(state, s, p);
   else run_f32(state, s, p);
   oc::ops::cpu::set_bf16_gemm_fallback(false);
+  oc::ops::cpu::set_bf16_gemm_native(false);
   state.counters["TFLOPs"] =
       benchmark::Counter(2e-12 * double(s.M) * double(s.N) * double(s.K), benchmark::Counter::kIsIterationInvariantRate);
   state.SetLabel(oc::ops::dnnl_isa());

@@ -51,14 +51,22 @@ def main():
                 rows[k] = max(v, rows.get(k, 0.0))
         data.append((label, rows))
     fp32, bf16 = peak_gflops(cores)
-    names = list(dict.fromkeys(n for _, d in data for n in d))
-    print(f"Peak of {cores} core(s): fp32 {fp32:.0f} GFLOP/s, bf16 {bf16:.0f} GFLOP/s (bench/gemm_table.py says how).\n")
-    print("| shape / pass / precision | " + " | ".join(f"{l} TFLOP/s (% of peak)" for l, _ in data) + " |")
-    print("|---|" + "---|" * len(data))
-    for n in names:
-        peak = (bf16 if n.endswith("/bf16") else fp32) / 1e3  # widened bf16 runs on the fp32 units
-        cells = [f"{d[n]:.3f} ({100 * d[n] / peak:.0f}%)" if n in d else "-" for _, d in data]
-        print(f"| {n} | " + " | ".join(cells) + " |")
+    # Rows: shape/pass; columns: each precision of each run (precision = the name's last part).
+    rows = list(dict.fromkeys(n.rsplit("/", 1)[0] for _, d in data for n in d))
+    precs = list(dict.fromkeys(n.rsplit("/", 1)[1] for _, d in data for n in d))
+    cols = [(label, p) for p in precs for label, d in data if any(n.endswith("/" + p) for n in d)]
+    print(f"Peak of {cores} core(s): fp32 {fp32:.0f} GFLOP/s, bf16 {bf16:.0f} GFLOP/s (bench/gemm_table.py says how). "
+          "TFLOP/s (% of peak); bf16_widened runs on the fp32 units, so its share is of the fp32 peak.\n")
+    print("| shape / pass | " + " | ".join(f"{p} {label}" for label, p in cols) + " |")
+    print("|---|" + "---|" * len(cols))
+    for r in rows:
+        cells = []
+        for label, p in cols:
+            d = dict(data)[label]
+            v = d.get(r + "/" + p)
+            peak = (bf16 if p == "bf16" else fp32) / 1e3
+            cells.append(f"{v:.3f} ({100 * v / peak:.0f}%)" if v else "-")
+        print(f"| {r} | " + " | ".join(cells) + " |")
 
 
 if __name__ == "__main__":

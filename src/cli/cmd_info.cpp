@@ -10,6 +10,7 @@
 #include "core/machine.h"
 #include "core/flags.h"
 #include "ops/backend.h"
+#include "ops/dnnl_info.h"
 #include "ops/gemm.h"
 #ifdef OPENCLIP_HAVE_CUDA
 #include "ops/cuda/cuda_backend.h"

@@ -31,11 +31,5 @@ void gemm_batched(int64_t batch, bool trans_a, bool trans_b, int64_t M, int64_t 
 // whether bf16 matmuls run natively.
 std::string dnnl_isa();
 bool native_bf16();
-// Whether bf16 GEMMs (gemm_bf16, gemm<float> with Prec::BF16) take oneDNN's bf16 matmul (true)
-// or widen their operands to fp32 for sgemm (the same products, fp32 accumulation).
-// OPENCLIP_BF16_GEMM=native|widened|auto overrides the choice (auto: native where the CPU has it).
-bool bf16_gemm_native();
-// The oneDNN library loaded at run time ("3.2.0").
-std::string dnnl_version();
 
 }  // namespace oc::ops

@@ -42,8 +42,12 @@ class Bf16Path : public ::testing::TestWithParam<Path> {
     if (GetParam() == Path::Native && !native_bf16())
       GTEST_SKIP() << "no native bf16 on this CPU (oneDNN ISA " << dnnl_isa() << ")";
     cpu::set_bf16_gemm_fallback(GetParam() == Path::Fallback);
+    cpu::set_bf16_gemm_native(GetParam() == Path::Native);
   }
-  void TearDown() override { cpu::set_bf16_gemm_fallback(false); }
+  void TearDown() override {
+    cpu::set_bf16_gemm_fallback(false);
+    cpu::set_bf16_gemm_native(false);
+  }
 };
 
 struct GemmCase {

@@ -5,6 +5,7 @@
 #include <dnnl.hpp>
 
 #include "core/check.h"
+#include "ops/dnnl_info.h"
 #include "ops/gemm.h"
 
 namespace oc::ops {
@@ -44,7 +45,12 @@ bool bf16_gemm_native() {
     OC_CHECK(want == "auto" || want == "native" || want == "widened",
              "OPENCLIP_BF16_GEMM={}: expected auto, native or widened", want);
     if (want == "widened") return false;
-    return native_bf16();
+    if (want == "native") return native_bf16();
+    // auto: native with AMX only. On AVX512-BF16 without AMX (an Intel Xeon with AMX hidden,
+    // 2026-12-02) oneDNN 3.2's bf16 matmul ran ViT-B-32's GEMMs at 0.06-0.08 TFLOP/s per core,
+    // its fp32 sgemm on the widened operands at 0.10-0.15 (docs/BENCHMARKS.md, "GEMM shapes").
+    const dnnl::cpu_isa isa = dnnl::get_effective_cpu_isa();
+    return isa == dnnl::cpu_isa::avx512_core_amx || isa == dnnl::cpu_isa::avx512_core_amx_fp16;
   }();
   return native;
 }

@@ -15,6 +15,7 @@
 #include "core/check.h"
 #include "ops/cpu/gemm_internal.h"
 #include "ops/cpu/scratch.h"
+#include "ops/dnnl_info.h"
 #include "ops/gemm.h"
 
 namespace oc::ops {

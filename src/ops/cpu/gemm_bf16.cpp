@@ -17,17 +17,19 @@
 #include "ops/bf16_gemm.h"
 #include "ops/cpu/bf16_convert.h"
 #include "ops/cpu/scratch.h"
+#include "ops/dnnl_info.h"
 #include "ops/gemm.h"
 
 namespace oc::ops {
 namespace cpu {
 namespace {
 
-bool g_force_fallback = false;
+bool g_force_fallback = false, g_force_native = false;  // test and benchmark hooks
 
 bool use_native() {
-  static const bool native = bf16_gemm_native();
-  return native && !g_force_fallback;
+  static const bool chosen = bf16_gemm_native(), capable = native_bf16();
+  if (g_force_fallback) return false;
+  return g_force_native ? capable : chosen;
 }
 
 void check_layout(bool ta, bool tb, int64_t M, int64_t N, int64_t K, int64_t lda, int64_t ldb, int64_t ldc) {
@@ -195,6 +197,7 @@ void empty_product(int64_t M, int64_t N, OutT* C, int64_t ldc, const Epilogue& e
 }  // namespace
 
 void set_bf16_gemm_fallback(bool on) { g_force_fallback = on; }
+void set_bf16_gemm_native(bool on) { g_force_native = on; }
 
 int64_t prepared_weight_count() {
   std::lock_guard<std::mutex> lock(g_packed_mu);
