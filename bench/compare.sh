@@ -22,9 +22,9 @@ cd "$(dirname "$0")/.."
 
 VENV=${OPENCLIP_BENCH_VENV:-.venv-bench/torch2}
 PIP_PKGS=(torch==2.15.0 torchvision==0.29.2 open-clip-torch==3.3.0 timm==1.0.31
-  numpy pillow regex ftfy wcwidth tqdm huggingface-hub safetensors pyyaml filelock fsspec packaging
-  requests idna certifi charset-normalizer urllib3 typing-extensions sympy mpmath networkx jinja2 markupsafe
-  hf-xet)
+  numpy pillow regex ftfy wcwidth tqdm safetensors pyyaml filelock fsspec packaging
+  requests idna certifi charset-normalizer urllib3 typing-extensions sympy mpmath networkx jinja2 markupsafe)
+PIP_WITH_DEPS=(huggingface-hub==2.4.0 "setuptools>=77.0.3")  # no torch among their requirements
 
 # The environment: created once. torch, torchvision, open_clip and their Python requirements go in
 # with --no-deps (the list above); then the CUDA wheels torch names (nvidia-*, cuda-toolkit; ~3 GB),
@@ -39,6 +39,8 @@ ensure_env() {
     || { echo "compare: python3 -m venv failed (Debian: apt-get install python3-venv)" >&2; exit 1; }
   "$VENV/bin/python" -m pip install --quiet --no-deps "${PIP_PKGS[@]}" \
     || { echo "compare: pip install from PyPI failed: ${PIP_PKGS[*]}" >&2; exit 1; }
+  "$VENV/bin/python" -m pip install --quiet "${PIP_WITH_DEPS[@]}" \
+    || { echo "compare: pip install from PyPI failed: ${PIP_WITH_DEPS[*]}" >&2; exit 1; }
   "$VENV/bin/python" - >"$VENV/cuda-reqs.txt" <<'PY' || { echo "compare: could not read torch's requirements" >&2; exit 1; }
 import importlib.metadata as m
 from packaging.requirements import Requirement
