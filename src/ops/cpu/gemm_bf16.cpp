@@ -65,16 +65,37 @@ void epilogue_pass(float* C, int64_t ldc, int64_t M, int64_t N, const Epilogue& 
   });
 }
 
-// Fallback: C(fp32) = epilogue(widen(A) @ widen(B)).
+// Rows of C (or, with A transposed, of the reduction) per sgemm call on widened operands: the
+// fp32 copies stay a few MiB instead of the whole of a [12800, 3072] activation at batch 256
+// (docs/BENCHMARKS.md, "GEMM shapes": peak RSS of amp_bf16 training at batch 256).
+constexpr int64_t kWidenBlock = 1024;
+
+// Fallback: C(fp32) = epilogue(widen(A) @ widen(B)), in blocks.
 void gemm_widened(bool ta, bool tb, int64_t M, int64_t N, int64_t K, const bf16* A, int64_t lda, const bf16* B,
                   int64_t ldb, float* C, int64_t ldc, const Epilogue& e) {
-  const int64_t a_rows = ta ? K : M, a_cols = ta ? M : K, b_rows = tb ? N : K, b_cols = tb ? K : N;
-  float* a = thread_scratch<float>(Scratch::GemmA, size_t(a_rows * a_cols));
-  float* b = thread_scratch<float>(Scratch::GemmB, size_t(b_rows * b_cols));
-  rows_loop(a_rows, a_cols, [&](int64_t r) { widen_row(a + r * a_cols, A + r * lda, a_cols); });
-  rows_loop(b_rows, b_cols, [&](int64_t r) { widen_row(b + r * b_cols, B + r * ldb, b_cols); });
-  dnnl_status_t st = dnnl_sgemm(ta ? 'T' : 'N', tb ? 'T' : 'N', M, N, K, 1.0f, a, a_cols, b, b_cols, e.beta, C, ldc);
-  OC_CHECK(st == dnnl_success, "dnnl_sgemm failed (status {}) for M={} N={} K={}", int(st), M, N, K);
+  if (!ta) {  // B widened once; A and C in blocks of rows
+    const int64_t b_rows = tb ? N : K, b_cols = tb ? K : N;
+    float* b = thread_scratch<float>(Scratch::GemmB, size_t(b_rows * b_cols));
+    rows_loop(b_rows, b_cols, [&](int64_t r) { widen_row(b + r * b_cols, B + r * ldb, b_cols); });
+    for (int64_t i0 = 0; i0 < M; i0 += kWidenBlock) {
+      const int64_t m = std::min(kWidenBlock, M - i0);
+      float* a = thread_scratch<float>(Scratch::GemmA, size_t(m * K));
+      rows_loop(m, K, [&](int64_t r) { widen_row(a + r * K, A + (i0 + r) * lda, K); });
+      dnnl_status_t st = dnnl_sgemm('N', tb ? 'T' : 'N', m, N, K, 1.0f, a, K, b, b_cols, e.beta, C + i0 * ldc, ldc);
+      OC_CHECK(st == dnnl_success, "dnnl_sgemm failed (status {}) for M={} N={} K={}", int(st), m, N, K);
+    }
+  } else {  // A is [K, M]: blocks of the reduction, accumulated into C
+    for (int64_t k0 = 0; k0 < K; k0 += kWidenBlock) {
+      const int64_t k = std::min(kWidenBlock, K - k0), b_rows = tb ? N : k, b_cols = tb ? k : N;
+      float* a = thread_scratch<float>(Scratch::GemmA, size_t(k * M));
+      float* b = thread_scratch<float>(Scratch::GemmB, size_t(b_rows * b_cols));
+      rows_loop(k, M, [&](int64_t r) { widen_row(a + r * M, A + (k0 + r) * lda, M); });
+      rows_loop(b_rows, b_cols,
+                [&](int64_t r) { widen_row(b + r * b_cols, tb ? B + r * ldb + k0 : B + (k0 + r) * ldb, b_cols); });
+      dnnl_status_t st = dnnl_sgemm('T', tb ? 'T' : 'N', M, N, k, 1.0f, a, M, b, b_cols, k0 == 0 ? e.beta : 1.0f, C, ldc);
+      OC_CHECK(st == dnnl_success, "dnnl_sgemm failed (status {}) for M={} N={} K={}", int(st), M, N, k);
+    }
+  }
   epilogue_pass(C, ldc, M, N, e);
 }
 
@@ -250,9 +271,14 @@ void gemm_bf16(bool ta, bool tb, int64_t M, int64_t N, int64_t K, const bf16* A,
   if (M == 0 || N == 0) return;
   if (K == 0) return cpu::empty_product(M, N, C, ldc, e);
   if (cpu::use_native()) return cpu::gemm_native(cpu::make_key(ta, tb, M, N, K, lda, ldb, ldc, true, e), A, B, C, e.bias);
-  float* c = cpu::thread_scratch<float>(cpu::Scratch::GemmC, size_t(M * N));
-  cpu::gemm_widened(ta, tb, M, N, K, A, lda, B, ldb, c, N, e);
-  cpu::rows_loop(M, N, [&](int64_t i) { cpu::to_bf16_row(C + i * ldc, c + i * N, N); });
+  // fp32 results in blocks of rows (A transposed: the whole of C at once), then stored as bf16.
+  const int64_t block = ta ? M : std::min(M, cpu::kWidenBlock);
+  float* c = cpu::thread_scratch<float>(cpu::Scratch::GemmC, size_t(block * N));
+  for (int64_t i0 = 0; i0 < M; i0 += block) {
+    const int64_t m = std::min(block, M - i0);
+    cpu::gemm_widened(ta, tb, m, N, K, ta ? A + i0 : A + i0 * lda, lda, B, ldb, c, N, e);
+    cpu::rows_loop(m, N, [&](int64_t i) { cpu::to_bf16_row(C + (i0 + i) * ldc, c + i * N, N); });
+  }
 }
 
 }  // namespace oc::ops
