@@ -29,10 +29,6 @@ install(DIRECTORY ${OPENCLIP_DATA_DIR}/ DESTINATION ${CMAKE_INSTALL_DATADIR}/ope
   FILES_MATCHING PATTERN "*.txt.gz" PATTERN "*.json" PATTERN "*vocab*.txt")
 
 # The dependencies the exported targets name, for openclipConfig.cmake to find again.
-set(OC_CFG_DNNL_TARGET 0)
-if(dnnl_FOUND)
-  set(OC_CFG_DNNL_TARGET 1)
-endif()
 set(OC_CFG_CURL 0)
 if(CURL_FOUND)
   set(OC_CFG_CURL 1)
@@ -61,7 +57,7 @@ set(OC_PC_LIBS "-Wl,--start-group")
 foreach(m ${OC_INSTALL_MODULES} configs)
   string(APPEND OC_PC_LIBS " -lopenclip_${m}")
 endforeach()
-string(APPEND OC_PC_LIBS " -Wl,--end-group -lfaiss -ldnnl ${OpenMP_CXX_FLAGS}")
+string(APPEND OC_PC_LIBS " -Wl,--end-group -lfaiss -L${OC_DNNL_LIBDIR} -Wl,-rpath,${OC_DNNL_LIBDIR} -ldnnl ${OpenMP_CXX_FLAGS}")
 if(OC_CUDA)  # the CUDA runtime, cuBLASLt (and NCCL when found), which have no .pc files
   string(APPEND OC_PC_LIBS " -L${CUDAToolkit_LIBRARY_DIR} -Wl,-rpath,${CUDAToolkit_LIBRARY_DIR} -lcudart -lcublasLt")
   if(NCCL_LIBRARY)

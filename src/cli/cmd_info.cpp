@@ -10,6 +10,7 @@
 #include "core/machine.h"
 #include "core/flags.h"
 #include "ops/backend.h"
+#include "ops/dnnl_info.h"
 #include "ops/gemm.h"
 #ifdef OPENCLIP_HAVE_CUDA
 #include "ops/cuda/cuda_backend.h"
@@ -31,7 +32,10 @@ nlohmann::json info_json() {
               {"avx512bw", m.avx512bw}, {"avx512_vnni", m.avx512_vnni}, {"avx512_bf16", m.avx512_bf16},
               {"amx_tile", m.amx_tile}, {"amx_bf16", m.amx_bf16}, {"amx_int8", m.amx_int8},
               {"avx_vnni", m.avx_vnni}};
-  j["onednn"] = {{"isa", ops::dnnl_isa()}, {"native_bf16_matmul", ops::native_bf16()}};
+  j["onednn"] = {{"version", ops::dnnl_version()},
+                 {"isa", ops::dnnl_isa()},
+                 {"native_bf16_matmul", ops::native_bf16()},
+                 {"bf16_gemm", ops::bf16_gemm_native() ? "native" : "widened"}};
   j["memory"] = {{"total_bytes", m.mem_total_bytes}, {"available_bytes", m.mem_available_bytes}};
 #ifdef OPENCLIP_HAVE_MPI
   j["build"]["mpi"] = true;
@@ -85,8 +89,9 @@ int run(const std::vector<std::string>& args) {
   std::printf("| ISA      AVX2 %-3s FMA %-3s AVX-512 %-3s AVX512-BF16 %-3s AMX-BF16 %-3s AVX-VNNI %-3s  |\n",
               yn(isa["avx2"]), yn(isa["fma"]), yn(isa["avx512f"]), yn(isa["avx512_bf16"]), yn(isa["amx_bf16"]),
               yn(isa["avx_vnni"]));
-  std::printf("| oneDNN   dispatches to %-20s native bf16 matmul: %-15s|\n",
-              j["onednn"]["isa"].get<std::string>().c_str(), yn(j["onednn"]["native_bf16_matmul"]));
+  std::printf("| oneDNN   %-8s dispatches to %-20s native bf16 matmul: %-6s|\n",
+              j["onednn"]["version"].get<std::string>().c_str(), j["onednn"]["isa"].get<std::string>().c_str(),
+              yn(j["onednn"]["native_bf16_matmul"]));
   std::printf("| memory   %6.1f GiB total, %6.1f GiB available%-31s|\n",
               j["memory"]["total_bytes"].get<double>() / (1 << 30),
               j["memory"]["available_bytes"].get<double>() / (1 << 30), "");

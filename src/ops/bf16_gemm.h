@@ -40,6 +40,9 @@ namespace cpu {
 int64_t prepared_weight_count();
 // Force the widen-to-fp32 + sgemm path even where native bf16 exists (tests run both).
 void set_bf16_gemm_fallback(bool on);
+// Force oneDNN's bf16 matmul where the CPU has native bf16, also where the automatic choice
+// (ops/dnnl_info.h, bf16_gemm_native) is the widened path.
+void set_bf16_gemm_native(bool on);
 }  // namespace cpu
 
 }  // namespace oc::ops

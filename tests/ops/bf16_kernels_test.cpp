@@ -42,8 +42,12 @@ class Bf16Path : public ::testing::TestWithParam<Path> {
     if (GetParam() == Path::Native && !native_bf16())
       GTEST_SKIP() << "no native bf16 on this CPU (oneDNN ISA " << dnnl_isa() << ")";
     cpu::set_bf16_gemm_fallback(GetParam() == Path::Fallback);
+    cpu::set_bf16_gemm_native(GetParam() == Path::Native);
   }
-  void TearDown() override { cpu::set_bf16_gemm_fallback(false); }
+  void TearDown() override {
+    cpu::set_bf16_gemm_fallback(false);
+    cpu::set_bf16_gemm_native(false);
+  }
 };
 
 struct GemmCase {
@@ -58,6 +62,9 @@ TEST_P(Bf16Path, GemmMatchesDouble) {
       {false, true, 37, 29, 71, true, false, 0.0f}, {false, false, 64, 130, 50, false, false, 1.0f},
       {true, false, 96, 40, 150, false, false, 1.0f}, {true, true, 20, 33, 17, true, true, 0.0f},
       {false, true, 150, 200, 64, true, true, 0.0f},  // threaded, the MLP's GELU epilogue
+      // Past the fallback's 1024-row blocks: of C's rows, and (A transposed) of the reduction.
+      {false, true, 2100, 20, 24, true, true, 0.0f}, {true, false, 24, 20, 2100, false, false, 1.0f},
+      {true, true, 30, 18, 1500, true, false, 0.0f},
   };
   uint64_t seed = 1;
   for (const GemmCase& c : cases) {

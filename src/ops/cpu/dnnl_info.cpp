@@ -1,6 +1,11 @@
-// What oneDNN will run on this machine.
+// What oneDNN will run on this machine, and which oneDNN it is.
+#include <fmt/format.h>
+
+#include <cstdlib>
 #include <dnnl.hpp>
 
+#include "core/check.h"
+#include "ops/dnnl_info.h"
 #include "ops/gemm.h"
 
 namespace oc::ops {
@@ -11,17 +16,48 @@ std::string dnnl_isa() {
     case dnnl::cpu_isa::avx: return "avx";
     case dnnl::cpu_isa::avx2: return "avx2";
     case dnnl::cpu_isa::avx2_vnni: return "avx2_vnni";
+    case dnnl::cpu_isa::avx2_vnni_2: return "avx2_vnni_2";
     case dnnl::cpu_isa::avx512_core: return "avx512_core";
     case dnnl::cpu_isa::avx512_core_vnni: return "avx512_core_vnni";
     case dnnl::cpu_isa::avx512_core_bf16: return "avx512_core_bf16";
+    case dnnl::cpu_isa::avx512_core_fp16: return "avx512_core_fp16";
     case dnnl::cpu_isa::avx512_core_amx: return "avx512_core_amx";
+    case dnnl::cpu_isa::avx512_core_amx_fp16: return "avx512_core_amx_fp16";
     default: return "other";
   }
 }
 
+// Every ISA from AVX512-BF16 up has bf16 dot products (AVX512-FP16 CPUs have AVX512-BF16 too).
 bool native_bf16() {
-  auto isa = dnnl::get_effective_cpu_isa();
-  return isa == dnnl::cpu_isa::avx512_core_bf16 || isa == dnnl::cpu_isa::avx512_core_amx;
+  switch (dnnl::get_effective_cpu_isa()) {
+    case dnnl::cpu_isa::avx512_core_bf16:
+    case dnnl::cpu_isa::avx512_core_fp16:
+    case dnnl::cpu_isa::avx512_core_amx:
+    case dnnl::cpu_isa::avx512_core_amx_fp16: return true;
+    default: return false;
+  }
+}
+
+bool bf16_gemm_native() {
+  static const bool native = [] {
+    const char* env = std::getenv("OPENCLIP_BF16_GEMM");
+    const std::string want = env && *env ? env : "auto";
+    OC_CHECK(want == "auto" || want == "native" || want == "widened",
+             "OPENCLIP_BF16_GEMM={}: expected auto, native or widened", want);
+    if (want == "widened") return false;
+    if (want == "native") return native_bf16();
+    // auto: native with AMX only. On AVX512-BF16 without AMX (an Intel Xeon with AMX hidden,
+    // 2026-12-02) oneDNN 3.2's bf16 matmul ran ViT-B-32's GEMMs at 0.06-0.08 TFLOP/s per core,
+    // its fp32 sgemm on the widened operands at 0.10-0.15 (docs/BENCHMARKS.md, "GEMM shapes").
+    const dnnl::cpu_isa isa = dnnl::get_effective_cpu_isa();
+    return isa == dnnl::cpu_isa::avx512_core_amx || isa == dnnl::cpu_isa::avx512_core_amx_fp16;
+  }();
+  return native;
+}
+
+std::string dnnl_version() {
+  const dnnl_version_t* v = dnnl::version();
+  return fmt::format("{}.{}.{}", v->major, v->minor, v->patch);
 }
 
 }  // namespace oc::ops

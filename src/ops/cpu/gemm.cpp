@@ -15,6 +15,7 @@
 #include "core/check.h"
 #include "ops/cpu/gemm_internal.h"
 #include "ops/cpu/scratch.h"
+#include "ops/dnnl_info.h"
 #include "ops/gemm.h"
 
 namespace oc::ops {
@@ -74,7 +75,7 @@ void pack_bf16(Out* dst, const float* src, int64_t rows, int64_t cols, int64_t l
 }
 
 bool has_native_bf16() {
-  static const bool native = native_bf16();
+  static const bool native = bf16_gemm_native();
   return native;
 }
 
@@ -150,15 +151,13 @@ void gemm_bf16_matmul(bool ta, bool tb, int64_t M, int64_t N, int64_t K, float a
   const MatmulKey key{M, N, K, ldc, ta, tb, alpha, beta};
   auto it = cache.find(key);
   if (it == cache.end()) {
-    // dst = alpha * (A @ B) + beta * dst: output scale, then the sum post-op.
+    // dst = alpha * (A @ B) + beta * dst: a linear post-op (alpha * x), then the sum post-op.
     dnnl::primitive_attr attr;
-    if (alpha != 1.0f) attr.set_output_scales(0, {alpha});
-    if (beta != 0.0f) {
-      dnnl::post_ops po;
-      po.append_sum(beta);
-      attr.set_post_ops(po);
-    }
-    dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(a_md, b_md, c_md), attr, cpu_engine());
+    dnnl::post_ops po;
+    if (alpha != 1.0f) po.append_eltwise(dnnl::algorithm::eltwise_linear, alpha, 0.0f);
+    if (beta != 0.0f) po.append_sum(beta);
+    attr.set_post_ops(po);
+    dnnl::matmul::primitive_desc pd(cpu_engine(), a_md, b_md, c_md, attr);
     it = cache.emplace(key, dnnl::matmul(pd)).first;
   }
   dnnl::memory am(a_md, cpu_engine(), a), bm(b_md, cpu_engine(), b), cm(c_md, cpu_engine(), C);

@@ -17,17 +17,19 @@
 #include "ops/bf16_gemm.h"
 #include "ops/cpu/bf16_convert.h"
 #include "ops/cpu/scratch.h"
+#include "ops/dnnl_info.h"
 #include "ops/gemm.h"
 
 namespace oc::ops {
 namespace cpu {
 namespace {
 
-bool g_force_fallback = false;
+bool g_force_fallback = false, g_force_native = false;  // test and benchmark hooks
 
 bool use_native() {
-  static const bool native = native_bf16();
-  return native && !g_force_fallback;
+  static const bool chosen = bf16_gemm_native(), capable = native_bf16();
+  if (g_force_fallback) return false;
+  return g_force_native ? capable : chosen;
 }
 
 void check_layout(bool ta, bool tb, int64_t M, int64_t N, int64_t K, int64_t lda, int64_t ldb, int64_t ldc) {
@@ -63,16 +65,37 @@ void epilogue_pass(float* C, int64_t ldc, int64_t M, int64_t N, const Epilogue& 
   });
 }
 
-// Fallback: C(fp32) = epilogue(widen(A) @ widen(B)).
+// Rows of C (or, with A transposed, of the reduction) per sgemm call on widened operands: the
+// fp32 copies stay a few MiB instead of the whole of a [12800, 3072] activation at batch 256
+// (docs/BENCHMARKS.md, "GEMM shapes": peak RSS of amp_bf16 training at batch 256).
+constexpr int64_t kWidenBlock = 1024;
+
+// Fallback: C(fp32) = epilogue(widen(A) @ widen(B)), in blocks.
 void gemm_widened(bool ta, bool tb, int64_t M, int64_t N, int64_t K, const bf16* A, int64_t lda, const bf16* B,
                   int64_t ldb, float* C, int64_t ldc, const Epilogue& e) {
-  const int64_t a_rows = ta ? K : M, a_cols = ta ? M : K, b_rows = tb ? N : K, b_cols = tb ? K : N;
-  float* a = thread_scratch<float>(Scratch::GemmA, size_t(a_rows * a_cols));
-  float* b = thread_scratch<float>(Scratch::GemmB, size_t(b_rows * b_cols));
-  rows_loop(a_rows, a_cols, [&](int64_t r) { widen_row(a + r * a_cols, A + r * lda, a_cols); });
-  rows_loop(b_rows, b_cols, [&](int64_t r) { widen_row(b + r * b_cols, B + r * ldb, b_cols); });
-  dnnl_status_t st = dnnl_sgemm(ta ? 'T' : 'N', tb ? 'T' : 'N', M, N, K, 1.0f, a, a_cols, b, b_cols, e.beta, C, ldc);
-  OC_CHECK(st == dnnl_success, "dnnl_sgemm failed (status {}) for M={} N={} K={}", int(st), M, N, K);
+  if (!ta) {  // B widened once; A and C in blocks of rows
+    const int64_t b_rows = tb ? N : K, b_cols = tb ? K : N;
+    float* b = thread_scratch<float>(Scratch::GemmB, size_t(b_rows * b_cols));
+    rows_loop(b_rows, b_cols, [&](int64_t r) { widen_row(b + r * b_cols, B + r * ldb, b_cols); });
+    for (int64_t i0 = 0; i0 < M; i0 += kWidenBlock) {
+      const int64_t m = std::min(kWidenBlock, M - i0);
+      float* a = thread_scratch<float>(Scratch::GemmA, size_t(m * K));
+      rows_loop(m, K, [&](int64_t r) { widen_row(a + r * K, A + (i0 + r) * lda, K); });
+      dnnl_status_t st = dnnl_sgemm('N', tb ? 'T' : 'N', m, N, K, 1.0f, a, K, b, b_cols, e.beta, C + i0 * ldc, ldc);
+      OC_CHECK(st == dnnl_success, "dnnl_sgemm failed (status {}) for M={} N={} K={}", int(st), m, N, K);
+    }
+  } else {  // A is [K, M]: blocks of the reduction, accumulated into C
+    for (int64_t k0 = 0; k0 < K; k0 += kWidenBlock) {
+      const int64_t k = std::min(kWidenBlock, K - k0), b_rows = tb ? N : k, b_cols = tb ? k : N;
+      float* a = thread_scratch<float>(Scratch::GemmA, size_t(k * M));
+      float* b = thread_scratch<float>(Scratch::GemmB, size_t(b_rows * b_cols));
+      rows_loop(k, M, [&](int64_t r) { widen_row(a + r * M, A + (k0 + r) * lda, M); });
+      rows_loop(b_rows, b_cols,
+                [&](int64_t r) { widen_row(b + r * b_cols, tb ? B + r * ldb + k0 : B + (k0 + r) * ldb, b_cols); });
+      dnnl_status_t st = dnnl_sgemm('T', tb ? 'T' : 'N', M, N, k, 1.0f, a, M, b, b_cols, k0 == 0 ? e.beta : 1.0f, C, ldc);
+      OC_CHECK(st == dnnl_success, "dnnl_sgemm failed (status {}) for M={} N={} K={}", int(st), M, N, k);
+    }
+  }
   epilogue_pass(C, ldc, M, N, e);
 }
 
@@ -101,7 +124,7 @@ struct Prim {
 // Weights prepared by prepare_weight_bf16: W [N, K] reordered once into the blocked layout
 // oneDNN's AMX matmul picks for weights of that shape (format_tag::any). A GEMM on a plain
 // [N, K] weight makes oneDNN pack it on every call; on ViT-B-32's shapes the prepared layout
-// is ~10% faster per GEMM (docs/BENCHMARKS.md). oneDNN 2.6 picks the same layout whatever M,
+// is ~10% faster per GEMM (docs/BENCHMARKS.md). oneDNN picks the same layout whatever M,
 // bias, epilogue or output type; each packed primitive still checks (gemm_native) and reads
 // the plain W when its layout differs.
 struct PackedWeight {
@@ -140,12 +163,12 @@ Prim& primitive(const Key& k) {
   dnnl::post_ops po;
   if (k.beta != 0.0f) po.append_sum(k.beta);
   if (k.act) {
-    if (Act(k.act_fn) == Act::Gelu) po.append_eltwise(1.0f, dnnl::algorithm::eltwise_gelu_erf, 0.0f, 0.0f);
-    else po.append_eltwise(1.0f, dnnl::algorithm::eltwise_swish, 1.702f, 0.0f);  // x * sigmoid(1.702 x)
+    if (Act(k.act_fn) == Act::Gelu) po.append_eltwise(dnnl::algorithm::eltwise_gelu_erf, 0.0f, 0.0f);
+    else po.append_eltwise(dnnl::algorithm::eltwise_swish, 1.702f, 0.0f);  // x * sigmoid(1.702 x)
   }
   attr.set_post_ops(po);
-  auto desc = k.bias ? dnnl::matmul::desc(p.a, p.b, p.bias, p.c) : dnnl::matmul::desc(p.a, p.b, p.c);
-  dnnl::matmul::primitive_desc pd(desc, attr, engine());
+  dnnl::matmul::primitive_desc pd = k.bias ? dnnl::matmul::primitive_desc(engine(), p.a, p.b, p.bias, p.c, attr)
+                                           : dnnl::matmul::primitive_desc(engine(), p.a, p.b, p.c, attr);
   if (k.packed) p.b = pd.weights_desc();
   p.mm = dnnl::matmul(pd);
   return cache.emplace(k, std::move(p)).first->second;
@@ -195,6 +218,7 @@ void empty_product(int64_t M, int64_t N, OutT* C, int64_t ldc, const Epilogue& e
 }  // namespace
 
 void set_bf16_gemm_fallback(bool on) { g_force_fallback = on; }
+void set_bf16_gemm_native(bool on) { g_force_native = on; }
 
 int64_t prepared_weight_count() {
   std::lock_guard<std::mutex> lock(g_packed_mu);
@@ -211,7 +235,7 @@ void prepare_weight_bf16(const bf16* W, int64_t N, int64_t K) {
   // The layout a matmul on this weight shape wants (any M: 256 rows is representative).
   const md a({256, K}, dt::bf16, dnnl::memory::format_tag::ab), c({256, N}, dt::f32, dnnl::memory::format_tag::ab);
   const md any({K, N}, dt::bf16, dnnl::memory::format_tag::any), plain({K, N}, dt::bf16, dnnl::memory::format_tag::ba);
-  const md want = dnnl::matmul::primitive_desc(dnnl::matmul::desc(a, any, c), cpu::engine()).weights_desc();
+  const md want = dnnl::matmul::primitive_desc(cpu::engine(), a, any, c).weights_desc();
   std::lock_guard<std::mutex> lock(cpu::g_packed_mu);
   auto& reg = cpu::packed_weights();
   if (want == plain) {  // nothing to gain
@@ -247,9 +271,14 @@ void gemm_bf16(bool ta, bool tb, int64_t M, int64_t N, int64_t K, const bf16* A,
   if (M == 0 || N == 0) return;
   if (K == 0) return cpu::empty_product(M, N, C, ldc, e);
   if (cpu::use_native()) return cpu::gemm_native(cpu::make_key(ta, tb, M, N, K, lda, ldb, ldc, true, e), A, B, C, e.bias);
-  float* c = cpu::thread_scratch<float>(cpu::Scratch::GemmC, size_t(M * N));
-  cpu::gemm_widened(ta, tb, M, N, K, A, lda, B, ldb, c, N, e);
-  cpu::rows_loop(M, N, [&](int64_t i) { cpu::to_bf16_row(C + i * ldc, c + i * N, N); });
+  // fp32 results in blocks of rows (A transposed: the whole of C at once), then stored as bf16.
+  const int64_t block = ta ? M : std::min(M, cpu::kWidenBlock);
+  float* c = cpu::thread_scratch<float>(cpu::Scratch::GemmC, size_t(block * N));
+  for (int64_t i0 = 0; i0 < M; i0 += block) {
+    const int64_t m = std::min(block, M - i0);
+    cpu::gemm_widened(ta, tb, m, N, K, ta ? A + i0 : A + i0 * lda, lda, B, ldb, c, N, e);
+    cpu::rows_loop(m, N, [&](int64_t i) { cpu::to_bf16_row(C + (i0 + i) * ldc, c + i * N, N); });
+  }
 }
 
 }  // namespace oc::ops
