@@ -1,6 +1,16 @@
 # oneDNN >= 3, the CPU GEMM library (src/ops/cpu). scripts/setup_onednn.sh installs Intel's PyPI
 # build (3.2.0, GNU OpenMP) into .deps/onednn, searched first; -Ddnnl_DIR=<prefix>/lib/cmake/dnnl
 # picks another install. Debian 12's libdnnl-dev (2.6) has another API and is refused.
+# A build folder configured before the move to oneDNN 3 holds Debian's 2.6 in its cached
+# dnnl_DIR: forget an older cached one, so the search (.deps first) runs again.
+if(dnnl_DIR AND EXISTS "${dnnl_DIR}/dnnl-config-version.cmake")
+  set(PACKAGE_FIND_VERSION 3.0)
+  include("${dnnl_DIR}/dnnl-config-version.cmake")
+  if(PACKAGE_VERSION VERSION_LESS 3)
+    message(STATUS "oneDNN: the cached dnnl_DIR (${dnnl_DIR}) is ${PACKAGE_VERSION}: looking for oneDNN 3")
+    unset(dnnl_DIR CACHE)
+  endif()
+endif()
 find_package(dnnl CONFIG HINTS ${CMAKE_SOURCE_DIR}/.deps/onednn)
 set(oc_dnnl_help "run scripts/setup.sh (it installs oneDNN 3.2 from PyPI into .deps/onednn), or \
 point CMake at an installed oneDNN 3: cmake -Ddnnl_DIR=<its prefix>/lib/cmake/dnnl")
