@@ -14,7 +14,7 @@
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
-ONEDNN_WHEEL_VERSION=2023.2.0  # = oneDNN 3.2.0 (include/oneapi/dnnl/dnnl_version.h)
+ONEDNN_WHEEL_VERSION=2023.2.0  # = oneDNN 3.2.0 (.deps/onednn/include/oneapi/dnnl/dnnl_version.h)
 ONEDNN_PREFIX=.deps/onednn
 # sha256 of the two wheels (py2.py3-none-manylinux1_x86_64), as PyPI served them on 2026-12-02.
 declare -A ONEDNN_SHA=(
