@@ -19,6 +19,16 @@ install(TARGETS ${oc_lib_targets} EXPORT openclipTargets
   ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
   INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
 install(TARGETS openclip_cli RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+# oneDNN from .deps/onednn lies inside the source tree, which CMake leaves out of an installed
+# binary's RUNPATH: its shared library is installed beside our libraries, and the binary and the
+# Python module find it relative to themselves ($ORIGIN), so the installation can move.
+if(OC_DNNL_LIBDIR MATCHES "^${CMAKE_SOURCE_DIR}/")
+  file(GLOB oc_dnnl_so ${OC_DNNL_LIBDIR}/libdnnl.so*)
+  install(FILES ${oc_dnnl_so} DESTINATION ${CMAKE_INSTALL_LIBDIR})
+  file(RELATIVE_PATH oc_rel /p/${CMAKE_INSTALL_BINDIR} /p/${CMAKE_INSTALL_LIBDIR})
+  set_property(TARGET openclip_cli APPEND PROPERTY INSTALL_RPATH "$ORIGIN/${oc_rel}")
+  set(OC_DNNL_INSTALLED ON)  # the Python module (CMakeLists.txt) does the same
+endif()
 # The public header is self-contained (standard headers only).
 install(DIRECTORY ${CMAKE_SOURCE_DIR}/include/openclip DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
 # Data (share/openclip): the model configs (also embedded in the library, installed for
