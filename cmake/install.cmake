@@ -75,7 +75,7 @@ if(OC_CUDA)  # the CUDA runtime, cuBLASLt (and NCCL when found), which have no .
     string(APPEND OC_PC_LIBS " -L${oc_nccl_dir} -lnccl")
   endif()
 endif()
-set(OC_PC_REQUIRES "fmt libjpeg libpng zlib libwebp snappy libcrypto cpp-httplib")
+set(OC_PC_REQUIRES "fmt libjpeg libpng zlib libwebp snappy libcrypto")
 if(ZSTD_FOUND)
   string(APPEND OC_PC_REQUIRES " libzstd")
 endif()

