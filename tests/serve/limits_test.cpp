@@ -141,9 +141,7 @@ TEST(ServeLimits, PixelBudgetIsPerRequest) {
 
 TEST(ServeLimits, OneRangeAtMostAndImageIdsChecked) {
   auto f = test::make_files("serve_range", 2);
-  auto b = test::run(test::openclip() + " index build --model test-tiny --pretrained " + f.weights + " --images " + f.dir +
-                     "/img --out " + f.dir + "/idx");
-  ASSERT_EQ(b.status, 0) << b.out;
+  ASSERT_FALSE(test::build_index(f).empty());
   test::ServerProc s("--pretrained " + f.weights + " --index " + f.dir + "/idx", f.dir + "/log");
   ASSERT_GT(s.port(), 0) << s.log();
   const int p = s.port();

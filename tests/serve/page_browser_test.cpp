@@ -20,9 +20,7 @@ using test::dump_dom;
 TEST(ServePage, QueryDrawsTheGrid) {
   if (chromium().empty()) GTEST_SKIP() << "chromium is not installed (scripts/setup.sh installs it)";
   auto f = test::make_files("serve_page", 9);
-  auto b = test::run(test::openclip() + " index build --model test-tiny --pretrained " + f.weights + " --images " + f.dir +
-                     "/img --out " + f.dir + "/idx");
-  ASSERT_EQ(b.status, 0) << b.out;
+  ASSERT_FALSE(test::build_index(f).empty());
   test::ServerProc s("--pretrained " + f.weights + " --index " + f.dir + "/idx", f.dir + "/log");
   ASSERT_GT(s.port(), 0) << s.log();
   auto dom = dump_dom(f.dir, "http://127.0.0.1:" + std::to_string(s.port()) + "/?q=a%20photo%20of%20a%20sneaker");

@@ -2,6 +2,7 @@
 // tests, plus test-tiny weights and small PNGs. The process gets SIGTERM when the fixture ends.
 #pragma once
 #include <fcntl.h>
+#include <gtest/gtest.h>
 #include <httplib.h>
 #include <signal.h>
 #include <sys/wait.h>
@@ -81,6 +82,15 @@ class ServerProc {
   int port_ = 0, status_ = -1;
   bool exited_ = false;
 };
+
+// `openclip index build` of f's images into f.dir/idx: the folder, or "" (with the build's
+// output as a test failure) when the build failed.
+inline std::string build_index(const Files& f) {
+  auto b = run(openclip() + " index build --model test-tiny --pretrained " + f.weights + " --images " + f.dir +
+               "/img --out " + f.dir + "/idx");
+  EXPECT_EQ(b.status, 0) << b.out;
+  return b.status == 0 ? f.dir + "/idx" : "";
+}
 
 // /metrics once every line of `wants` is in it. A request is counted by the server's logger,
 // which runs after the response has been written, so a client can read /metrics before its
