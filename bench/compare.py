@@ -28,7 +28,10 @@ def parse():
     return ap.parse_args()
 
 
-def cpu_info():
+def cpu_info(binary):
+    """The CPU as our binary names it (`openclip info --json`: model name, microarchitecture from
+    CPUID family/model, widest matrix ISA: a VM often shows only "AMD EPYC"), the ISA flags shown
+    in the table, and the section key."""
     model, flags = "unknown CPU", set()
     for line in open("/proc/cpuinfo"):
         if line.startswith("model name") and model == "unknown CPU":
@@ -37,9 +40,13 @@ def cpu_info():
             flags = set(line.split(":", 1)[1].split())
     shown = [f for f in ("avx2", "fma", "avx512f", "avx512_bf16", "avx512_fp16", "avx_vnni", "amx_bf16", "amx_tile")
              if f in flags]
+    info = subprocess.run([binary, "info", "--json"], capture_output=True, text=True)
+    cpu = json.loads(info.stdout or "{}").get("cpu", {}) if info.returncode == 0 else {}
+    if cpu.get("kind"):
+        model = cpu["kind"]
     isa = "AMX" if "amx_bf16" in flags else ("AVX512-BF16" if "avx512_bf16" in flags else
                                              ("AVX-512" if "avx512f" in flags else "AVX2"))
-    kind = re.sub(r"[^A-Za-z0-9]+", "-", f"{model} {isa}").strip("-")
+    kind = re.sub(r"[^A-Za-z0-9]+", "-", f"{cpu.get('model', model)} {cpu.get('uarch', '')} {isa}").strip("-")
     return model, shown, kind
 
 
@@ -215,7 +222,7 @@ def main():
         args.rounds, args.fresh = 1, True
     if not os.path.exists(args.binary):
         sys.exit(f"compare: {args.binary} not found (build it: ninja -C build openclip)")
-    model, flags, kind = cpu_info()
+    model, flags, kind = cpu_info(args.binary)
     work = os.path.join(ROOT, "build", "compare", kind + ("-quick" if args.quick else ""))
     os.makedirs(work, exist_ok=True)
     inputs = make_inputs(os.path.join(ROOT, "build", "compare", "inputs"), args.quick)

@@ -151,12 +151,10 @@ std::vector<EpochResult> read_results(const std::string& run_dir, const std::str
   return out;
 }
 
-// The CPU kind the figures depend on: the model name and the widest matrix ISA it has.
-std::string cpu_kind() {
+// The CPU kind the figures depend on (core/machine.h) and the threads this run uses.
+std::string demo_cpu_kind() {
   const MachineInfo m = machine_info();
-  const char* isa = m.amx_bf16 ? "AMX-BF16" : m.avx512_bf16 ? "AVX512-BF16, no AMX" : m.avx512f ? "AVX-512, no BF16"
-                  : m.avx2 ? "AVX2 only" : "no AVX2";
-  return m.cpu_model + " (" + isa + ", " + std::to_string(m.usable_threads) + " threads)";
+  return oc::cpu_kind(m) + ", " + std::to_string(m.usable_threads) + " threads";
 }
 
 Recipe recipe_from(const Options& o) {
@@ -323,7 +321,7 @@ int run(const std::vector<std::string>& args) {
                       {"seconds_to_85", seconds_to_85},
                       {"samples", len.steps() * rc.batch_size},
                       {"model", rc.model},
-                      {"cpu", cpu_kind()},
+                      {"cpu", demo_cpu_kind()},
                       {"run_dir", run_dir},
                       {"report", report}};
   std::printf("%s\n", j.dump().c_str());

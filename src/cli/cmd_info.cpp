@@ -27,7 +27,9 @@ nlohmann::json info_json() {
   nlohmann::json j;
   j["version"] = OPENCLIP_VERSION;
   j["hostname"] = m.hostname;
-  j["cpu"] = {{"model", m.cpu_model}, {"logical_cpus", m.logical_cpus}, {"threads", m.usable_threads}};
+  j["cpu"] = {{"model", m.cpu_model},   {"vendor", m.vendor},         {"family", m.family},
+              {"model_id", m.model},     {"uarch", m.uarch},           {"kind", cpu_kind(m)},
+              {"logical_cpus", m.logical_cpus}, {"threads", m.usable_threads}};
   j["isa"] = {{"avx2", m.avx2},         {"fma", m.fma},           {"avx512f", m.avx512f},
               {"avx512bw", m.avx512bw}, {"avx512_vnni", m.avx512_vnni}, {"avx512_bf16", m.avx512_bf16},
               {"amx_tile", m.amx_tile}, {"amx_bf16", m.amx_bf16}, {"amx_int8", m.amx_int8},
@@ -83,19 +85,19 @@ int run(const std::vector<std::string>& args) {
   auto& isa = j["isa"];
   std::printf("openclip %s on %s\n", OPENCLIP_VERSION, j["hostname"].get<std::string>().c_str());
   std::printf("+------------------------------------------------------------------------------+\n");
-  std::printf("| CPU      %-68s|\n", j["cpu"]["model"].get<std::string>().c_str());
-  std::printf("| cores    %-3d logical, %-3d threads in use%-38s|\n", j["cpu"]["logical_cpus"].get<int>(),
+  std::printf("| CPU      %-68.68s|\n", j["cpu"]["kind"].get<std::string>().c_str());
+  std::printf("| cores    %-3d logical, %-3d threads in use%-37s|\n", j["cpu"]["logical_cpus"].get<int>(),
               j["cpu"]["threads"].get<int>(), "");
-  std::printf("| ISA      AVX2 %-3s FMA %-3s AVX-512 %-3s AVX512-BF16 %-3s AMX-BF16 %-3s AVX-VNNI %-3s  |\n",
+  std::printf("| ISA      AVX2 %-3s FMA %-3s AVX-512 %-3s AVX512-BF16 %-3s AMX-BF16 %-3s VNNI %-3s  |\n",
               yn(isa["avx2"]), yn(isa["fma"]), yn(isa["avx512f"]), yn(isa["avx512_bf16"]), yn(isa["amx_bf16"]),
               yn(isa["avx_vnni"]));
-  std::printf("| oneDNN   %-8s dispatches to %-20s native bf16 matmul: %-6s|\n",
+  std::printf("| oneDNN   %-8s dispatches to %-20s bf16 GEMMs: %-12s|\n",
               j["onednn"]["version"].get<std::string>().c_str(), j["onednn"]["isa"].get<std::string>().c_str(),
-              yn(j["onednn"]["native_bf16_matmul"]));
-  std::printf("| memory   %6.1f GiB total, %6.1f GiB available%-31s|\n",
+              j["onednn"]["bf16_gemm"].get<std::string>().c_str());
+  std::printf("| memory   %6.1f GiB total, %6.1f GiB available%-30s|\n",
               j["memory"]["total_bytes"].get<double>() / (1 << 30),
               j["memory"]["available_bytes"].get<double>() / (1 << 30), "");
-  std::printf("| build    MPI %-3s CUDA %-3s%-53s|\n", yn(j["build"]["mpi"]), yn(j["build"]["cuda"]), "");
+  std::printf("| build    MPI %-3s CUDA %-3s%-52s|\n", yn(j["build"]["mpi"]), yn(j["build"]["cuda"]), "");
   auto ver = [](int v) { return fmt::format("{}.{}", v / 1000, (v % 1000) / 10); };
   if (j.contains("cuda")) {
     std::string line = "driver " + ver(j["cuda"]["driver_version"].get<int>()) + ", runtime " +

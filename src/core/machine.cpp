@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <cstdlib>
+#include <cstring>
 #include <fstream>
 #include <sstream>
 
@@ -19,6 +20,34 @@ bool xgetbv_ok(uint64_t mask) {
   return ((uint64_t(edx) << 32 | eax) & mask) == mask;
 }
 }  // namespace
+
+std::string cpu_uarch(const std::string& vendor, int family, int model) {
+  if (vendor == "AuthenticAMD") {
+    if (family == 0x17) return model >= 0x30 ? "Zen 2" : "Zen";
+    if (family == 0x19)  // Zen 4: Genoa 0x10-0x1f, Raphael/Phoenix 0x60-0x7f, Bergamo 0xa0-0xaf
+      return (model >= 0x10 && model <= 0x1f) || (model >= 0x60 && model <= 0xaf) ? "Zen 4" : "Zen 3";
+    if (family == 0x1a) return "Zen 5";  // Turin 0x02/0x11, Granite Ridge 0x44, Strix 0x20-0x2f
+  }
+  if (vendor == "GenuineIntel" && family == 6) {
+    switch (model) {
+      case 0x55: return "Skylake-SP/Cascade Lake";
+      case 0x6a: case 0x6c: return "Ice Lake-SP";
+      case 0x8f: return "Sapphire Rapids";
+      case 0xcf: return "Emerald Rapids";
+      case 0xad: case 0xae: return "Granite Rapids";
+      case 0xaf: return "Sierra Forest";
+      default: break;
+    }
+  }
+  return "";
+}
+
+std::string cpu_kind(const MachineInfo& m) {
+  const char* isa = m.amx_bf16 ? "AMX-BF16" : m.avx512_bf16 ? "AVX512-BF16, no AMX" : m.avx512f ? "AVX-512, no BF16"
+                  : m.avx2 ? "AVX2 only" : "no AVX2";
+  std::string id = "family " + std::to_string(m.family) + " model " + std::to_string(m.model);
+  return m.cpu_model + " (" + (m.uarch.empty() ? id : m.uarch + ", " + id) + "; " + isa + ")";
+}
 
 std::string hostname() {
   char buf[256] = {0};
@@ -39,7 +68,17 @@ MachineInfo machine_info() {
     }
   }
   unsigned a, b, c, d;
+  if (__get_cpuid_count(0, 0, &a, &b, &c, &d)) {
+    char v[13] = {0};
+    std::memcpy(v, &b, 4), std::memcpy(v + 4, &d, 4), std::memcpy(v + 8, &c, 4);
+    m.vendor = v;
+  }
   if (__get_cpuid_count(1, 0, &a, &b, &c, &d)) {
+    // Display family/model (Intel SDM vol. 2A, CPUID leaf 1; AMD uses the same rule).
+    const int base_family = int(a >> 8) & 0xf, base_model = int(a >> 4) & 0xf;
+    m.family = base_family == 0xf ? base_family + (int(a >> 20) & 0xff) : base_family;
+    m.model = base_family == 0xf || base_family == 0x6 ? base_model + ((int(a >> 16) & 0xf) << 4) : base_model;
+    m.uarch = cpu_uarch(m.vendor, m.family, m.model);
     const bool osxsave = c & (1u << 27);
     const bool ymm = osxsave && xgetbv_ok(0x6);
     const bool zmm = osxsave && xgetbv_ok(0xe6);
