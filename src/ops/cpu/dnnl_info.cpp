@@ -5,6 +5,7 @@
 #include <dnnl.hpp>
 
 #include "core/check.h"
+#include "core/machine.h"
 #include "ops/dnnl_info.h"
 #include "ops/gemm.h"
 
@@ -46,11 +47,15 @@ bool bf16_gemm_native() {
              "OPENCLIP_BF16_GEMM={}: expected auto, native or widened", want);
     if (want == "widened") return false;
     if (want == "native") return native_bf16();
-    // auto: native with AMX only. On AVX512-BF16 without AMX (an Intel Xeon with AMX hidden,
-    // 2026-12-02) oneDNN 3.2's bf16 matmul ran ViT-B-32's GEMMs at 0.06-0.08 TFLOP/s per core,
-    // its fp32 sgemm on the widened operands at 0.10-0.15 (docs/BENCHMARKS.md, "GEMM shapes").
+    // auto, by measurement (docs/BENCHMARKS.md, "GEMM shapes"): native with AMX, and with
+    // AVX512-BF16 on AMD (Zen 5, 2026-12-02: oneDNN 3.2's bf16 matmul 0.42-0.78 TFLOP/s on 2
+    // cores, sgemm on the widened operands 0.15-0.40; amp_bf16 ViT-B-32 training at batch 64
+    // 15.0 samples/s native, 8.2 widened). Widened on Intel's AVX512-BF16 without AMX (an
+    // Emerald Rapids with AMX hidden, 2026-12-02: bf16 matmul 0.06-0.08 TFLOP/s per core,
+    // widened sgemm 0.10-0.15).
     const dnnl::cpu_isa isa = dnnl::get_effective_cpu_isa();
-    return isa == dnnl::cpu_isa::avx512_core_amx || isa == dnnl::cpu_isa::avx512_core_amx_fp16;
+    if (isa == dnnl::cpu_isa::avx512_core_amx || isa == dnnl::cpu_isa::avx512_core_amx_fp16) return true;
+    return native_bf16() && machine_info().vendor == "AuthenticAMD";
   }();
   return native;
 }
