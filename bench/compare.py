@@ -203,17 +203,21 @@ def table(args, figs, done, model, flags, versions, t_start, t_end):
 
 
 def write_section(kind, model, text):
-    path = os.path.join(ROOT, "docs", "BENCHMARKS.md")
-    doc = open(path).read() if os.path.exists(path) else "# Benchmarks\n"
+    """The section of this CPU kind, between its markers, in docs/BENCHMARKS.md and the README
+    (replaced; a new kind goes after the "compare.sh sections" anchor)."""
     b, e = BEGIN.format(kind=kind), END.format(kind=kind)
     block = f"{b}\n### {model}\n\n{text}\n{e}"
-    if b in doc and e in doc:
-        doc = doc[:doc.index(b)] + block + doc[doc.index(e) + len(e):]
-    else:
-        anchor = "<!-- compare.sh sections -->"
-        doc = doc.replace(anchor, anchor + "\n\n" + block) if anchor in doc else doc.rstrip() + "\n\n" + block + "\n"
-    open(path, "w").write(doc)
-    print(f"compare: wrote {path} ({kind})", file=sys.stderr)
+    for path in (os.path.join(ROOT, "docs", "BENCHMARKS.md"), os.path.join(ROOT, "README.md")):
+        doc = open(path).read() if os.path.exists(path) else "# Benchmarks\n"
+        if b in doc and e in doc:
+            doc = doc[:doc.index(b)] + block + doc[doc.index(e) + len(e):]
+        else:
+            anchor = "<!-- compare.sh sections -->"
+            doc = doc.replace(anchor, anchor + "\n\n" + block) if anchor in doc else doc.rstrip() + "\n\n" + block + "\n"
+        with open(path + ".tmp", "w") as f:
+            f.write(doc)
+        os.replace(path + ".tmp", path)
+        print(f"compare: wrote {path} ({kind})", file=sys.stderr)
 
 
 def main():

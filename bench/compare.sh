@@ -2,7 +2,7 @@
 # The one source of every published ratio: openclip-cpp against OpenCLIP on PyTorch 2.x, on this
 # machine, in one run, alternating ours and theirs (A B A B ...), median and spread per figure.
 # Prints a markdown table (CPU model, ISA flags, load average, date) and writes it into
-# docs/BENCHMARKS.md, one section per CPU kind between markers, replaced on each run.
+# docs/BENCHMARKS.md and the README, one section per CPU kind between markers, replaced on each run.
 #
 #   bench/compare.sh [--quick] [--rounds N] [--only REGEX] [--no-write] [--fresh]
 #

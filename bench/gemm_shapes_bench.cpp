@@ -9,6 +9,8 @@
 //   build/openclip_bench_kernels --benchmark_filter=GemmShape/          (2 threads, wall time)
 //   OMP_NUM_THREADS=1 build/openclip_bench_kernels --benchmark_filter=GemmShapeCpu/   (one core)
 #include <benchmark/benchmark.h>
+#include <immintrin.h>
+#include <omp.h>
 
 #include <string>
 #include <type_traits>
@@ -90,6 +92,72 @@ void BM_GemmShape(benchmark::State& state, Shape s, Pass p, int prec) {
       benchmark::Counter(2e-12 * double(s.M) * double(s.N) * double(s.K), benchmark::Counter::kIsIterationInvariantRate);
   state.SetLabel(oc::ops::dnnl_isa());
 }
+
+// The attainable peak of this CPU, measured rather than computed from /proc/cpuinfo's nominal
+// clock (a boosting core beats that "peak"; Zen 4 runs 512-bit FMAs on 256-bit pipes): on every
+// OpenMP thread, 12 independent register accumulators (enough to cover a 4-cycle FMA latency on
+// two pipes), no memory traffic. fp32: vfmadd (16 lanes x 2 flops with AVX-512, 8 with AVX2);
+// bf16: vdpbf16ps (16 lanes x 2 products x 2 flops). gemm_table.py divides by these.
+constexpr int kAcc = 12;
+__attribute__((target("avx2,fma"))) float fma_chains_avx2(int64_t iters) {
+  __m256 acc[kAcc];
+  for (int i = 0; i < kAcc; ++i) acc[i] = _mm256_set1_ps(1e-3f * float(i));
+  const __m256 a = _mm256_set1_ps(0.999f), b = _mm256_set1_ps(1e-3f);
+  for (int64_t it = 0; it < iters; ++it)
+#pragma GCC unroll 12  // unrolled, the accumulators live in registers (no store-forwarding chain)
+    for (int i = 0; i < kAcc; ++i) acc[i] = _mm256_fmadd_ps(acc[i], a, b);
+  float out[8], sum = 0;
+  for (int i = 0; i < kAcc; ++i) {
+    _mm256_storeu_ps(out, acc[i]);
+    for (float v : out) sum += v;
+  }
+  return sum;
+}
+__attribute__((target("avx512f"))) float fma_chains_avx512(int64_t iters) {
+  __m512 acc[kAcc];
+  for (int i = 0; i < kAcc; ++i) acc[i] = _mm512_set1_ps(1e-3f * float(i));
+  const __m512 a = _mm512_set1_ps(0.999f), b = _mm512_set1_ps(1e-3f);
+  for (int64_t it = 0; it < iters; ++it)
+#pragma GCC unroll 12  // unrolled, the accumulators live in registers (no store-forwarding chain)
+    for (int i = 0; i < kAcc; ++i) acc[i] = _mm512_fmadd_ps(acc[i], a, b);
+  float sum = 0;
+  for (int i = 0; i < kAcc; ++i) sum += _mm512_reduce_add_ps(acc[i]);
+  return sum;
+}
+__attribute__((target("avx512f,avx512bf16"))) float dpbf16_chains(int64_t iters) {
+  __m512 acc[kAcc];
+  for (int i = 0; i < kAcc; ++i) acc[i] = _mm512_set1_ps(1e-3f * float(i));
+  const __m512bh a = (__m512bh)_mm512_set1_epi16(0x3f80), b = (__m512bh)_mm512_set1_epi16(0x3a83);  // 1.0, ~1e-3
+  for (int64_t it = 0; it < iters; ++it)
+#pragma GCC unroll 12  // unrolled, the accumulators live in registers (no store-forwarding chain)
+    for (int i = 0; i < kAcc; ++i) acc[i] = _mm512_dpbf16_ps(acc[i], a, b);
+  float sum = 0;
+  for (int i = 0; i < kAcc; ++i) sum += _mm512_reduce_add_ps(acc[i]);
+  return sum;
+}
+
+// kind 0: fp32 FMA (the widest this CPU has), 1: bf16 dot products (skipped without AVX512-BF16).
+void BM_FmaPeak(benchmark::State& state, int kind) {
+  const bool avx512 = __builtin_cpu_supports("avx512f");
+  if (kind == 1 && !(avx512 && __builtin_cpu_supports("avx512bf16"))) {
+    state.SkipWithError("no AVX512-BF16");
+    return;
+  }
+  constexpr int64_t kIters = 1 << 20;
+  const int threads = omp_get_max_threads();
+  float sink = 0;
+  for (auto _ : state) {
+#pragma omp parallel reduction(+ : sink)
+    sink += kind == 1 ? dpbf16_chains(kIters) : avx512 ? fma_chains_avx512(kIters) : fma_chains_avx2(kIters);
+    benchmark::DoNotOptimize(sink);
+  }
+  const double lanes = kind == 1 ? 32 : avx512 ? 16 : 8;  // products per instruction
+  state.counters["TFLOPs"] = benchmark::Counter(2e-12 * lanes * kAcc * double(kIters) * threads,
+                                                benchmark::Counter::kIsIterationInvariantRate);
+  state.SetLabel(kind == 1 ? "vdpbf16ps" : avx512 ? "vfmadd zmm" : "vfmadd ymm");
+}
+BENCHMARK_CAPTURE(BM_FmaPeak, fp32, 0)->UseRealTime()->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_FmaPeak, bf16, 1)->UseRealTime()->Unit(benchmark::kMillisecond);
 
 // Registered at static initialisation: BM_GemmShape/<shape>/<pass>/<precision> per second of
 // wall time, and BM_GemmShapeCpu/... per CPU-second of the process: on a shared, loaded machine
