@@ -54,6 +54,16 @@ def load():
     return " ".join(open("/proc/loadavg").read().split()[:3])
 
 
+def scheduling():
+    """This process's scheduler group (Linux autogroup) and nice: on a shared machine the load
+    average counts processes a higher-priority run barely waits for, so the table says both."""
+    try:
+        group = open("/proc/self/autogroup").read().split()
+        return f"autogroup nice {group[-1]}, nice {os.nice(0)}"
+    except (OSError, IndexError):
+        return f"nice {os.nice(0)}"
+
+
 # A figure: id, what, unit ("samples/s" or "ms" latency), ours (argv, JSON key), theirs {label: argv}.
 def figures(q, inputs):
     st = ["--steps", "1", "--warmup-steps", "1"] if q else ["--steps", "3", "--warmup-steps", "1"]
@@ -155,14 +165,15 @@ def measure(args, figs, results_path):
                 for side, targv in sides:  # A B A B: ours, then each of theirs, every round
                     if (fig_id, side, rnd) in done:
                         continue
-                    ld = load()
+                    ld, when = load(), time.strftime("%Y-%m-%d %H:%M", time.gmtime())
                     try:
                         r = run_ours(args.binary, oargv, key) if targv is None else run_theirs(targv)
                     except (subprocess.CalledProcessError, KeyError, ValueError) as e:
                         err = getattr(e, "stderr", "") or ""
                         print(f"compare: {fig_id} {side} round {rnd + 1} failed: {e} {err[-400:]}", file=sys.stderr)
                         r = {"value": None}
-                    r.update({"fig": fig_id, "side": side, "round": rnd, "load": ld})
+                    r.update({"fig": fig_id, "side": side, "round": rnd, "load": ld, "time": when,
+                              "sched": scheduling()})
                     print(f"compare: {fig_id:16s} {side:18s} round {rnd + 1}: {r['value']} (load {ld})", file=sys.stderr)
                     out.write(json.dumps(r) + "\n")
                     out.flush()
@@ -181,8 +192,18 @@ def fmt_stat(vals, unit):
 
 
 def table(args, figs, done, model, flags, versions, t_start, t_end):
+    """The markdown table. Dates, loads and scheduling come from the measurements' own records
+    (those of an interrupted run that this one resumed included); t_start/t_end are this
+    invocation's, used for records written before the script recorded times."""
+    recs = [r for r in done.values() if r.get("value") is not None]
+    times = sorted(r["time"] for r in recs if r.get("time"))
+    first, last = (times[0], times[-1]) if times else (t_start[0], t_end[0])
+    loads = [float(r["load"].split()[0]) for r in recs if r.get("load")]
+    sched = sorted({r["sched"] for r in recs if r.get("sched")})
     lines = [f"CPU: {model}, {os.cpu_count()} logical CPUs; ISA flags: {' '.join(flags)}",
-             f"Date: {t_start[0]} to {t_end[0]} (UTC); load average at start {t_start[1]}, at end {t_end[1]}",
+             f"Date: {first} to {last} (UTC); 1-minute load average during the measurements "
+             + (f"{min(loads):.2f}-{max(loads):.2f}" if loads else "?")
+             + (f"; ran at {', '.join(sched)}" if sched else ""),
              f"Ours: {args.binary} ({versions['ours']}); theirs: torch {versions.get('torch', '?')}, "
              f"open_clip {versions.get('open_clip', '?')}; {args.rounds} rounds of A B, median (min-max)",
              "",
