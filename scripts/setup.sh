@@ -79,5 +79,6 @@ if [[ ! -f data/imagenet_zeroshot.json ]]; then
   done
 fi
 [[ -f data/imagenet_zeroshot.json ]] || echo "setup: warning: imagenet_zeroshot.json not found (ImageNet zero-shot needs it)"
+((FOR_DEMO)) || scripts/setup_lizard.sh || echo "setup: warning: lizard venv (.lizard) not made; the test function_lengths skips"
 ((FOR_DEMO)) || scripts/setup_pyref.sh || echo "setup: warning: OpenCLIP 2.24 reference venv (.pyref) not made; tests that call OpenCLIP skip"
 echo "setup: ok"

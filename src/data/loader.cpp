@@ -87,91 +87,110 @@ DataLoader::DataLoader(DataConfig cfg, std::shared_ptr<const TextTokenizer> tok)
   if (!tok_) tok_ = make_text_tokenizer("", false, cfg_.context_length);  // CLIP's BPE
   stats_->set_full_warnings(cfg_.warn_full);
   nw_ = std::max(1, cfg_.workers);
-  const int64_t B = cfg_.batch_size;
-
   if (cfg_.type == DatasetType::WebDataset) {
-    auto list = expand_shards(cfg_.data, cfg_.upsampling_factors);
-    if (!list) OC_USER_ERROR("--{}-data: {}", cfg_.train ? "train" : "val", list.error());
-    shards_ = std::move(list->urls);
-    weights_ = std::move(list->weights);
-    if (shards_.empty()) OC_USER_ERROR("'{}' names no shards", cfg_.data);
-    if (!weights_.empty() && !cfg_.resampled)
-      OC_USER_ERROR("--train-data-upsampling-factors needs --dataset-resampled (as in OpenCLIP)");
-    int64_t n = cfg_.num_samples;
-    if (n <= 0) {
-      auto sz = dataset_size(shards_);
-      if (cfg_.train && !sz) OC_USER_ERROR("cannot tell the number of training samples: {}", sz.error());
-      n = sz ? *sz : 0;
-    }
-    if (cfg_.train) {
-      if (!cfg_.resampled && int64_t(shards_.size()) < int64_t(nw_) * cfg_.world_size)
-        OC_USER_ERROR("number of shards must be >= total workers: {} shards for {} worker(s) x {} rank(s); "
-                      "use fewer --workers, more shards, or --dataset-resampled",
-                      shards_.size(), nw_, cfg_.world_size);
-      EpochSize e = wds_epoch_size(n, cfg_.batch_size, cfg_.world_size, cfg_.workers);
-      num_batches_ = e.num_batches;
-      num_samples_ = e.num_samples;
-      worker_batches_ = e.worker_batches;
-    } else {
-      num_samples_ = n;
-      num_batches_ = (n + B - 1) / B;
-      worker_batches_ = -1;
-    }
+    set_up_webdataset();
+  } else if (cfg_.type == DatasetType::Csv) {
+    size_indexed_dataset(load_csv());
   } else {
-    int64_t n = 0;
-    if (cfg_.type == DatasetType::Csv) {
-      std::vector<std::string> opt;
-      if (!cfg_.csv_label_key.empty()) opt.push_back(cfg_.csv_label_key);
-      auto cols = read_csv_columns(cfg_.data, cfg_.csv_separator, {cfg_.csv_img_key, cfg_.csv_caption_key}, opt);
-      if (!cols) OC_USER_ERROR("{}", cols.error());
-      for (const auto& m : cols->malformed)
-        stats_->skip(Skip::MalformedRow, fmt::format("{}: line {} has {} fields, the header {}; row skipped", cfg_.data,
-                                                     m.line, m.fields, cols->header.size()));
-      if (!cols->malformed.empty())
-        log::warn("{}: skipped {} malformed row(s) with a field count other than the header's {} (first at line {})",
-                  cfg_.data, cols->malformed.size(), cols->header.size(), cols->malformed[0].line);
-      if (!cfg_.csv_label_key.empty() && cols->cols[2].size() == size_t(cols->rows)) {
-        bool found = false;
-        for (auto& h : cols->header) found |= h == cfg_.csv_label_key;
-        if (!found) OC_USER_ERROR("{}: no label column '{}' (--csv-label-key)", cfg_.data, cfg_.csv_label_key);
-      }
-      auto csv = std::make_shared<CsvData>();
-      // Paths are relative to the CSV's folder; OpenCLIP resolves them against the working
-      // directory, so that is used instead when the first row only exists there.
-      std::string base = fs::dirname(cfg_.data);
-      if (cols->rows > 0) {
-        const std::string& p0 = cols->cols[0][0];
-        if (!p0.empty() && p0[0] != '/' && !fs::exists(fs::join(base, p0)) && fs::exists(p0)) base = "";
-      }
-      for (int64_t i = 0; i < cols->rows; ++i) {
-        const std::string& p = cols->cols[0][size_t(i)];
-        csv->paths.push_back(p.empty() || p[0] == '/' || base.empty() ? p : fs::join(base, p));
-        csv->captions.push_back(std::move(cols->cols[1][size_t(i)]));
-        if (!cfg_.csv_label_key.empty()) {
-          auto lab = parse_label(cols->cols[2][size_t(i)]);
-          csv->labels.push_back(lab ? *lab : -1);
-        }
-      }
-      n = cols->rows;
-      csv_ = std::move(csv);
-    } else {
-      n = cfg_.num_samples;
-      if (n <= 0) OC_USER_ERROR("--dataset-type {} needs --train-num-samples", dataset_type_name(cfg_.type));
-    }
-    index_size_ = n;
-    if (cfg_.train) {
-      int64_t per_rank = cfg_.world_size > 1 ? (n + cfg_.world_size - 1) / cfg_.world_size : n;
-      num_batches_ = per_rank / B;  // drop_last
-      if (num_batches_ == 0)
-        OC_USER_ERROR("{} has {} samples{}: fewer than one batch of {} (training drops the last partial batch)",
-                      cfg_.data.empty() ? dataset_type_name(cfg_.type) : cfg_.data, n,
-                      cfg_.world_size > 1 ? fmt::format(" ({} per rank)", per_rank) : "", B);
-    } else {
-      num_batches_ = (n + B - 1) / B;
-    }
-    num_samples_ = n;
+    if (cfg_.num_samples <= 0)
+      OC_USER_ERROR("--dataset-type {} needs --train-num-samples", dataset_type_name(cfg_.type));
+    size_indexed_dataset(cfg_.num_samples);
   }
   pool_ = std::make_shared<BatchPool>(size_t(nw_) * size_t(std::max(1, cfg_.prefetch) + 2));
+  init_position();
+}
+
+// Shards (with upsampling weights) and the epoch size: OpenCLIP's, per worker when training.
+void DataLoader::set_up_webdataset() {
+  const int64_t B = cfg_.batch_size;
+  auto list = expand_shards(cfg_.data, cfg_.upsampling_factors);
+  if (!list) OC_USER_ERROR("--{}-data: {}", cfg_.train ? "train" : "val", list.error());
+  shards_ = std::move(list->urls);
+  weights_ = std::move(list->weights);
+  if (shards_.empty()) OC_USER_ERROR("'{}' names no shards", cfg_.data);
+  if (!weights_.empty() && !cfg_.resampled)
+    OC_USER_ERROR("--train-data-upsampling-factors needs --dataset-resampled (as in OpenCLIP)");
+  int64_t n = cfg_.num_samples;
+  if (n <= 0) {
+    auto sz = dataset_size(shards_);
+    if (cfg_.train && !sz) OC_USER_ERROR("cannot tell the number of training samples: {}", sz.error());
+    n = sz ? *sz : 0;
+  }
+  if (cfg_.train) {
+    if (!cfg_.resampled && int64_t(shards_.size()) < int64_t(nw_) * cfg_.world_size)
+      OC_USER_ERROR(
+          "number of shards must be >= total workers: {} shards for {} worker(s) x {} rank(s); "
+          "use fewer --workers, more shards, or --dataset-resampled",
+          shards_.size(), nw_, cfg_.world_size);
+    EpochSize e = wds_epoch_size(n, cfg_.batch_size, cfg_.world_size, cfg_.workers);
+    num_batches_ = e.num_batches;
+    num_samples_ = e.num_samples;
+    worker_batches_ = e.worker_batches;
+  } else {
+    num_samples_ = n;
+    num_batches_ = (n + B - 1) / B;
+    worker_batches_ = -1;
+  }
+}
+
+// The CSV's image paths, captions and (with --csv-label-key) labels into csv_; malformed rows
+// are counted and skipped.
+int64_t DataLoader::load_csv() {
+  std::vector<std::string> opt;
+  if (!cfg_.csv_label_key.empty()) opt.push_back(cfg_.csv_label_key);
+  auto cols = read_csv_columns(cfg_.data, cfg_.csv_separator, {cfg_.csv_img_key, cfg_.csv_caption_key}, opt);
+  if (!cols) OC_USER_ERROR("{}", cols.error());
+  for (const auto& m : cols->malformed)
+    stats_->skip(Skip::MalformedRow, fmt::format("{}: line {} has {} fields, the header {}; row skipped", cfg_.data,
+                                                 m.line, m.fields, cols->header.size()));
+  if (!cols->malformed.empty())
+    log::warn("{}: skipped {} malformed row(s) with a field count other than the header's {} (first at line {})",
+              cfg_.data, cols->malformed.size(), cols->header.size(), cols->malformed[0].line);
+  if (!cfg_.csv_label_key.empty() && cols->cols[2].size() == size_t(cols->rows)) {
+    bool found = false;
+    for (auto& h : cols->header) found |= h == cfg_.csv_label_key;
+    if (!found) OC_USER_ERROR("{}: no label column '{}' (--csv-label-key)", cfg_.data, cfg_.csv_label_key);
+  }
+  auto csv = std::make_shared<CsvData>();
+  // Paths are relative to the CSV's folder; OpenCLIP resolves them against the working
+  // directory, so that is used instead when the first row only exists there.
+  std::string base = fs::dirname(cfg_.data);
+  if (cols->rows > 0) {
+    const std::string& p0 = cols->cols[0][0];
+    if (!p0.empty() && p0[0] != '/' && !fs::exists(fs::join(base, p0)) && fs::exists(p0)) base = "";
+  }
+  for (int64_t i = 0; i < cols->rows; ++i) {
+    const std::string& p = cols->cols[0][size_t(i)];
+    csv->paths.push_back(p.empty() || p[0] == '/' || base.empty() ? p : fs::join(base, p));
+    csv->captions.push_back(std::move(cols->cols[1][size_t(i)]));
+    if (!cfg_.csv_label_key.empty()) {
+      auto lab = parse_label(cols->cols[2][size_t(i)]);
+      csv->labels.push_back(lab ? *lab : -1);
+    }
+  }
+  csv_ = std::move(csv);
+  return cols->rows;
+}
+
+// Training drops the last partial batch of each rank's share; evaluation keeps it.
+void DataLoader::size_indexed_dataset(int64_t n) {
+  const int64_t B = cfg_.batch_size;
+  index_size_ = n;
+  if (cfg_.train) {
+    int64_t per_rank = cfg_.world_size > 1 ? (n + cfg_.world_size - 1) / cfg_.world_size : n;
+    num_batches_ = per_rank / B;  // drop_last
+    if (num_batches_ == 0)
+      OC_USER_ERROR("{} has {} samples{}: fewer than one batch of {} (training drops the last partial batch)",
+                    cfg_.data.empty() ? dataset_type_name(cfg_.type) : cfg_.data, n,
+                    cfg_.world_size > 1 ? fmt::format(" ({} per rank)", per_rank) : "", B);
+  } else {
+    num_batches_ = (n + B - 1) / B;
+  }
+  num_samples_ = n;
+}
+
+// What a saved position must match to be resumed: seed, rank and world, workers, batch, data.
+void DataLoader::init_position() {
   pos_.seed = cfg_.seed;
   pos_.rank = cfg_.rank;
   pos_.world_size = cfg_.world_size;

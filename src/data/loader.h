@@ -97,6 +97,13 @@ class DataLoader {
  private:
   void stop();
   void launch(const std::vector<WorkerPos>& from, int next_worker);
+  // The constructor's steps, by dataset type: shards and epoch size of a webdataset; the rows
+  // of a CSV (returns their count); the epoch size of an indexed dataset (CSV, synthetic) of
+  // n samples; then the position's identity.
+  void set_up_webdataset();
+  int64_t load_csv();
+  void size_indexed_dataset(int64_t n);
+  void init_position();
   DataConfig cfg_;
   std::shared_ptr<const TextTokenizer> tok_;
   std::shared_ptr<DataStats> stats_;

@@ -112,6 +112,101 @@ Result<std::vector<ShardInput>> inputs_from_folder(const std::string& dir) {
   return out;
 }
 
+namespace {
+
+// A shard written before (img2dataset's incremental mode): its counts from its stats file.
+void count_written_shard(const std::string& out, int64_t shard, ShardToolResult& res) {
+  ++res.shards_skipped;
+  auto st = nlohmann::json::parse(*fs::read_text(fs::join(out, stats_name(shard))), nullptr, false);
+  if (!st.is_discarded()) {
+    res.successes += st.value("successes", int64_t(0));
+    res.failed_to_read += st.value("failed_to_download", int64_t(0));
+    res.failed_to_resize += st.value("failed_to_resize", int64_t(0));
+  }
+}
+
+// Reads, decodes, resizes and re-encodes one input into `s` (whose key is set): jpg, txt and
+// json as img2dataset writes them. Returns img2dataset's status; `error` says why when it is
+// not "success".
+std::string make_sample(const ShardInput& x, const ShardToolOptions& opt, ShardSample& s, std::string& error) {
+  std::string caption = x.caption;
+  if (opt.first_caption_only) caption = caption.substr(0, caption.find('\n'));
+  nlohmann::json meta = {{"url", x.path}, {"caption", caption}, {"key", s.key}};
+  auto bytes = fs::read_file(x.path);
+  if (!bytes) {
+    error = bytes.error();
+    return "failed_to_download";
+  }
+  auto img = decode_image(*bytes);
+  if (!img) {
+    error = "Image decoding error: " + img.error();
+    return "failed_to_resize";
+  }
+  ImageU8 r = resize_for_shard(*img, opt.image_size, opt.resize_mode);
+  auto jpg = encode_image(r, ImageFormat::Jpeg, opt.quality);
+  if (!jpg) {
+    error = jpg.error();
+    return "failed_to_resize";
+  }
+  meta["status"] = "success";
+  meta["error_message"] = nullptr;
+  meta["width"] = r.width;
+  meta["height"] = r.height;
+  meta["original_width"] = img->width;
+  meta["original_height"] = img->height;
+  s.add("jpg", std::move(*jpg));
+  s.add("txt", caption);
+  s.add("json", meta.dump(4));
+  return "success";
+}
+
+struct ShardCounts {
+  int64_t successes = 0, failed_to_read = 0, failed_to_resize = 0;
+};
+
+// Makes shard `shard` from inputs [first, first + count) in parallel and writes it with its
+// stats file. Failed samples are not in the tar (keys have gaps), as in img2dataset.
+ShardCounts build_shard(const std::vector<ShardInput>& in, int64_t shard, int64_t first, int64_t count,
+                        const ShardToolOptions& opt) {
+  const int64_t S = opt.shard_size;
+  const double t0 = now_seconds();
+  const std::time_t start = std::time(nullptr);
+  std::vector<ShardSample> samples(static_cast<size_t>(count));
+  std::vector<std::string> status(static_cast<size_t>(count)), error(static_cast<size_t>(count));
+#pragma omp parallel for schedule(dynamic, 8)
+  for (int64_t i = 0; i < count; ++i) {
+    ShardSample& s = samples[size_t(i)];
+    s.key = sample_key(shard, i, S);
+    status[size_t(i)] = make_sample(in[size_t(first + i)], opt, s, error[size_t(i)]);
+  }
+  std::vector<ShardSample> ok;
+  nlohmann::json status_dict = nlohmann::json::object();
+  ShardCounts c;
+  for (int64_t i = 0; i < count; ++i) {
+    const std::string& st = status[size_t(i)];
+    std::string k = st == "success" ? "success" : error[size_t(i)];
+    status_dict[k] = status_dict.value(k, 0) + 1;
+    if (st == "success")
+      ++c.successes, ok.push_back(std::move(samples[size_t(i)]));
+    else if (st == "failed_to_download")
+      ++c.failed_to_read;
+    else
+      ++c.failed_to_resize;
+  }
+  nlohmann::json stats = {{"count", count},
+                          {"successes", c.successes},
+                          {"failed_to_download", c.failed_to_read},
+                          {"failed_to_resize", c.failed_to_resize},
+                          {"duration", now_seconds() - t0},
+                          {"start_time", double(start)},
+                          {"end_time", double(std::time(nullptr))},
+                          {"status_dict", status_dict}};
+  write_shard(opt.out, shard, ok, stats);
+  return c;
+}
+
+}  // namespace
+
 ShardToolResult write_shards(const std::vector<ShardInput>& in, const ShardToolOptions& opt) {
   if (opt.shard_size < 1) OC_USER_ERROR("--shard-size must be >= 1");
   if (opt.quality < 1 || opt.quality > 100) OC_USER_ERROR("--encode-quality {}: choose 1..100", opt.quality);
@@ -125,78 +220,14 @@ ShardToolResult write_shards(const std::vector<ShardInput>& in, const ShardToolO
   for (int64_t shard = 0; shard < res.shards; ++shard) {
     const int64_t first = shard * S, count = std::min(S, n - first);
     if (shard_done(opt.out, shard)) {  // img2dataset's incremental mode
-      ++res.shards_skipped;
-      auto st = nlohmann::json::parse(*fs::read_text(fs::join(opt.out, stats_name(shard))), nullptr, false);
-      if (!st.is_discarded()) {
-        res.successes += st.value("successes", int64_t(0));
-        res.failed_to_read += st.value("failed_to_download", int64_t(0));
-        res.failed_to_resize += st.value("failed_to_resize", int64_t(0));
-      }
+      count_written_shard(opt.out, shard, res);
       done += count;
       continue;
     }
-    const double t0 = now_seconds();
-    const std::time_t start = std::time(nullptr);
-    std::vector<ShardSample> samples(static_cast<size_t>(count));
-    std::vector<std::string> status(static_cast<size_t>(count)), error(static_cast<size_t>(count));
-#pragma omp parallel for schedule(dynamic, 8)
-    for (int64_t i = 0; i < count; ++i) {
-      const ShardInput& x = in[size_t(first + i)];
-      ShardSample& s = samples[size_t(i)];
-      s.key = sample_key(shard, i, S);
-      std::string caption = x.caption;
-      if (opt.first_caption_only) caption = caption.substr(0, caption.find('\n'));
-      nlohmann::json meta = {{"url", x.path}, {"caption", caption}, {"key", s.key}};
-      auto bytes = fs::read_file(x.path);
-      if (!bytes) {
-        status[size_t(i)] = "failed_to_download";
-        error[size_t(i)] = bytes.error();
-        continue;
-      }
-      auto img = decode_image(*bytes);
-      if (!img) {
-        status[size_t(i)] = "failed_to_resize";
-        error[size_t(i)] = "Image decoding error: " + img.error();
-        continue;
-      }
-      ImageU8 r = resize_for_shard(*img, opt.image_size, opt.resize_mode);
-      auto jpg = encode_image(r, ImageFormat::Jpeg, opt.quality);
-      if (!jpg) {
-        status[size_t(i)] = "failed_to_resize";
-        error[size_t(i)] = jpg.error();
-        continue;
-      }
-      status[size_t(i)] = "success";
-      meta["status"] = "success";
-      meta["error_message"] = nullptr;
-      meta["width"] = r.width;
-      meta["height"] = r.height;
-      meta["original_width"] = img->width;
-      meta["original_height"] = img->height;
-      s.add("jpg", std::move(*jpg));
-      s.add("txt", caption);
-      s.add("json", meta.dump(4));
-    }
-    // Failed samples are not in the tar (keys have gaps), as in img2dataset.
-    std::vector<ShardSample> ok;
-    nlohmann::json status_dict = nlohmann::json::object();
-    int64_t succ = 0, f_read = 0, f_resize = 0;
-    for (int64_t i = 0; i < count; ++i) {
-      const std::string& st = status[size_t(i)];
-      std::string k = st == "success" ? "success" : error[size_t(i)];
-      status_dict[k] = status_dict.value(k, 0) + 1;
-      if (st == "success") ++succ, ok.push_back(std::move(samples[size_t(i)]));
-      else if (st == "failed_to_download") ++f_read;
-      else ++f_resize;
-    }
-    nlohmann::json stats = {{"count", count},           {"successes", succ},
-                            {"failed_to_download", f_read}, {"failed_to_resize", f_resize},
-                            {"duration", now_seconds() - t0}, {"start_time", double(start)},
-                            {"end_time", double(std::time(nullptr))}, {"status_dict", status_dict}};
-    write_shard(opt.out, shard, ok, stats);
-    res.successes += succ;
-    res.failed_to_read += f_read;
-    res.failed_to_resize += f_resize;
+    const ShardCounts c = build_shard(in, shard, first, count, opt);
+    res.successes += c.successes;
+    res.failed_to_read += c.failed_to_read;
+    res.failed_to_resize += c.failed_to_resize;
     done += count;
     prog.update(done, res.successes);
   }

@@ -107,6 +107,85 @@ Result<std::string> TarReader::read_payload_string(uint64_t size, uint64_t hdr, 
   return s;
 }
 
+struct TarReader::Extended {
+  std::map<std::string, std::string> pax;
+  std::string long_name;
+  bool have_long_name = false;
+  uint64_t start = UINT64_MAX;  // the member's first header (pax / long name ones included)
+};
+
+// Reads the 512-byte header at `header_offset` and checks its checksum (unsigned or signed
+// sum, as CPython). False at the end of the archive: EOF at a member boundary, or a zero block.
+Result<bool> TarReader::read_header(uint8_t* b, uint64_t hdr, const Extended& ext) {
+  auto n = r_.read(b, kBlock);
+  if (!n) return Err{n.error()};
+  if (*n == 0) {
+    if (hdr == 0) return Err{fmt::format("{}: empty file", path_)};
+    if (!ext.pax.empty() || ext.have_long_name)
+      return Err{fmt::format("{}: unexpected end of data after an extended header at byte {}", path_, hdr)};
+    return false;
+  }
+  if (*n < kBlock) return Err{fmt::format("{}: truncated header at byte {} ({} of 512 bytes)", path_, hdr, *n)};
+  if (std::all_of(b, b + kBlock, [](uint8_t c) { return c == 0; })) {
+    if (hdr == 0) return Err{fmt::format("{}: empty file", path_)};
+    return false;
+  }
+  uint64_t stored = 0;
+  int64_t usum = 0, ssum = 0;
+  for (size_t i = 0; i < kBlock; ++i) {
+    uint8_t c = (i >= 148 && i < 156) ? uint8_t(' ') : b[i];
+    usum += c;
+    ssum += int8_t(c);
+  }
+  if (!parse_tar_number({b + 148, 8}, &stored) || (int64_t(stored) != usum && int64_t(stored) != ssum))
+    return Err{fmt::format("{}: {} at byte {}", path_,
+                           hdr == 0 ? "not a tar file (bad header checksum)" : "bad checksum", hdr)};
+  return true;
+}
+
+// A pax header ('x': this member, 'g': all that follow) or a GNU long name ('L'; 'K', a long
+// link name, is read and dropped).
+Status TarReader::read_extended(char type, uint64_t size, uint64_t hdr, Extended& ext) {
+  if (type == 'x' || type == 'g') {
+    auto payload = read_payload_string(size, hdr, "pax");
+    if (!payload) return Err{payload.error()};
+    if (!parse_pax(*payload, type == 'x' ? &ext.pax : &global_pax_))
+      return Err{fmt::format("{}: malformed pax header at byte {}", path_, hdr)};
+    if (type == 'g') ext.start = UINT64_MAX;
+    return Status::success();
+  }
+  auto payload = read_payload_string(size, hdr, "GNU long name");
+  if (!payload) return Err{payload.error()};
+  if (type == 'L') {
+    ext.long_name = payload->substr(0, payload->find('\0'));
+    ext.have_long_name = true;
+  }
+  return Status::success();
+}
+
+// The member's name: the header's (with the ustar prefix), replaced by a GNU long name, then
+// by pax "path" (global, then the member's, which wins). Pax "size" replaces *size likewise.
+Result<std::string> TarReader::member_name(const uint8_t* b, const Extended& ext, uint64_t hdr, uint64_t* size) const {
+  std::string name = nts(b, 100);
+  if (std::memcmp(b + 257, "ustar\0", 6) == 0) {  // POSIX: bytes 345.. are a name prefix (GNU: times)
+    std::string prefix = nts(b + 345, 155);
+    if (!prefix.empty()) name = prefix + "/" + name;
+  }
+  if (ext.have_long_name) name = ext.long_name;
+  for (const auto* kv : {&global_pax_, &ext.pax}) {
+    if (auto it = kv->find("path"); it != kv->end()) name = it->second;
+    if (auto it = kv->find("size"); it != kv->end()) {
+      uint64_t v = 0;
+      for (char c : it->second) {
+        if (c < '0' || c > '9') return Err{fmt::format("{}: bad pax size '{}' at byte {}", path_, it->second, hdr)};
+        v = v * 10 + uint64_t(c - '0');
+      }
+      *size = v;
+    }
+  }
+  return name;
+}
+
 Result<bool> TarReader::next(TarMember* m) {
   if (done_) return false;
   auto fail = [&](std::string msg) -> Result<bool> {
@@ -114,95 +193,44 @@ Result<bool> TarReader::next(TarMember* m) {
     return Err{std::move(msg)};
   };
   if (auto st = finish_member(); !st) return fail(st.error());
-  std::map<std::string, std::string> pax;
-  std::string long_name;
-  bool have_long_name = false;
-  uint64_t start = UINT64_MAX;  // the member's first header (pax / long name ones included)
+  Extended ext;
   for (;;) {
     uint64_t hdr = r_.offset();
-    if (start == UINT64_MAX) start = hdr;
+    if (ext.start == UINT64_MAX) ext.start = hdr;
     uint8_t b[kBlock];
-    auto n = r_.read(b, kBlock);
-    if (!n) return fail(n.error());
-    if (*n == 0) {
-      if (hdr == 0) return fail(fmt::format("{}: empty file", path_));
-      if (!pax.empty() || have_long_name)
-        return fail(fmt::format("{}: unexpected end of data after an extended header at byte {}", path_, hdr));
+    auto got = read_header(b, hdr, ext);
+    if (!got) return fail(got.error());
+    if (!*got) {
       done_ = true;
       return false;
     }
-    if (*n < kBlock) return fail(fmt::format("{}: truncated header at byte {} ({} of 512 bytes)", path_, hdr, *n));
-    if (std::all_of(b, b + kBlock, [](uint8_t c) { return c == 0; })) {
-      if (hdr == 0) return fail(fmt::format("{}: empty file", path_));
-      done_ = true;
-      return false;
-    }
-    uint64_t stored = 0;
-    int64_t usum = 0, ssum = 0;
-    for (size_t i = 0; i < kBlock; ++i) {
-      uint8_t c = (i >= 148 && i < 156) ? uint8_t(' ') : b[i];
-      usum += c;
-      ssum += int8_t(c);
-    }
-    if (!parse_tar_number({b + 148, 8}, &stored) || (int64_t(stored) != usum && int64_t(stored) != ssum))
-      return fail(fmt::format("{}: {} at byte {}", path_, hdr == 0 ? "not a tar file (bad header checksum)" : "bad checksum",
-                              hdr));
     uint64_t size = 0;
     if (!parse_tar_number({b + 124, 12}, &size))
       return fail(fmt::format("{}: bad size field in header at byte {}", path_, hdr));
     char type = char(b[156]);
-    if (type == 'x' || type == 'g') {
-      auto payload = read_payload_string(size, hdr, "pax");
-      if (!payload) return fail(payload.error());
-      if (!parse_pax(*payload, type == 'x' ? &pax : &global_pax_))
-        return fail(fmt::format("{}: malformed pax header at byte {}", path_, hdr));
-      if (type == 'g') start = UINT64_MAX;
+    if (type == 'x' || type == 'g' || type == 'L' || type == 'K') {
+      if (Status s = read_extended(type, size, hdr, ext); !s) return fail(s.error());
       continue;
     }
-    if (type == 'L' || type == 'K') {
-      auto payload = read_payload_string(size, hdr, "GNU long name");
-      if (!payload) return fail(payload.error());
-      if (type == 'L') {
-        long_name = payload->substr(0, payload->find('\0'));
-        have_long_name = true;
-      }
-      continue;
-    }
-    std::string name = nts(b, 100);
-    if (std::memcmp(b + 257, "ustar\0", 6) == 0) {  // POSIX: bytes 345.. are a name prefix (GNU: times)
-      std::string prefix = nts(b + 345, 155);
-      if (!prefix.empty()) name = prefix + "/" + name;
-    }
-    if (have_long_name) name = long_name;
-    for (auto* kv : {&global_pax_, &pax}) {
-      if (auto it = kv->find("path"); it != kv->end()) name = it->second;
-      if (auto it = kv->find("size"); it != kv->end()) {
-        uint64_t v = 0;
-        for (char c : it->second) {
-          if (c < '0' || c > '9') return fail(fmt::format("{}: bad pax size '{}' at byte {}", path_, it->second, hdr));
-          v = v * 10 + uint64_t(c - '0');
-        }
-        size = v;
-      }
-    }
-    bool regular = is_regular(type) && !(type == '\0' && !name.empty() && name.back() == '/');
+    auto name = member_name(b, ext, hdr, &size);
+    if (!name) return fail(name.error());
+    bool regular = is_regular(type) && !(type == '\0' && !name->empty() && name->back() == '/');
     if (!regular) {
       if (!is_supported(type) || type == 'S') {
         auto r = r_.skip(size + padding(size));
         if (!r) return fail(r.error());
-        if (*r < size) return fail(fmt::format("{}: unexpected end of data in member '{}' (header at byte {})", path_, name, hdr));
+        if (*r < size)
+          return fail(fmt::format("{}: unexpected end of data in member '{}' (header at byte {})", path_, *name, hdr));
       }
-      pax.clear();
-      have_long_name = false;
-      start = UINT64_MAX;
+      ext = Extended{};
       continue;
     }
-    m->name = name;
+    m->name = *name;
     m->size = size;
-    m->offset = start;
+    m->offset = ext.start;
     m->data_offset = r_.offset();
-    member_name_ = std::move(name);
-    member_offset_ = start;
+    member_name_ = std::move(*name);
+    member_offset_ = ext.start;
     pending_ = size;
     pending_pad_ = padding(size);
     in_member_ = true;

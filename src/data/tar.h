@@ -41,6 +41,13 @@ class TarReader {
  private:
   Status finish_member();
   Result<std::string> read_payload_string(uint64_t size, uint64_t header_offset, const char* what);
+  // next()'s steps. Extended: the pax and GNU long-name headers read so far for the coming
+  // member (tar.cpp).
+  struct Extended;
+  Result<bool> read_header(uint8_t* block, uint64_t header_offset, const Extended& ext);
+  Status read_extended(char type, uint64_t size, uint64_t header_offset, Extended& ext);
+  Result<std::string> member_name(const uint8_t* block, const Extended& ext, uint64_t header_offset,
+                                  uint64_t* size) const;
   BufferedReader r_;
   std::string path_;
   std::map<std::string, std::string> global_pax_;

@@ -101,6 +101,15 @@ struct Job {
   std::vector<uint8_t> body;
 };
 
+// Where fetch_all is in the rows: the shard and row it adds next, the first shard not yet
+// written, and which sample each fetch tag is for.
+struct FetchCursor {
+  size_t shard = 0, first_open = 0;
+  int64_t row_in_shard = 0;
+  std::map<size_t, std::pair<Shard*, int64_t>> by_tag;
+  size_t tag = 0;
+};
+
 double unix_time() { return double(std::chrono::duration_cast<std::chrono::microseconds>(
                                        std::chrono::system_clock::now().time_since_epoch()).count()) * 1e-6; }
 
@@ -193,18 +202,7 @@ class Pipeline {
     const int64_t nshards = (n + o_.shard_size - 1) / o_.shard_size;
     sum.shards = nshards;
     sum.count = n;
-    std::vector<std::unique_ptr<Shard>> todo;
-    for (int64_t s = 0; s < nshards; ++s) {
-      if (data::shard_done(o_.output_folder, s)) {
-        ++sum.shards_skipped;
-        continue;
-      }
-      auto sh = std::make_unique<Shard>();
-      sh->id = s;
-      sh->begin = s * o_.shard_size;
-      sh->end = std::min(n, sh->begin + o_.shard_size);
-      todo.push_back(std::move(sh));
-    }
+    std::vector<std::unique_ptr<Shard>> todo = shards_to_do(nshards, sum.shards_skipped);
     int64_t total = 0;
     for (auto& s : todo) total += s->end - s->begin;
     sum.fetched = total;
@@ -222,48 +220,45 @@ class Pipeline {
         for (auto& t : *w) t.join();
       }
     } joiner{this, &workers};
+    fetch_all(fetcher, size_t(fo.concurrency), todo, total);
+    data::write_sizes(o_.output_folder, nshards);
+    add_shard_stats(nshards, sum);
+    sum.seconds = now_seconds() - t0;
+    return sum;
+  }
 
+  // The shards not written before (incremental mode), with their rows.
+  std::vector<std::unique_ptr<Shard>> shards_to_do(int64_t nshards, int64_t& skipped) const {
+    const int64_t n = int64_t(rows_.size());
+    std::vector<std::unique_ptr<Shard>> todo;
+    for (int64_t s = 0; s < nshards; ++s) {
+      if (data::shard_done(o_.output_folder, s)) {
+        ++skipped;
+        continue;
+      }
+      auto sh = std::make_unique<Shard>();
+      sh->id = s;
+      sh->begin = s * o_.shard_size;
+      sh->end = std::min(n, sh->begin + o_.shard_size);
+      todo.push_back(std::move(sh));
+    }
+    return todo;
+  }
+
+  // The main thread's loop: keeps the fetcher fed with the next rows (at most kOpenShards
+  // shards open, the decode queue bounded) and hands what it fetched to the workers, until
+  // every shard is written.
+  void fetch_all(Fetcher& fetcher, size_t concurrency, const std::vector<std::unique_ptr<Shard>>& todo, int64_t total) {
     data::Progress progress("download", total);
     const size_t max_queue = size_t(64 * std::max(1, o_.processes));
-    size_t shard_cursor = 0, first_open = 0;
-    int64_t row_in_shard = 0;
-    std::map<size_t, std::pair<Shard*, int64_t>> by_tag;  // fetch tag -> sample
-    size_t tag = 0;
+    FetchCursor c;
     while (true) {
-      while (first_open < todo.size() && todo[first_open]->written.load()) ++first_open;
-      while (shard_cursor < todo.size() && fetcher.in_flight() < size_t(fo.concurrency) &&
-             size_t(queued_.load()) < max_queue && shard_cursor < first_open + kOpenShards) {
-        Shard* s = todo[shard_cursor].get();
-        if (row_in_shard == 0) {
-          s->out.resize(size_t(s->end - s->begin));
-          s->remaining.store(s->end - s->begin);
-          s->start_time = unix_time();
-        }
-        by_tag[tag] = {s, row_in_shard};
-        fetcher.add(tag++, rows_[size_t(s->begin + row_in_shard)].url);
-        if (++row_in_shard == s->end - s->begin) ++shard_cursor, row_in_shard = 0;
-      }
-      for (Fetched& f : fetcher.poll(50)) {
-        auto [s, i] = by_tag.at(f.index);
-        by_tag.erase(f.index);
-        if (!f.error.empty()) {
-          Settled r;
-          r.status = SampleStatus::FailedToDownload;
-          r.error = std::move(f.error);
-          settle(s, i, std::move(r));
-        } else {
-          queued_.fetch_add(1);
-          {
-            std::lock_guard<std::mutex> lk(mu_);
-            queue_.push_back({s, i, std::move(f.body)});
-          }
-          cv_.notify_one();
-        }
-      }
-      {
-        std::lock_guard<std::mutex> lk(mu_);
-        if (error_) std::rethrow_exception(error_);
-      }
+      while (c.first_open < todo.size() && todo[c.first_open]->written.load()) ++c.first_open;
+      while (c.shard < todo.size() && fetcher.in_flight() < concurrency && size_t(queued_.load()) < max_queue &&
+             c.shard < c.first_open + kOpenShards)
+        fetch_next_row(fetcher, todo, c);
+      for (Fetched& f : fetcher.poll(50)) take_fetched(f, c);
+      rethrow_worker_error();
       progress.update(done_.load(), ok_.load());
       // Done when every shard is written (not when every sample is settled: the last
       // shard may still be being written by a worker).
@@ -273,11 +268,47 @@ class Pipeline {
       }
     }
     progress.finish();
-    {
-      std::lock_guard<std::mutex> lk(mu_);
-      if (error_) std::rethrow_exception(error_);
+    rethrow_worker_error();
+  }
+
+  void fetch_next_row(Fetcher& fetcher, const std::vector<std::unique_ptr<Shard>>& todo, FetchCursor& c) {
+    Shard* s = todo[c.shard].get();
+    if (c.row_in_shard == 0) {
+      s->out.resize(size_t(s->end - s->begin));
+      s->remaining.store(s->end - s->begin);
+      s->start_time = unix_time();
     }
-    data::write_sizes(o_.output_folder, nshards);
+    c.by_tag[c.tag] = {s, c.row_in_shard};
+    fetcher.add(c.tag++, rows_[size_t(s->begin + c.row_in_shard)].url);
+    if (++c.row_in_shard == s->end - s->begin) ++c.shard, c.row_in_shard = 0;
+  }
+
+  // A failed fetch settles its sample; a body goes to the workers' queue.
+  void take_fetched(Fetched& f, FetchCursor& c) {
+    auto [s, i] = c.by_tag.at(f.index);
+    c.by_tag.erase(f.index);
+    if (!f.error.empty()) {
+      Settled r;
+      r.status = SampleStatus::FailedToDownload;
+      r.error = std::move(f.error);
+      settle(s, i, std::move(r));
+    } else {
+      queued_.fetch_add(1);
+      {
+        std::lock_guard<std::mutex> lk(mu_);
+        queue_.push_back({s, i, std::move(f.body)});
+      }
+      cv_.notify_one();
+    }
+  }
+
+  void rethrow_worker_error() {
+    std::lock_guard<std::mutex> lk(mu_);
+    if (error_) std::rethrow_exception(error_);
+  }
+
+  // The counts of every shard's stats file, those written before included.
+  void add_shard_stats(int64_t nshards, DownloadSummary& sum) const {
     for (int64_t s = 0; s < nshards; ++s) {
       auto txt = fs::read_text(fs::join(o_.output_folder, data::stats_name(s)));
       if (!txt) continue;
@@ -287,8 +318,6 @@ class Pipeline {
       sum.failed_to_download += j.value("failed_to_download", int64_t(0));
       sum.failed_to_resize += j.value("failed_to_resize", int64_t(0));
     }
-    sum.seconds = now_seconds() - t0;
-    return sum;
   }
 
   std::mutex mu_;

@@ -163,27 +163,173 @@ bool plain_strings(std::span<const uint8_t> b, size_t count, std::vector<std::st
   return true;
 }
 
+// The index of the BYTE_ARRAY, non-repeated column `column` (errors list the columns there are).
+Result<size_t> string_column(const ParquetMeta& meta, const std::string& path, const std::string& column) {
+  int ci = -1;
+  for (size_t i = 0; i < meta.columns.size(); ++i)
+    if (meta.columns[i].name == column) ci = int(i);
+  if (ci < 0) {
+    std::string have;
+    for (const auto& c : meta.columns) have += (have.empty() ? "" : ", ") + c.name;
+    return Err{fmt::format("{}: no column '{}' (columns: {})", path, column, have)};
+  }
+  const auto& sc = meta.columns[ci];
+  if (sc.physical_type != 6)
+    return Err{
+        fmt::format("{}: column '{}' has physical type {}, not BYTE_ARRAY (strings)", path, column, sc.physical_type)};
+  if (sc.repetition == 2) return Err{fmt::format("{}: column '{}' is repeated (a list)", path, column)};
+  return size_t(ci);
+}
+
+// A column chunk being read: where its bytes start in the file, for error messages.
+struct ChunkPlace {
+  const std::string& path;
+  const std::string& column;
+  size_t group;
+  int64_t start;
+  std::string where(size_t at) const {
+    return fmt::format("{}: column '{}' row group {} page at byte {}", path, column, group, start + int64_t(at));
+  }
+};
+
+// A data page's encoded definition levels and values; `page` owns the bytes they view when
+// they had to be decompressed.
+struct DataPage {
+  std::vector<uint8_t> page;
+  std::span<const uint8_t> levels, values;
+};
+
+// Data page v1: levels (4-byte length, RLE) and values compressed together. v2: levels
+// uncompressed before the values, which may be compressed.
+Status split_data_page(const PageHeader& h, std::span<const uint8_t> raw, int codec, bool optional,
+                       const ChunkPlace& chunk, size_t page_at, DataPage& out) {
+  auto where = [&] { return chunk.where(page_at); };
+  if (h.type == 0) {
+    auto d = parquet_decompress(codec, raw, size_t(h.uncompressed_size));
+    if (!d) return Err{where() + ": " + d.error()};
+    out.page = std::move(*d);
+    size_t q = 0;
+    if (optional) {
+      if (h.def_encoding != 3) return Err{where() + ": definition levels not RLE-encoded"};
+      if (out.page.size() < 4 || le32(out.page.data()) > out.page.size() - 4)
+        return Err{where() + ": bad level length"};
+      out.levels = std::span(out.page).subspan(4, le32(out.page.data()));
+      q = 4 + out.levels.size();
+    }
+    out.values = std::span(out.page).subspan(q);
+    return Status::success();
+  }
+  size_t lv = size_t(h.v2_def_len) + size_t(h.v2_rep_len);
+  if (lv > raw.size()) return Err{where() + ": level bytes past the page"};
+  if (h.v2_rep_len) return Err{where() + ": repetition levels in a flat column"};
+  out.levels = raw.subspan(0, size_t(h.v2_def_len));
+  if (h.v2_compressed && codec != 0) {
+    auto d = parquet_decompress(codec, raw.subspan(lv), size_t(h.uncompressed_size) - lv);
+    if (!d) return Err{where() + ": " + d.error()};
+    out.page = std::move(*d);
+    out.values = out.page;
+  } else {
+    out.values = raw.subspan(lv);
+  }
+  return Status::success();
+}
+
+// The `present` values of a data page: PLAIN, or dictionary indices (RLE, bit width first).
+Status decode_page_values(const PageHeader& h, std::span<const uint8_t> values, size_t present,
+                          const std::vector<std::string>& dict, const ChunkPlace& chunk, size_t page_at,
+                          std::vector<std::string>& vals) {
+  auto where = [&] { return chunk.where(page_at); };
+  vals.reserve(present);
+  if (h.encoding == 0) {
+    if (!plain_strings(values, present, &vals)) return Err{where() + ": truncated PLAIN values"};
+  } else if (h.encoding == 2 || h.encoding == 8) {
+    if (present > 0) {
+      if (values.empty()) return Err{where() + ": missing dictionary index bit width"};
+      std::vector<uint32_t> idx;
+      if (!decode_rle_hybrid(values.subspan(1), values[0], present, &idx))
+        return Err{where() + ": truncated dictionary indices"};
+      for (uint32_t i : idx) {
+        if (i >= dict.size())
+          return Err{fmt::format("{}: dictionary index {} >= dictionary size {}", where(), i, dict.size())};
+        vals.push_back(dict[i]);
+      }
+    }
+  } else {
+    return Err{fmt::format("{}: value encoding {} is not supported (PLAIN and dictionary are)", where(), h.encoding)};
+  }
+  return Status::success();
+}
+
+// Appends a data page's n rows to `out`: its values, and nulls where an optional column's
+// definition level is 0.
+Status read_data_page(const PageHeader& h, std::span<const uint8_t> raw, int codec, bool optional,
+                      const std::vector<std::string>& dict, const ChunkPlace& chunk, size_t page_at, Strings& out) {
+  const size_t n = size_t(h.num_values);
+  DataPage page;
+  if (Status s = split_data_page(h, raw, codec, optional, chunk, page_at, page); !s) return s;
+  std::vector<uint32_t> def;
+  size_t present = n;
+  if (optional) {
+    if (!decode_rle_hybrid(page.levels, 1, n, &def)) return Err{chunk.where(page_at) + ": truncated definition levels"};
+    present = 0;
+    for (uint32_t v : def) present += v != 0;
+  }
+  std::vector<std::string> vals;
+  if (Status s = decode_page_values(h, page.values, present, dict, chunk, page_at, vals); !s) return s;
+  size_t k = 0;
+  for (size_t i = 0; i < n; ++i) {
+    if (optional && def[i] == 0)
+      out.emplace_back(std::nullopt);
+    else
+      out.emplace_back(std::move(vals[k++]));
+  }
+  return Status::success();
+}
+
+// One row group's chunk of the column, page by page: the dictionary page (if any) first, then
+// data pages until the chunk's values are read; other pages are skipped.
+Status read_chunk_strings(const ParquetColumnChunk& cc, std::span<const uint8_t> chunk_bytes, bool optional,
+                          const ChunkPlace& chunk, Strings& out) {
+  std::vector<std::string> dict;
+  int64_t seen = 0;
+  size_t p = 0;
+  while (seen < cc.num_values) {
+    if (p >= chunk_bytes.size()) return Err{chunk.where(p) + ": chunk ends before all values were read"};
+    auto h = parse_page_header(chunk_bytes.subspan(p));
+    if (!h) return Err{chunk.where(p) + ": " + h.error()};
+    size_t body = p + h->header_size;
+    if (size_t(h->compressed_size) > chunk_bytes.size() - body)
+      return Err{chunk.where(p) + ": page runs past the chunk"};
+    std::span<const uint8_t> raw(chunk_bytes.data() + body, size_t(h->compressed_size));
+    const size_t page_at = p;
+    p = body + size_t(h->compressed_size);
+    if (h->type == 2) {  // dictionary page: PLAIN values
+      auto d = parquet_decompress(cc.codec, raw, size_t(h->uncompressed_size));
+      if (!d) return Err{chunk.where(page_at) + ": " + d.error()};
+      dict.clear();
+      if (!plain_strings(*d, size_t(h->num_values), &dict)) return Err{chunk.where(page_at) + ": truncated dictionary"};
+      continue;
+    }
+    if (h->type != 0 && h->type != 3) continue;  // index pages etc.
+    if (h->num_values < 0 || h->num_values > cc.num_values - seen)
+      return Err{fmt::format("{}: page of {} values, {} left in the chunk", chunk.where(page_at), h->num_values,
+                             cc.num_values - seen)};
+    if (Status s = read_data_page(*h, raw, cc.codec, optional, dict, chunk, page_at, out); !s) return s;
+    seen += int64_t(h->num_values);
+  }
+  return Status::success();
+}
+
 }  // namespace
 
 Result<Strings> ParquetFile::read_strings(const std::string& column) const {
-  int ci = -1;
-  for (size_t i = 0; i < meta_.columns.size(); ++i)
-    if (meta_.columns[i].name == column) ci = int(i);
-  if (ci < 0) {
-    std::string have;
-    for (const auto& c : meta_.columns) have += (have.empty() ? "" : ", ") + c.name;
-    return Err{fmt::format("{}: no column '{}' (columns: {})", f_.path(), column, have)};
-  }
-  const auto& sc = meta_.columns[ci];
-  if (sc.physical_type != 6)
-    return Err{fmt::format("{}: column '{}' has physical type {}, not BYTE_ARRAY (strings)", f_.path(), column,
-                           sc.physical_type)};
-  if (sc.repetition == 2) return Err{fmt::format("{}: column '{}' is repeated (a list)", f_.path(), column)};
-  const bool optional = sc.repetition == 1;
+  auto ci = string_column(meta_, f_.path(), column);
+  if (!ci) return Err{ci.error()};
+  const bool optional = meta_.columns[*ci].repetition == 1;
   Strings out;
   out.reserve(size_t(meta_.num_rows));
   for (size_t g = 0; g < meta_.row_groups.size(); ++g) {
-    const ParquetColumnChunk& cc = meta_.row_groups[g].columns[ci];
+    const ParquetColumnChunk& cc = meta_.row_groups[g].columns[*ci];
     int64_t start = cc.dictionary_page_offset >= 0 && cc.dictionary_page_offset < cc.data_page_offset
                         ? cc.dictionary_page_offset
                         : cc.data_page_offset;
@@ -192,95 +338,8 @@ Result<Strings> ParquetFile::read_strings(const std::string& column) const {
                              start, cc.total_compressed_size)};
     auto chunk = f_.read(uint64_t(start), uint64_t(cc.total_compressed_size));
     if (!chunk) return Err{chunk.error()};
-    std::vector<std::string> dict;
-    int64_t seen = 0;
-    size_t p = 0;
-    auto where = [&](size_t at) {
-      return fmt::format("{}: column '{}' row group {} page at byte {}", f_.path(), column, g, start + int64_t(at));
-    };
-    while (seen < cc.num_values) {
-      if (p >= chunk->size()) return Err{where(p) + ": chunk ends before all values were read"};
-      auto h = parse_page_header(std::span(*chunk).subspan(p));
-      if (!h) return Err{where(p) + ": " + h.error()};
-      size_t body = p + h->header_size;
-      if (size_t(h->compressed_size) > chunk->size() - body) return Err{where(p) + ": page runs past the chunk"};
-      std::span<const uint8_t> raw(chunk->data() + body, size_t(h->compressed_size));
-      const size_t page_at = p;
-      p = body + size_t(h->compressed_size);
-      if (h->type == 2) {  // dictionary page: PLAIN values
-        auto d = parquet_decompress(cc.codec, raw, size_t(h->uncompressed_size));
-        if (!d) return Err{where(page_at) + ": " + d.error()};
-        dict.clear();
-        if (!plain_strings(*d, size_t(h->num_values), &dict)) return Err{where(page_at) + ": truncated dictionary"};
-        continue;
-      }
-      if (h->type != 0 && h->type != 3) continue;  // index pages etc.
-      if (h->num_values < 0 || h->num_values > cc.num_values - seen)
-        return Err{fmt::format("{}: page of {} values, {} left in the chunk", where(page_at), h->num_values,
-                               cc.num_values - seen)};
-      const size_t n = size_t(h->num_values);
-      std::vector<uint8_t> page;
-      std::span<const uint8_t> levels, values;
-      std::vector<uint32_t> def;
-      if (h->type == 0) {
-        auto d = parquet_decompress(cc.codec, raw, size_t(h->uncompressed_size));
-        if (!d) return Err{where(page_at) + ": " + d.error()};
-        page = std::move(*d);
-        size_t q = 0;
-        if (optional) {
-          if (h->def_encoding != 3) return Err{where(page_at) + ": definition levels not RLE-encoded"};
-          if (page.size() < 4 || le32(page.data()) > page.size() - 4) return Err{where(page_at) + ": bad level length"};
-          levels = std::span(page).subspan(4, le32(page.data()));
-          q = 4 + levels.size();
-        }
-        values = std::span(page).subspan(q);
-      } else {
-        size_t lv = size_t(h->v2_def_len) + size_t(h->v2_rep_len);
-        if (lv > raw.size()) return Err{where(page_at) + ": level bytes past the page"};
-        if (h->v2_rep_len) return Err{where(page_at) + ": repetition levels in a flat column"};
-        levels = raw.subspan(0, size_t(h->v2_def_len));
-        if (h->v2_compressed && cc.codec != 0) {
-          auto d = parquet_decompress(cc.codec, raw.subspan(lv), size_t(h->uncompressed_size) - lv);
-          if (!d) return Err{where(page_at) + ": " + d.error()};
-          page = std::move(*d);
-          values = page;
-        } else {
-          values = raw.subspan(lv);
-        }
-      }
-      size_t present = n;
-      if (optional) {
-        if (!decode_rle_hybrid(levels, 1, n, &def)) return Err{where(page_at) + ": truncated definition levels"};
-        present = 0;
-        for (uint32_t v : def) present += v != 0;
-      }
-      std::vector<std::string> vals;
-      vals.reserve(present);
-      if (h->encoding == 0) {
-        if (!plain_strings(values, present, &vals)) return Err{where(page_at) + ": truncated PLAIN values"};
-      } else if (h->encoding == 2 || h->encoding == 8) {
-        if (present > 0) {
-          if (values.empty()) return Err{where(page_at) + ": missing dictionary index bit width"};
-          std::vector<uint32_t> idx;
-          if (!decode_rle_hybrid(values.subspan(1), values[0], present, &idx))
-            return Err{where(page_at) + ": truncated dictionary indices"};
-          for (uint32_t i : idx) {
-            if (i >= dict.size())
-              return Err{fmt::format("{}: dictionary index {} >= dictionary size {}", where(page_at), i, dict.size())};
-            vals.push_back(dict[i]);
-          }
-        }
-      } else {
-        return Err{fmt::format("{}: value encoding {} is not supported (PLAIN and dictionary are)", where(page_at),
-                               h->encoding)};
-      }
-      size_t k = 0;
-      for (size_t i = 0; i < n; ++i) {
-        if (optional && def[i] == 0) out.emplace_back(std::nullopt);
-        else out.emplace_back(std::move(vals[k++]));
-      }
-      seen += int64_t(n);
-    }
+    if (Status s = read_chunk_strings(cc, *chunk, optional, ChunkPlace{f_.path(), column, g, start}, out); !s)
+      return Err{s.error()};
   }
   return out;
 }

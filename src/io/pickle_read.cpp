@@ -145,7 +145,18 @@ class Vm {
   void setitems(uint32_t dict, const std::vector<uint32_t>& kv);
   void additems(uint32_t target, const std::vector<uint32_t>& values);
   void reduce(bool newobj);
+  void codecs_encode(const std::vector<uint32_t>& a);
+  void rebuild_parameter(const std::vector<uint32_t>& a);
+  void rebuild_tensor_v2(const std::vector<uint32_t>& a);
+  void check_view(const TensorRecord& rec, int64_t count);
   void persid();
+  // run()'s opcodes by family; each returns false for an opcode not of its family.
+  bool scalar_op();
+  bool container_op();
+  bool object_op();
+  void push_long1();
+  void push_binfloat();
+  PyValue stop();
   std::string canonical_key(uint32_t i, int depth);
   PyValue materialize(uint32_t i, int depth);
 
@@ -274,77 +285,95 @@ void Vm::reduce(bool newobj) {
       else if (!a.empty()) fail("set expects no argument or one list");
       return;
     }
-    case Global::CodecsEncode: {
-      if (a.size() != 2 || !is(a[0], PyKind::Str) || !is(a[1], PyKind::Str) ||
-          (node(a[1]).s != "latin1" && node(a[1]).s != "latin-1"))
-        fail("_codecs.encode expects (str, 'latin1')");
-      // The str holds code points 0..255 as UTF-8; the bytes are those code points.
-      const std::string& u = node(a[0]).s;
-      std::string out;
-      for (size_t j = 0; j < u.size(); ++j) {
-        unsigned char c = u[j];
-        if (c < 0x80) out += char(c);
-        else if ((c == 0xc2 || c == 0xc3) && j + 1 < u.size()) out += char(((c & 0x03) << 6) | (u[++j] & 0x3f));
-        else fail("_codecs.encode: text has a code point above 255");
-      }
-      Node b;
-      b.kind = PyKind::Bytes;
-      b.s = std::move(out);
-      push_node(std::move(b));
+    case Global::CodecsEncode:
+      codecs_encode(a);
       return;
-    }
     case Global::Storage: fail("storage types cannot be called");
-    case Global::RebuildParameter: {
-      if (a.size() != 3 || !is(a[0], PyKind::Tensor) || !is(a[1], PyKind::Bool))
-        fail("_rebuild_parameter expects (tensor, bool, hooks)");
-      auto rec = std::make_shared<TensorRecord>(*node(a[0]).tensor);
-      rec->requires_grad = node(a[1]).b;
-      rec->parameter = true;
-      node(push_value(PyKind::Tensor)).tensor = std::move(rec);
+    case Global::RebuildParameter:
+      rebuild_parameter(a);
       return;
-    }
-    case Global::RebuildTensorV2: {
-      if (a.size() != 6 && a.size() != 7) fail(fmt::format("_rebuild_tensor_v2 expects 6 or 7 arguments, got {}", a.size()));
-      if (node(a[0]).nk != NodeKind::Storage) fail("_rebuild_tensor_v2: first argument is a " + describe(a[0]));
-      if (!is(a[1], PyKind::Int) || !is(a[2], PyKind::Tuple) || !is(a[3], PyKind::Tuple) || !is(a[4], PyKind::Bool) ||
-          !is(a[5], PyKind::Dict))
-        fail("_rebuild_tensor_v2 expects (storage, int, tuple, tuple, bool, dict)");
-      auto rec = std::make_shared<TensorRecord>();
-      const Node& st = node(a[0]);
-      rec->storage_key = st.s;
-      rec->dtype = st.dtype;
-      rec->location = st.location;
-      rec->storage_numel = st.i;
-      rec->offset = node(a[1]).i;
-      rec->requires_grad = node(a[4]).b;
-      const auto &sz = node(a[2]).items, &sd = node(a[3]).items;
-      if (sz.size() != sd.size()) fail(fmt::format("size has {} dims but stride has {}", sz.size(), sd.size()));
-      if (sz.size() > 64) fail("more than 64 dimensions");
-      int64_t count = 1, extent = 0;  // extent: largest element index reached, relative to offset
-      for (size_t j = 0; j < sz.size(); ++j) {
-        if (!is(sz[j], PyKind::Int) || !is(sd[j], PyKind::Int) || node(sz[j]).i < 0 || node(sd[j]).i < 0)
-          fail("size and stride must be non-negative ints");
-        rec->size.push_back(node(sz[j]).i);
-        rec->stride.push_back(node(sd[j]).i);
-        if (__builtin_mul_overflow(count, rec->size.back(), &count)) fail("element count overflows");
-      }
-      if (rec->offset < 0) fail("negative storage offset");
-      if (count > 0) {
-        for (size_t j = 0; j < sz.size(); ++j) {
-          int64_t step;
-          if (__builtin_mul_overflow(rec->size[j] - 1, rec->stride[j], &step) ||
-              __builtin_add_overflow(extent, step, &extent))
-            fail("view extent overflows");
-        }
-        int64_t last;
-        if (__builtin_add_overflow(rec->offset, extent, &last) || last >= rec->storage_numel)
-          fail(fmt::format("view (offset {}, size {}, stride {}) reaches past storage '{}' of {} elements", rec->offset,
-                           shape_str(rec->size), shape_str(rec->stride), rec->storage_key, rec->storage_numel));
-      }
-      node(push_value(PyKind::Tensor)).tensor = std::move(rec);
+    case Global::RebuildTensorV2:
+      rebuild_tensor_v2(a);
       return;
-    }
   }
+}
+
+void Vm::codecs_encode(const std::vector<uint32_t>& a) {
+  if (a.size() != 2 || !is(a[0], PyKind::Str) || !is(a[1], PyKind::Str) ||
+      (node(a[1]).s != "latin1" && node(a[1]).s != "latin-1"))
+    fail("_codecs.encode expects (str, 'latin1')");
+  // The str holds code points 0..255 as UTF-8; the bytes are those code points.
+  const std::string& u = node(a[0]).s;
+  std::string out;
+  for (size_t j = 0; j < u.size(); ++j) {
+    unsigned char c = u[j];
+    if (c < 0x80)
+      out += char(c);
+    else if ((c == 0xc2 || c == 0xc3) && j + 1 < u.size())
+      out += char(((c & 0x03) << 6) | (u[++j] & 0x3f));
+    else
+      fail("_codecs.encode: text has a code point above 255");
+  }
+  Node b;
+  b.kind = PyKind::Bytes;
+  b.s = std::move(out);
+  push_node(std::move(b));
+}
+
+void Vm::rebuild_parameter(const std::vector<uint32_t>& a) {
+  if (a.size() != 3 || !is(a[0], PyKind::Tensor) || !is(a[1], PyKind::Bool))
+    fail("_rebuild_parameter expects (tensor, bool, hooks)");
+  auto rec = std::make_shared<TensorRecord>(*node(a[0]).tensor);
+  rec->requires_grad = node(a[1]).b;
+  rec->parameter = true;
+  node(push_value(PyKind::Tensor)).tensor = std::move(rec);
+}
+
+void Vm::rebuild_tensor_v2(const std::vector<uint32_t>& a) {
+  if (a.size() != 6 && a.size() != 7)
+    fail(fmt::format("_rebuild_tensor_v2 expects 6 or 7 arguments, got {}", a.size()));
+  if (node(a[0]).nk != NodeKind::Storage) fail("_rebuild_tensor_v2: first argument is a " + describe(a[0]));
+  if (!is(a[1], PyKind::Int) || !is(a[2], PyKind::Tuple) || !is(a[3], PyKind::Tuple) || !is(a[4], PyKind::Bool) ||
+      !is(a[5], PyKind::Dict))
+    fail("_rebuild_tensor_v2 expects (storage, int, tuple, tuple, bool, dict)");
+  auto rec = std::make_shared<TensorRecord>();
+  const Node& st = node(a[0]);
+  rec->storage_key = st.s;
+  rec->dtype = st.dtype;
+  rec->location = st.location;
+  rec->storage_numel = st.i;
+  rec->offset = node(a[1]).i;
+  rec->requires_grad = node(a[4]).b;
+  const auto &sz = node(a[2]).items, &sd = node(a[3]).items;
+  if (sz.size() != sd.size()) fail(fmt::format("size has {} dims but stride has {}", sz.size(), sd.size()));
+  if (sz.size() > 64) fail("more than 64 dimensions");
+  int64_t count = 1;
+  for (size_t j = 0; j < sz.size(); ++j) {
+    if (!is(sz[j], PyKind::Int) || !is(sd[j], PyKind::Int) || node(sz[j]).i < 0 || node(sd[j]).i < 0)
+      fail("size and stride must be non-negative ints");
+    rec->size.push_back(node(sz[j]).i);
+    rec->stride.push_back(node(sd[j]).i);
+    if (__builtin_mul_overflow(count, rec->size.back(), &count)) fail("element count overflows");
+  }
+  check_view(*rec, count);
+  node(push_value(PyKind::Tensor)).tensor = std::move(rec);
+}
+
+// The view (offset, size, stride) of `count` elements stays inside its storage, with no
+// overflow on the way.
+void Vm::check_view(const TensorRecord& rec, int64_t count) {
+  int64_t extent = 0;  // largest element index reached, relative to offset
+  if (rec.offset < 0) fail("negative storage offset");
+  if (count <= 0) return;
+  for (size_t j = 0; j < rec.size.size(); ++j) {
+    int64_t step;
+    if (__builtin_mul_overflow(rec.size[j] - 1, rec.stride[j], &step) || __builtin_add_overflow(extent, step, &extent))
+      fail("view extent overflows");
+  }
+  int64_t last;
+  if (__builtin_add_overflow(rec.offset, extent, &last) || last >= rec.storage_numel)
+    fail(fmt::format("view (offset {}, size {}, stride {}) reaches past storage '{}' of {} elements", rec.offset,
+                     shape_str(rec.size), shape_str(rec.stride), rec.storage_key, rec.storage_numel));
 }
 
 PyValue Vm::materialize(uint32_t i, int depth) {
@@ -377,118 +406,148 @@ PyValue Vm::run() {
     at_ = pos_;
     if (pos_ >= d_.size()) throw VmError{fmt::format("{}: pickle ends at byte {} without STOP", where_, pos_)};
     op_ = d_[pos_++];
-    switch (op_) {
-      case 0x80: {  // PROTO
-        uint8_t p = *take(1);
-        if (p < 2 || p > 5) fail(fmt::format("protocol {} is not supported", p));
-        break;
-      }
-      case 0x95: take(8); break;  // FRAME: framing is only a read-ahead hint
-      case '.': {                 // STOP
-        if (stack_.empty()) fail("empty stack");
-        on_path_.assign(nodes_.size(), 0);
-        budget_ = 16 * nodes_.size() + (1 << 20);
-        return materialize(stack_.back(), 0);
-      }
-      case '(': marks_.push_back(stack_.size()); break;
-      case 'N': push_value(PyKind::None); break;
-      case 0x88: case 0x89: node(push_value(PyKind::Bool)).b = op_ == 0x88; break;
-      case 'K': push_int(*take(1)); break;
-      case 'M': push_int(load_le<uint16_t>(take(2))); break;
-      case 'J': push_int(load_le<int32_t>(take(4))); break;
-      case 0x8a: {  // LONG1: little-endian two's complement
-        uint8_t n = *take(1);
-        if (n > 8) fail(fmt::format("integer of {} bytes does not fit int64", n));
-        const uint8_t* p = take(n);
-        uint64_t u = 0;
-        for (int j = n - 1; j >= 0; --j) u = (u << 8) | p[j];
-        if (n > 0 && n < 8 && (p[n - 1] & 0x80)) u |= ~uint64_t(0) << (8 * n);
-        push_int(int64_t(u));
-        break;
-      }
-      case 'G': {  // BINFLOAT: big-endian IEEE double
-        const uint8_t* p = take(8);
-        uint64_t u = 0;
-        for (int j = 0; j < 8; ++j) u = (u << 8) | p[j];
-        double f;
-        std::memcpy(&f, &u, 8);
-        node(push_value(PyKind::Float)).f = f;
-        break;
-      }
-      case 'X': push_string(PyKind::Str, load_le<uint32_t>(take(4))); break;
-      case 0x8c: push_string(PyKind::Str, *take(1)); break;
-      case 0x8d: push_string(PyKind::Str, size_t(load_le<uint64_t>(take(8)))); break;
-      case 'U': push_string(PyKind::Str, *take(1)); break;  // SHORT_BINSTRING (torch.load decodes as str)
-      case 'B': push_string(PyKind::Bytes, load_le<uint32_t>(take(4))); break;
-      case 'C': push_string(PyKind::Bytes, *take(1)); break;
-      case 0x8e: push_string(PyKind::Bytes, size_t(load_le<uint64_t>(take(8)))); break;
-      case ')': push_value(PyKind::Tuple); break;
-      case 0x85: case 0x86: case 0x87: {
-        const size_t n = op_ - 0x84;
-        std::vector<uint32_t> items(n);
-        for (size_t j = n; j-- > 0;) items[j] = pop();
-        tuple_of(std::move(items));
-        break;
-      }
-      case 't': tuple_of(pop_mark()); break;
-      case ']': push_value(PyKind::List); break;
-      case '}': push_value(PyKind::Dict); break;
-      case 0x8f: push_value(PyKind::Set); break;
-      case 'a': {
-        uint32_t v = pop();
-        additems(top(), {v});
-        break;
-      }
-      case 'e': case 0x90: {  // APPENDS, ADDITEMS
-        auto vs = pop_mark();
-        additems(top(), vs);
-        break;
-      }
-      case 's': {
-        uint32_t v = pop(), k = pop();
-        setitems(top(), {k, v});
-        break;
-      }
-      case 'u': {
-        auto kv = pop_mark();
-        setitems(top(), kv);
-        break;
-      }
-      case 'c': {
-        std::string module = line();
-        std::string name = line();
-        push_global(module, name);
-        break;
-      }
-      case 0x93: {  // STACK_GLOBAL
-        uint32_t name = pop(), module = pop();
-        if (!is(name, PyKind::Str) || !is(module, PyKind::Str)) fail("module and name must be str");
-        push_global(node(module).s, node(name).s);
-        break;
-      }
-      case 'R': reduce(false); break;
-      case 0x81: reduce(true); break;
-      case 'Q': persid(); break;
-      case 'b': {  // BUILD: state on a dict is nn.Module's _metadata; nothing to keep
-        uint32_t state = pop();
-        (void)state;
-        if (!is(top(), PyKind::Dict)) fail("BUILD on a " + describe(top()) + " is not supported");
-        break;
-      }
-      case 'q': memo_[*take(1)] = top(); break;
-      case 'r': memo_[load_le<uint32_t>(take(4))] = top(); break;
-      case 0x94: memo_[memo_.size()] = top(); break;
-      case 'h': case 'j': {
-        uint64_t k = op_ == 'h' ? *take(1) : load_le<uint32_t>(take(4));
-        auto it = memo_.find(k);
-        if (it == memo_.end()) fail(fmt::format("memo key {} was never stored", k));
-        stack_.push_back(it->second);
-        break;
-      }
-      default: fail("this opcode is not allowed in a checkpoint");
-    }
+    if (op_ == '.') return stop();
+    if (!scalar_op() && !container_op() && !object_op()) fail("this opcode is not allowed in a checkpoint");
   }
 }
+
+PyValue Vm::stop() {
+  if (stack_.empty()) fail("empty stack");
+  on_path_.assign(nodes_.size(), 0);
+  budget_ = 16 * nodes_.size() + (1 << 20);
+  return materialize(stack_.back(), 0);
+}
+
+// LONG1: little-endian two's complement.
+void Vm::push_long1() {
+  uint8_t n = *take(1);
+  if (n > 8) fail(fmt::format("integer of {} bytes does not fit int64", n));
+  const uint8_t* p = take(n);
+  uint64_t u = 0;
+  for (int j = n - 1; j >= 0; --j) u = (u << 8) | p[j];
+  if (n > 0 && n < 8 && (p[n - 1] & 0x80)) u |= ~uint64_t(0) << (8 * n);
+  push_int(int64_t(u));
+}
+
+// BINFLOAT: big-endian IEEE double.
+void Vm::push_binfloat() {
+  const uint8_t* p = take(8);
+  uint64_t u = 0;
+  for (int j = 0; j < 8; ++j) u = (u << 8) | p[j];
+  double f;
+  std::memcpy(&f, &u, 8);
+  node(push_value(PyKind::Float)).f = f;
+}
+
+// run()'s opcode tables, one case a line as in opcode_name(): clang-format would spread them
+// over three lines each.
+// clang-format off
+
+// PROTO and FRAME, and the opcodes that push a None, bool, int, float, str or bytes.
+bool Vm::scalar_op() {
+  switch (op_) {
+    case 0x80: {  // PROTO
+      uint8_t p = *take(1);
+      if (p < 2 || p > 5) fail(fmt::format("protocol {} is not supported", p));
+      return true;
+    }
+    case 0x95: take(8); return true;  // FRAME: framing is only a read-ahead hint
+    case 'N': push_value(PyKind::None); return true;
+    case 0x88: case 0x89: node(push_value(PyKind::Bool)).b = op_ == 0x88; return true;
+    case 'K': push_int(*take(1)); return true;
+    case 'M': push_int(load_le<uint16_t>(take(2))); return true;
+    case 'J': push_int(load_le<int32_t>(take(4))); return true;
+    case 0x8a: push_long1(); return true;
+    case 'G': push_binfloat(); return true;
+    case 'X': push_string(PyKind::Str, load_le<uint32_t>(take(4))); return true;
+    case 0x8c: push_string(PyKind::Str, *take(1)); return true;
+    case 0x8d: push_string(PyKind::Str, size_t(load_le<uint64_t>(take(8)))); return true;
+    case 'U': push_string(PyKind::Str, *take(1)); return true;  // SHORT_BINSTRING (torch.load decodes as str)
+    case 'B': push_string(PyKind::Bytes, load_le<uint32_t>(take(4))); return true;
+    case 'C': push_string(PyKind::Bytes, *take(1)); return true;
+    case 0x8e: push_string(PyKind::Bytes, size_t(load_le<uint64_t>(take(8)))); return true;
+    default: return false;
+  }
+}
+
+// MARK, and the opcodes that make or fill a tuple, list, dict or set.
+bool Vm::container_op() {
+  switch (op_) {
+    case '(': marks_.push_back(stack_.size()); return true;
+    case ')': push_value(PyKind::Tuple); return true;
+    case 0x85: case 0x86: case 0x87: {
+      const size_t n = op_ - 0x84;
+      std::vector<uint32_t> items(n);
+      for (size_t j = n; j-- > 0;) items[j] = pop();
+      tuple_of(std::move(items));
+      return true;
+    }
+    case 't': tuple_of(pop_mark()); return true;
+    case ']': push_value(PyKind::List); return true;
+    case '}': push_value(PyKind::Dict); return true;
+    case 0x8f: push_value(PyKind::Set); return true;
+    case 'a': {
+      uint32_t v = pop();
+      additems(top(), {v});
+      return true;
+    }
+    case 'e': case 0x90: {  // APPENDS, ADDITEMS
+      auto vs = pop_mark();
+      additems(top(), vs);
+      return true;
+    }
+    case 's': {
+      uint32_t v = pop(), k = pop();
+      setitems(top(), {k, v});
+      return true;
+    }
+    case 'u': {
+      auto kv = pop_mark();
+      setitems(top(), kv);
+      return true;
+    }
+    default: return false;
+  }
+}
+
+// Globals and calls (the allow-list), persistent ids (storages), BUILD, and the memo.
+bool Vm::object_op() {
+  switch (op_) {
+    case 'c': {
+      std::string module = line();
+      std::string name = line();
+      push_global(module, name);
+      return true;
+    }
+    case 0x93: {  // STACK_GLOBAL
+      uint32_t name = pop(), module = pop();
+      if (!is(name, PyKind::Str) || !is(module, PyKind::Str)) fail("module and name must be str");
+      push_global(node(module).s, node(name).s);
+      return true;
+    }
+    case 'R': reduce(false); return true;
+    case 0x81: reduce(true); return true;
+    case 'Q': persid(); return true;
+    case 'b': {  // BUILD: state on a dict is nn.Module's _metadata; nothing to keep
+      uint32_t state = pop();
+      (void)state;
+      if (!is(top(), PyKind::Dict)) fail("BUILD on a " + describe(top()) + " is not supported");
+      return true;
+    }
+    case 'q': memo_[*take(1)] = top(); return true;
+    case 'r': memo_[load_le<uint32_t>(take(4))] = top(); return true;
+    case 0x94: memo_[memo_.size()] = top(); return true;
+    case 'h': case 'j': {
+      uint64_t k = op_ == 'h' ? *take(1) : load_le<uint32_t>(take(4));
+      auto it = memo_.find(k);
+      if (it == memo_.end()) fail(fmt::format("memo key {} was never stored", k));
+      stack_.push_back(it->second);
+      return true;
+    }
+    default: return false;
+  }
+}
+// clang-format on
 
 }  // namespace
 

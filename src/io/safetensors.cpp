@@ -79,12 +79,8 @@ bool as_u64(const nlohmann::json& j, uint64_t* out) {
   return false;
 }
 
-}  // namespace
-
-Result<SafetensorsHeader> parse_safetensors_header(std::span<const uint8_t> bytes, uint64_t file_size,
-                                                   const std::string& where) {
-  SafetensorsHeader h;
-  h.data_start = 8 + bytes.size();
+// The header's JSON: strict UTF-8, no duplicate keys, no nesting deeper than the schema.
+Result<nlohmann::json> parse_header_json(std::span<const uint8_t> bytes, const std::string& where) {
   if (int64_t bad = invalid_utf8_at(bytes); bad >= 0)
     return Err{fmt::format("{}: safetensors header is not valid UTF-8 at byte {}", where, 8 + bad)};
   const std::string_view text(reinterpret_cast<const char*>(bytes.data()), bytes.size());
@@ -118,51 +114,59 @@ Result<SafetensorsHeader> parse_safetensors_header(std::span<const uint8_t> byte
     return Err{fmt::format("{}: safetensors header is not valid JSON: {}", where, json_error_text(e.what()))};
   }
   if (!root.is_object()) return Err{fmt::format("{}: safetensors header is not a JSON object", where)};
-  for (auto it = root.begin(); it != root.end(); ++it) {
-    const std::string& key = it.key();
-    const nlohmann::json& v = it.value();
-    if (key == "__metadata__") {
-      if (!v.is_object()) return Err{fmt::format("{}: __metadata__ is not an object", where)};
-      for (auto m = v.begin(); m != v.end(); ++m) {
-        if (!m.value().is_string())
-          return Err{fmt::format("{}: __metadata__ value of '{}' is not a string", where, m.key())};
-        h.metadata[m.key()] = m.value().get<std::string>();
-      }
-      continue;
-    }
-    auto bad = [&](const std::string& what) { return Err{fmt::format("{}: tensor '{}': {}", where, key, what)}; };
-    if (!v.is_object()) return bad("entry is not an object");
-    SafetensorsEntry e;
-    e.name = key;
-    auto d = v.find("dtype"), s = v.find("shape"), o = v.find("data_offsets");
-    if (d == v.end() || s == v.end() || o == v.end()) return bad("needs dtype, shape and data_offsets");
-    if (!d->is_string()) return bad("dtype is not a string");
-    e.dtype_name = d->get<std::string>();
-    int bits = 0;
-    for (const auto& di : kDtypes)
-      if (e.dtype_name == di.name) bits = di.bits;
-    if (bits == 0) return bad(fmt::format("unknown dtype '{}'", e.dtype_name));
-    e.supported = dtype_from_name(e.dtype_name, &e.dtype);
-    if (!s->is_array()) return bad("shape is not an array");
-    uint64_t count = 1;
-    bool overflow = false;
-    for (const auto& dim : *s) {
-      uint64_t n;
-      if (!as_u64(dim, &n) || n > uint64_t(INT64_MAX)) return bad("shape holds something other than a non-negative integer");
-      e.shape.push_back(int64_t(n));
-      overflow |= __builtin_mul_overflow(count, n, &count);
-    }
-    if (!o->is_array() || o->size() != 2 || !as_u64((*o)[0], &e.begin) || !as_u64((*o)[1], &e.end))
-      return bad("data_offsets is not [begin, end] with non-negative integers");
-    uint64_t nbits;
-    if (overflow || __builtin_mul_overflow(count, uint64_t(bits), &nbits))
-      return bad(fmt::format("size of shape {} overflows", shape_str(e.shape)));
-    if (nbits % 8) return bad(fmt::format("{} x {} bits is not a whole number of bytes", count, bits));
-    if (e.end < e.begin || e.end - e.begin != nbits / 8)
-      return bad(fmt::format("data_offsets [{}, {}] hold {} bytes but dtype {} and shape {} need {}", e.begin, e.end,
-                             int64_t(e.end - e.begin), e.dtype_name, shape_str(e.shape), nbits / 8));
-    h.tensors.push_back(std::move(e));
+  return root;
+}
+
+Status read_metadata(const nlohmann::json& v, const std::string& where, SafetensorsHeader& h) {
+  if (!v.is_object()) return Err{fmt::format("{}: __metadata__ is not an object", where)};
+  for (auto m = v.begin(); m != v.end(); ++m) {
+    if (!m.value().is_string())
+      return Err{fmt::format("{}: __metadata__ value of '{}' is not a string", where, m.key())};
+    h.metadata[m.key()] = m.value().get<std::string>();
   }
+  return Status::success();
+}
+
+// One tensor's entry: a known dtype, a shape of non-negative ints, and data_offsets that
+// hold exactly the bytes the dtype and shape need.
+Result<SafetensorsEntry> parse_entry(const std::string& key, const nlohmann::json& v, const std::string& where) {
+  auto bad = [&](const std::string& what) { return Err{fmt::format("{}: tensor '{}': {}", where, key, what)}; };
+  if (!v.is_object()) return bad("entry is not an object");
+  SafetensorsEntry e;
+  e.name = key;
+  auto d = v.find("dtype"), s = v.find("shape"), o = v.find("data_offsets");
+  if (d == v.end() || s == v.end() || o == v.end()) return bad("needs dtype, shape and data_offsets");
+  if (!d->is_string()) return bad("dtype is not a string");
+  e.dtype_name = d->get<std::string>();
+  int bits = 0;
+  for (const auto& di : kDtypes)
+    if (e.dtype_name == di.name) bits = di.bits;
+  if (bits == 0) return bad(fmt::format("unknown dtype '{}'", e.dtype_name));
+  e.supported = dtype_from_name(e.dtype_name, &e.dtype);
+  if (!s->is_array()) return bad("shape is not an array");
+  uint64_t count = 1;
+  bool overflow = false;
+  for (const auto& dim : *s) {
+    uint64_t n;
+    if (!as_u64(dim, &n) || n > uint64_t(INT64_MAX))
+      return bad("shape holds something other than a non-negative integer");
+    e.shape.push_back(int64_t(n));
+    overflow |= __builtin_mul_overflow(count, n, &count);
+  }
+  if (!o->is_array() || o->size() != 2 || !as_u64((*o)[0], &e.begin) || !as_u64((*o)[1], &e.end))
+    return bad("data_offsets is not [begin, end] with non-negative integers");
+  uint64_t nbits;
+  if (overflow || __builtin_mul_overflow(count, uint64_t(bits), &nbits))
+    return bad(fmt::format("size of shape {} overflows", shape_str(e.shape)));
+  if (nbits % 8) return bad(fmt::format("{} x {} bits is not a whole number of bytes", count, bits));
+  if (e.end < e.begin || e.end - e.begin != nbits / 8)
+    return bad(fmt::format("data_offsets [{}, {}] hold {} bytes but dtype {} and shape {} need {}", e.begin, e.end,
+                           int64_t(e.end - e.begin), e.dtype_name, shape_str(e.shape), nbits / 8));
+  return e;
+}
+
+// Sorts the tensors by offset and checks they tile the data exactly to the end of the file.
+Status check_layout(SafetensorsHeader& h, uint64_t file_size, const std::string& where) {
   std::sort(h.tensors.begin(), h.tensors.end(), [](const SafetensorsEntry& a, const SafetensorsEntry& b) {
     return std::tie(a.begin, a.end) < std::tie(b.begin, b.end);
   });
@@ -179,6 +183,27 @@ Result<SafetensorsHeader> parse_safetensors_header(std::span<const uint8_t> byte
     return Err{fmt::format("{}: the tensors end at file byte {} but the file has {} bytes ({})", where,
                            h.data_start + pos, file_size,
                            h.data_start + pos > file_size ? "truncated" : "trailing bytes")};
+  return Status::success();
+}
+
+}  // namespace
+
+Result<SafetensorsHeader> parse_safetensors_header(std::span<const uint8_t> bytes, uint64_t file_size,
+                                                   const std::string& where) {
+  SafetensorsHeader h;
+  h.data_start = 8 + bytes.size();
+  auto root = parse_header_json(bytes, where);
+  if (!root) return Err{root.error()};
+  for (auto it = root->begin(); it != root->end(); ++it) {
+    if (it.key() == "__metadata__") {
+      if (Status s = read_metadata(it.value(), where, h); !s) return Err{s.error()};
+      continue;
+    }
+    auto e = parse_entry(it.key(), it.value(), where);
+    if (!e) return Err{e.error()};
+    h.tensors.push_back(std::move(*e));
+  }
+  if (Status s = check_layout(h, file_size, where); !s) return Err{s.error()};
   return h;
 }
 

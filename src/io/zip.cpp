@@ -28,19 +28,23 @@ uint32_t crc32(std::span<const uint8_t> bytes, uint32_t crc) {
 // ---------------------------------------------------------------------------------------
 // Reader
 
-Result<ZipReader> ZipReader::open(const std::string& path) {
-  auto f = ReadFile::open(path);
-  if (!f) return Err{f.error()};
-  ZipReader z(std::move(*f));
-  const uint64_t size = z.file_.size();
-  auto bad = [&](uint64_t at, const std::string& what) {
-    return Err{fmt::format("{}: not a valid zip archive: {} (byte {})", path, what, at)};
-  };
-  if (size < kEocdSize) return bad(0, fmt::format("file is only {} bytes", size));
+namespace {
+Err bad_zip(const std::string& path, uint64_t at, const std::string& what) {
+  return Err{fmt::format("{}: not a valid zip archive: {} (byte {})", path, what, at)};
+}
 
-  // End of central directory: the last record whose comment runs exactly to the end of file.
+// Where the central directory lies, as the end records say.
+struct CentralDir {
+  uint64_t eocd_pos = 0;  // the classic end record
+  uint64_t n_entries = 0, size = 0, offset = 0;
+  uint64_t limit = 0;  // the central directory must end before this
+};
+
+// End of central directory: the last record whose comment runs exactly to the end of file.
+Result<CentralDir> read_end_record(const ReadFile& file, const std::string& path) {
+  const uint64_t size = file.size();
   const uint64_t tail_len = std::min<uint64_t>(size, kEocdSize + kMax16);
-  auto tail = z.file_.read(size - tail_len, tail_len);
+  auto tail = file.read(size - tail_len, tail_len);
   if (!tail) return Err{tail.error()};
   int64_t eocd_in_tail = -1;
   for (int64_t i = int64_t(tail_len - kEocdSize); i >= 0; --i) {
@@ -50,109 +54,167 @@ Result<ZipReader> ZipReader::open(const std::string& path) {
       break;
     }
   }
-  if (eocd_in_tail < 0) return bad(size, "no end-of-central-directory record (truncated or not a zip file)");
-  const uint64_t eocd_pos = size - tail_len + uint64_t(eocd_in_tail);
+  if (eocd_in_tail < 0) return bad_zip(path, size, "no end-of-central-directory record (truncated or not a zip file)");
+  CentralDir cd;
+  cd.eocd_pos = size - tail_len + uint64_t(eocd_in_tail);
   const uint8_t* e = tail->data() + eocd_in_tail;
-  uint64_t n_entries = load_le<uint16_t>(e + 10), cd_size = load_le<uint32_t>(e + 12),
-           cd_offset = load_le<uint32_t>(e + 16);
+  cd.n_entries = load_le<uint16_t>(e + 10);
+  cd.size = load_le<uint32_t>(e + 12);
+  cd.offset = load_le<uint32_t>(e + 16);
   if (load_le<uint16_t>(e + 4) != 0 || load_le<uint16_t>(e + 6) != 0 ||
       load_le<uint16_t>(e + 8) != load_le<uint16_t>(e + 10))
-    return bad(eocd_pos, "multi-disk archives are not supported");
-  uint64_t cd_limit = eocd_pos;  // the central directory must end before this
+    return bad_zip(path, cd.eocd_pos, "multi-disk archives are not supported");
+  cd.limit = cd.eocd_pos;
+  return cd;
+}
 
-  // zip64: the locator sits right before the classic record.
-  bool has_locator = false;
-  if (eocd_pos >= kLocatorSize) {
-    uint8_t loc[kLocatorSize];
-    if (Status s = z.file_.read(eocd_pos - kLocatorSize, loc); !s) return Err{s.error()};
-    has_locator = load_le<uint32_t>(loc) == kZip64LocatorSig;
-    if (has_locator) {
-      const uint64_t z64_pos = load_le<uint64_t>(loc + 8);
-      if (z64_pos > eocd_pos - kLocatorSize || eocd_pos - kLocatorSize - z64_pos < kZip64EocdSize)
-        return bad(eocd_pos - kLocatorSize, fmt::format("zip64 end record offset {} is out of bounds", z64_pos));
-      uint8_t r[kZip64EocdSize];
-      if (Status s = z.file_.read(z64_pos, r); !s) return Err{s.error()};
-      if (load_le<uint32_t>(r) != kZip64EocdSig) return bad(z64_pos, "bad zip64 end record signature");
-      if (load_le<uint32_t>(r + 16) != 0 || load_le<uint32_t>(r + 20) != 0 ||
-          load_le<uint64_t>(r + 24) != load_le<uint64_t>(r + 32))
-        return bad(z64_pos, "multi-disk archives are not supported");
-      n_entries = load_le<uint64_t>(r + 32);
-      cd_size = load_le<uint64_t>(r + 40);
-      cd_offset = load_le<uint64_t>(r + 48);
-      cd_limit = z64_pos;
-    }
-  }
-  if (!has_locator && (n_entries == kMax16 || cd_size == kMax32 || cd_offset == kMax32))
-    return bad(eocd_pos, "end record needs zip64 values but there is no zip64 locator");
-  if (cd_offset > cd_limit || cd_size > cd_limit - cd_offset)
-    return bad(eocd_pos, fmt::format("central directory [{}, +{}) is out of bounds (must end by byte {})",
-                                     cd_offset, cd_size, cd_limit));
-  if (n_entries > cd_size / kCentralSize)
-    return bad(eocd_pos, fmt::format("{} entries cannot fit a {}-byte central directory", n_entries, cd_size));
+// zip64: the locator sits right before the classic record; its end record's values replace
+// the classic ones. Returns whether there is a locator.
+Result<bool> read_zip64_end(const ReadFile& file, const std::string& path, CentralDir& cd) {
+  if (cd.eocd_pos < kLocatorSize) return false;
+  const uint64_t loc_pos = cd.eocd_pos - kLocatorSize;
+  uint8_t loc[kLocatorSize];
+  if (Status s = file.read(loc_pos, loc); !s) return Err{s.error()};
+  if (load_le<uint32_t>(loc) != kZip64LocatorSig) return false;
+  const uint64_t z64_pos = load_le<uint64_t>(loc + 8);
+  if (z64_pos > loc_pos || loc_pos - z64_pos < kZip64EocdSize)
+    return bad_zip(path, loc_pos, fmt::format("zip64 end record offset {} is out of bounds", z64_pos));
+  uint8_t r[kZip64EocdSize];
+  if (Status s = file.read(z64_pos, r); !s) return Err{s.error()};
+  if (load_le<uint32_t>(r) != kZip64EocdSig) return bad_zip(path, z64_pos, "bad zip64 end record signature");
+  if (load_le<uint32_t>(r + 16) != 0 || load_le<uint32_t>(r + 20) != 0 ||
+      load_le<uint64_t>(r + 24) != load_le<uint64_t>(r + 32))
+    return bad_zip(path, z64_pos, "multi-disk archives are not supported");
+  cd.n_entries = load_le<uint64_t>(r + 32);
+  cd.size = load_le<uint64_t>(r + 40);
+  cd.offset = load_le<uint64_t>(r + 48);
+  cd.limit = z64_pos;
+  return true;
+}
 
-  auto cd = z.file_.read(cd_offset, cd_size);
-  if (!cd) return Err{cd.error()};
-  z.entries_.reserve(size_t(n_entries));
-  size_t p = 0;
-  for (uint64_t i = 0; i < n_entries; ++i) {
-    const uint64_t at = cd_offset + p;
-    if (cd->size() - p < kCentralSize) return bad(at, fmt::format("central directory entry {} is truncated", i));
-    const uint8_t* h = cd->data() + p;
-    if (load_le<uint32_t>(h) != kCentralSig) return bad(at, fmt::format("central directory entry {} has a bad signature", i));
-    const uint16_t flags = load_le<uint16_t>(h + 8), method = load_le<uint16_t>(h + 10);
-    const size_t name_len = load_le<uint16_t>(h + 28), extra_len = load_le<uint16_t>(h + 30),
-                 comment_len = load_le<uint16_t>(h + 32);
-    if (cd->size() - p - kCentralSize < name_len + extra_len + comment_len)
-      return bad(at, fmt::format("central directory entry {} runs past the directory", i));
-    ZipEntry ent;
-    ent.name.assign(reinterpret_cast<const char*>(h + kCentralSize), name_len);
-    ent.crc32 = load_le<uint32_t>(h + 16);
-    uint64_t comp = load_le<uint32_t>(h + 20), uncomp = load_le<uint32_t>(h + 24);
-    uint64_t local = load_le<uint32_t>(h + 42);
-    const uint16_t disk = load_le<uint16_t>(h + 34);
-    // zip64 extra (id 1): the 64-bit values of the fields saturated above, in this order.
-    const uint8_t* x = h + kCentralSize + name_len;
-    for (size_t q = 0; q + 4 <= extra_len;) {
-      const uint16_t id = load_le<uint16_t>(x + q), len = load_le<uint16_t>(x + q + 2);
-      if (q + 4 + len > extra_len) return bad(at, fmt::format("entry '{}': extra field runs past its end", ent.name));
-      if (id == 1) {
-        size_t r = q + 4, end = q + 4 + len;
-        for (uint64_t* v : {&uncomp, &comp, &local}) {
-          if (*v != kMax32) continue;
-          if (r + 8 > end) return bad(at, fmt::format("entry '{}': zip64 extra field is too short", ent.name));
-          *v = load_le<uint64_t>(x + r);
-          r += 8;
-        }
+Status check_central_dir(const std::string& path, const CentralDir& cd, bool has_zip64) {
+  if (!has_zip64 && (cd.n_entries == kMax16 || cd.size == kMax32 || cd.offset == kMax32))
+    return bad_zip(path, cd.eocd_pos, "end record needs zip64 values but there is no zip64 locator");
+  if (cd.offset > cd.limit || cd.size > cd.limit - cd.offset)
+    return bad_zip(path, cd.eocd_pos,
+                   fmt::format("central directory [{}, +{}) is out of bounds (must end by byte {})", cd.offset, cd.size,
+                               cd.limit));
+  if (cd.n_entries > cd.size / kCentralSize)
+    return bad_zip(path, cd.eocd_pos,
+                   fmt::format("{} entries cannot fit a {}-byte central directory", cd.n_entries, cd.size));
+  return Status::success();
+}
+
+// zip64 extra (id 1) of the central entry `name` at byte `at`: the 64-bit values of the fields
+// saturated in the classic header, in this order.
+Status read_zip64_extra(const std::string& path, uint64_t at, const std::string& name, std::span<const uint8_t> extra,
+                        uint64_t& uncomp, uint64_t& comp, uint64_t& local) {
+  const uint8_t* x = extra.data();
+  const size_t extra_len = extra.size();
+  for (size_t q = 0; q + 4 <= extra_len;) {
+    const uint16_t id = load_le<uint16_t>(x + q), len = load_le<uint16_t>(x + q + 2);
+    if (q + 4 + len > extra_len)
+      return bad_zip(path, at, fmt::format("entry '{}': extra field runs past its end", name));
+    if (id == 1) {
+      size_t r = q + 4, end = q + 4 + len;
+      for (uint64_t* v : {&uncomp, &comp, &local}) {
+        if (*v != kMax32) continue;
+        if (r + 8 > end) return bad_zip(path, at, fmt::format("entry '{}': zip64 extra field is too short", name));
+        *v = load_le<uint64_t>(x + r);
+        r += 8;
       }
-      q += 4 + len;
     }
-    p += kCentralSize + name_len + extra_len + comment_len;
+    q += 4 + len;
+  }
+  return Status::success();
+}
 
-    if (disk != 0 && disk != kMax16) return bad(at, fmt::format("entry '{}' is on another disk", ent.name));
-    if (flags & 1) return bad(at, fmt::format("entry '{}' is encrypted", ent.name));
-    if (method != 0)
-      return bad(at, fmt::format("entry '{}' is compressed (method {}); only stored entries are supported",
-                                 ent.name, method));
-    if (comp != uncomp)
-      return bad(at, fmt::format("entry '{}' is stored but its compressed size {} differs from its size {}",
-                                 ent.name, comp, uncomp));
-    ent.size = uncomp;
-    ent.header_offset = local;
-    if (local > cd_offset || cd_offset - local < kLocalSize)
-      return bad(at, fmt::format("entry '{}': local header offset {} is out of bounds", ent.name, local));
-    std::vector<uint8_t> lh(kLocalSize);
-    if (Status s = z.file_.read(local, lh); !s) return Err{s.error()};
-    if (load_le<uint32_t>(lh.data()) != kLocalSig)
-      return bad(local, fmt::format("entry '{}': bad local header signature", ent.name));
-    const uint64_t lname = load_le<uint16_t>(lh.data() + 26), lextra = load_le<uint16_t>(lh.data() + 28);
-    ent.data_offset = local + kLocalSize + lname + lextra;
-    if (ent.data_offset > cd_offset || ent.size > cd_offset - ent.data_offset)
-      return bad(local, fmt::format("entry '{}': payload [{}, +{}) overlaps the central directory at byte {}",
-                                    ent.name, ent.data_offset, ent.size, cd_offset));
-    if (lname != name_len) return bad(local, fmt::format("entry '{}': local header name length differs", ent.name));
-    if (z.index_.count(ent.name)) return bad(at, fmt::format("duplicate entry '{}'", ent.name));
-    z.index_.emplace(ent.name, z.entries_.size());
-    z.entries_.push_back(std::move(ent));
+// Central directory entry `i` at cd[p] (file byte `cd_offset + p`): its name, CRC, size and
+// local header offset; only stored, unencrypted entries of disk 0. Advances p past it.
+Result<ZipEntry> read_central_entry(const std::string& path, std::span<const uint8_t> cd, uint64_t cd_offset,
+                                    uint64_t i, size_t& p) {
+  const uint64_t at = cd_offset + p;
+  if (cd.size() - p < kCentralSize) return bad_zip(path, at, fmt::format("central directory entry {} is truncated", i));
+  const uint8_t* h = cd.data() + p;
+  if (load_le<uint32_t>(h) != kCentralSig)
+    return bad_zip(path, at, fmt::format("central directory entry {} has a bad signature", i));
+  const uint16_t flags = load_le<uint16_t>(h + 8), method = load_le<uint16_t>(h + 10);
+  const size_t name_len = load_le<uint16_t>(h + 28), extra_len = load_le<uint16_t>(h + 30),
+               comment_len = load_le<uint16_t>(h + 32);
+  if (cd.size() - p - kCentralSize < name_len + extra_len + comment_len)
+    return bad_zip(path, at, fmt::format("central directory entry {} runs past the directory", i));
+  ZipEntry ent;
+  ent.name.assign(reinterpret_cast<const char*>(h + kCentralSize), name_len);
+  ent.crc32 = load_le<uint32_t>(h + 16);
+  uint64_t comp = load_le<uint32_t>(h + 20), uncomp = load_le<uint32_t>(h + 24);
+  uint64_t local = load_le<uint32_t>(h + 42);
+  const uint16_t disk = load_le<uint16_t>(h + 34);
+  if (Status s = read_zip64_extra(path, at, ent.name, {h + kCentralSize + name_len, extra_len}, uncomp, comp, local);
+      !s)
+    return Err{s.error()};
+  p += kCentralSize + name_len + extra_len + comment_len;
+
+  if (disk != 0 && disk != kMax16) return bad_zip(path, at, fmt::format("entry '{}' is on another disk", ent.name));
+  if (flags & 1) return bad_zip(path, at, fmt::format("entry '{}' is encrypted", ent.name));
+  if (method != 0)
+    return bad_zip(
+        path, at,
+        fmt::format("entry '{}' is compressed (method {}); only stored entries are supported", ent.name, method));
+  if (comp != uncomp)
+    return bad_zip(path, at,
+                   fmt::format("entry '{}' is stored but its compressed size {} differs from its size {}", ent.name,
+                               comp, uncomp));
+  ent.size = uncomp;
+  ent.header_offset = local;
+  if (local > cd_offset || cd_offset - local < kLocalSize)
+    return bad_zip(path, at, fmt::format("entry '{}': local header offset {} is out of bounds", ent.name, local));
+  return ent;
+}
+
+// The entry's local header: its signature and name length, and where the payload starts
+// (which must end before the central directory).
+Status locate_payload(const ReadFile& file, const std::string& path, uint64_t cd_offset, ZipEntry& ent) {
+  const uint64_t local = ent.header_offset;
+  std::vector<uint8_t> lh(kLocalSize);
+  if (Status s = file.read(local, lh); !s) return Err{s.error()};
+  if (load_le<uint32_t>(lh.data()) != kLocalSig)
+    return bad_zip(path, local, fmt::format("entry '{}': bad local header signature", ent.name));
+  const uint64_t lname = load_le<uint16_t>(lh.data() + 26), lextra = load_le<uint16_t>(lh.data() + 28);
+  ent.data_offset = local + kLocalSize + lname + lextra;
+  if (ent.data_offset > cd_offset || ent.size > cd_offset - ent.data_offset)
+    return bad_zip(path, local,
+                   fmt::format("entry '{}': payload [{}, +{}) overlaps the central directory at byte {}", ent.name,
+                               ent.data_offset, ent.size, cd_offset));
+  if (lname != ent.name.size())
+    return bad_zip(path, local, fmt::format("entry '{}': local header name length differs", ent.name));
+  return Status::success();
+}
+}  // namespace
+
+Result<ZipReader> ZipReader::open(const std::string& path) {
+  auto f = ReadFile::open(path);
+  if (!f) return Err{f.error()};
+  ZipReader z(std::move(*f));
+  const uint64_t size = z.file_.size();
+  if (size < kEocdSize) return bad_zip(path, 0, fmt::format("file is only {} bytes", size));
+  auto cd = read_end_record(z.file_, path);
+  if (!cd) return Err{cd.error()};
+  auto has_zip64 = read_zip64_end(z.file_, path, *cd);
+  if (!has_zip64) return Err{has_zip64.error()};
+  if (Status s = check_central_dir(path, *cd, *has_zip64); !s) return Err{s.error()};
+
+  auto dir = z.file_.read(cd->offset, cd->size);
+  if (!dir) return Err{dir.error()};
+  z.entries_.reserve(size_t(cd->n_entries));
+  size_t p = 0;
+  for (uint64_t i = 0; i < cd->n_entries; ++i) {
+    const uint64_t at = cd->offset + p;
+    auto ent = read_central_entry(path, *dir, cd->offset, i, p);
+    if (!ent) return Err{ent.error()};
+    if (Status s = locate_payload(z.file_, path, cd->offset, *ent); !s) return Err{s.error()};
+    if (z.index_.count(ent->name)) return bad_zip(path, at, fmt::format("duplicate entry '{}'", ent->name));
+    z.index_.emplace(ent->name, z.entries_.size());
+    z.entries_.push_back(std::move(*ent));
   }
   return z;
 }

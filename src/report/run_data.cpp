@@ -81,6 +81,91 @@ std::string run_date(const std::string& dir, const std::string& name) {
   return "";
 }
 
+// "confusion": C rows of C non-negative counts (row: true class, column: predicted).
+Status read_confusion(const json& j, const std::string& where, Predictions& p) {
+  const size_t C = p.classnames.size();
+  auto it = j.find("confusion");
+  if (it == j.end()) return Status::success();
+  if (!it->is_array() || it->size() != C)
+    return Err{fmt::format("{}: \"confusion\" must be {} rows (one per class)", where, C)};
+  p.confusion.reserve(C * C);
+  for (size_t r = 0; r < C; ++r) {
+    const json& row = (*it)[r];
+    if (!row.is_array() || row.size() != C)
+      return Err{fmt::format("{}: \"confusion\"[{}] must hold {} counts", where, r, C)};
+    for (size_t k = 0; k < C; ++k) {
+      if (!row[k].is_number_integer() || row[k].get<int64_t>() < 0)
+        return Err{fmt::format("{}: \"confusion\"[{}][{}] is not a non-negative integer", where, r, k)};
+      p.confusion.push_back(row[k].get<int64_t>());
+    }
+  }
+  return Status::success();
+}
+
+// "per_class_top1" as given (null: NaN), else from the confusion matrix's rows.
+Status read_per_class_top1(const json& j, const std::string& where, Predictions& p) {
+  const size_t C = p.classnames.size();
+  if (auto it = j.find("per_class_top1"); it != j.end()) {
+    if (!it->is_array() || it->size() != C)
+      return Err{fmt::format("{}: \"per_class_top1\" must hold {} values (one per class)", where, C)};
+    for (auto& v : *it) p.per_class_top1.push_back(v.is_number() ? v.get<double>() : kNaN);
+  } else if (!p.confusion.empty()) {
+    for (size_t r = 0; r < C; ++r) {
+      int64_t n = 0;
+      for (size_t k = 0; k < C; ++k) n += p.confusion[r * C + k];
+      p.per_class_top1.push_back(n ? double(p.confusion[r * C + r]) / double(n) : kNaN);
+    }
+  }
+  return Status::success();
+}
+
+// An example's top predictions; a missing name is the class's.
+std::vector<TopPrediction> read_top(const json& e, const std::vector<std::string>& classnames) {
+  std::vector<TopPrediction> top;
+  const size_t C = classnames.size();
+  auto t = e.find("top");
+  if (t == e.end() || !t->is_array()) return top;
+  for (auto& tp : *t) {
+    if (!tp.is_object()) continue;
+    TopPrediction pr;
+    const double cls = number_or_nan(tp, "class");
+    pr.cls = std::isfinite(cls) ? int64_t(cls) : -1;
+    pr.name = string_or_empty(tp, "name");
+    if (pr.name.empty() && pr.cls >= 0 && pr.cls < int64_t(C)) pr.name = classnames[size_t(pr.cls)];
+    pr.caption = string_or_empty(tp, "caption");
+    pr.prob = number_or_nan(tp, "prob");
+    top.push_back(std::move(pr));
+  }
+  return top;
+}
+
+// "examples": each with a label in 0..C-1 (else skipped with a warning), its image (left out
+// with a warning when not base64) and its top predictions.
+void read_examples(const json& j, Predictions& p) {
+  const size_t C = p.classnames.size();
+  auto it = j.find("examples");
+  if (it == j.end() || !it->is_array()) return;
+  for (size_t i = 0; i < it->size(); ++i) {
+    const json& e = (*it)[i];
+    auto lab = e.is_object() ? e.find("label") : e.end();
+    if (!e.is_object() || lab == e.end() || !lab->is_number_integer() || lab->get<int64_t>() < 0 ||
+        lab->get<int64_t>() >= int64_t(C)) {
+      p.warnings.push_back(fmt::format("examples[{}]: skipped (no label in 0..{})", i, C - 1));
+      continue;
+    }
+    Example ex;
+    ex.key = string_or_empty(e, "key");
+    ex.label = lab->get<int64_t>();
+    ex.png_base64 = string_or_empty(e, "png_base64");
+    if (!is_base64(ex.png_base64)) {
+      p.warnings.push_back(fmt::format("examples[{}] ({}): image left out (png_base64 is not base64)", i, ex.key));
+      ex.png_base64.clear();
+    }
+    ex.top = read_top(e, p.classnames);
+    p.examples.push_back(std::move(ex));
+  }
+}
+
 }  // namespace
 
 std::map<std::string, std::string> parse_params(std::string_view text) {
@@ -129,68 +214,9 @@ Result<Predictions> parse_predictions(std::string_view json_text, const std::str
   p.top5 = number_or_nan(j, "top5");
   p.images_per_second = number_or_nan(j, "images_per_second");
   p.classifier_seconds = number_or_nan(j, "classifier_seconds");
-  const size_t C = p.classnames.size();
-
-  if (auto it = j.find("confusion"); it != j.end()) {
-    if (!it->is_array() || it->size() != C)
-      return Err{fmt::format("{}: \"confusion\" must be {} rows (one per class)", where, C)};
-    p.confusion.reserve(C * C);
-    for (size_t r = 0; r < C; ++r) {
-      const json& row = (*it)[r];
-      if (!row.is_array() || row.size() != C)
-        return Err{fmt::format("{}: \"confusion\"[{}] must hold {} counts", where, r, C)};
-      for (size_t k = 0; k < C; ++k) {
-        if (!row[k].is_number_integer() || row[k].get<int64_t>() < 0)
-          return Err{fmt::format("{}: \"confusion\"[{}][{}] is not a non-negative integer", where, r, k)};
-        p.confusion.push_back(row[k].get<int64_t>());
-      }
-    }
-  }
-  if (auto it = j.find("per_class_top1"); it != j.end()) {
-    if (!it->is_array() || it->size() != C)
-      return Err{fmt::format("{}: \"per_class_top1\" must hold {} values (one per class)", where, C)};
-    for (auto& v : *it) p.per_class_top1.push_back(v.is_number() ? v.get<double>() : kNaN);
-  } else if (!p.confusion.empty()) {
-    for (size_t r = 0; r < C; ++r) {
-      int64_t n = 0;
-      for (size_t k = 0; k < C; ++k) n += p.confusion[r * C + k];
-      p.per_class_top1.push_back(n ? double(p.confusion[r * C + r]) / double(n) : kNaN);
-    }
-  }
-
-  if (auto it = j.find("examples"); it != j.end() && it->is_array()) {
-    for (size_t i = 0; i < it->size(); ++i) {
-      const json& e = (*it)[i];
-      auto lab = e.is_object() ? e.find("label") : e.end();
-      if (!e.is_object() || lab == e.end() || !lab->is_number_integer() || lab->get<int64_t>() < 0 ||
-          lab->get<int64_t>() >= int64_t(C)) {
-        p.warnings.push_back(fmt::format("examples[{}]: skipped (no label in 0..{})", i, C - 1));
-        continue;
-      }
-      Example ex;
-      ex.key = string_or_empty(e, "key");
-      ex.label = lab->get<int64_t>();
-      ex.png_base64 = string_or_empty(e, "png_base64");
-      if (!is_base64(ex.png_base64)) {
-        p.warnings.push_back(fmt::format("examples[{}] ({}): image left out (png_base64 is not base64)", i, ex.key));
-        ex.png_base64.clear();
-      }
-      if (auto t = e.find("top"); t != e.end() && t->is_array()) {
-        for (auto& tp : *t) {
-          if (!tp.is_object()) continue;
-          TopPrediction pr;
-          const double cls = number_or_nan(tp, "class");
-          pr.cls = std::isfinite(cls) ? int64_t(cls) : -1;
-          pr.name = string_or_empty(tp, "name");
-          if (pr.name.empty() && pr.cls >= 0 && pr.cls < int64_t(C)) pr.name = p.classnames[size_t(pr.cls)];
-          pr.caption = string_or_empty(tp, "caption");
-          pr.prob = number_or_nan(tp, "prob");
-          ex.top.push_back(std::move(pr));
-        }
-      }
-      p.examples.push_back(std::move(ex));
-    }
-  }
+  if (Status s = read_confusion(j, where, p); !s) return Err{s.error()};
+  if (Status s = read_per_class_top1(j, where, p); !s) return Err{s.error()};
+  read_examples(j, p);
   return p;
 }
 

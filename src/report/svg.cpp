@@ -120,18 +120,16 @@ std::vector<Pt> reduce_per_column(const std::vector<Pt>& pts, double x0, double 
   return out;
 }
 
-}  // namespace
+// A line chart's data extent and, from it, its domains and ticks.
+struct LineDomain {
+  double xmin, xmax, ymin, ymax;  // the data's (x widened when it is one value)
+  double y0 = 0, y1 = 0;          // y's domain: padded, widened to whole ticks
+  std::vector<double> xt, yt;
+};
 
-std::vector<double> nice_ticks(double lo, double hi, int target) {
-  if (!std::isfinite(lo) || !std::isfinite(hi)) return {};
-  if (hi < lo) std::swap(lo, hi);
-  if (hi == lo) return {lo};
-  return ticks_with_step(lo, hi, tick_step(lo, hi, target));
-}
-
-Chart line_chart(const LineChart& c) {
-  Chart out;
-  // Finite points per series, sorted by x (steps arrive sorted; this keeps it true).
+// Finite points per series, sorted by x (steps arrive sorted; this keeps it true). Counts the
+// points drawn and skipped in `out`; the extent goes to d (0..1 when nothing is finite).
+std::vector<std::vector<Pt>> finite_points(const LineChart& c, Chart& out, LineDomain& d) {
   std::vector<std::vector<Pt>> pts(c.series.size());
   double xmin = std::numeric_limits<double>::infinity(), xmax = -xmin, ymin = xmin, ymax = -xmin;
   for (size_t s = 0; s < c.series.size(); ++s) {
@@ -149,18 +147,23 @@ Chart line_chart(const LineChart& c) {
     std::stable_sort(pts[s].begin(), pts[s].end(), [](const Pt& a, const Pt& b) { return a.x < b.x; });
     out.points += pts[s].size();
   }
-  const bool empty = out.points == 0;
-  if (empty) xmin = 0, xmax = 1, ymin = 0, ymax = 1;
+  if (out.points == 0) xmin = 0, xmax = 1, ymin = 0, ymax = 1;
+  d.xmin = xmin, d.xmax = xmax, d.ymin = ymin, d.ymax = ymax;
+  return pts;
+}
 
-  // Domains: x spans the data; y is padded 5% and widened to whole ticks.
+// Domains: x spans the data; y is padded 5% and widened to whole ticks.
+void set_domains(const LineChart& c, LineDomain& d) {
+  double &xmin = d.xmin, &xmax = d.xmax, &y0 = d.y0, &y1 = d.y1;
+  const double ymin = d.ymin;
   if (xmax == xmin) {
-    const double d = c.x_integer ? 1.0 : std::max(std::fabs(xmin) * 0.05, 1.0);
-    xmin -= d, xmax += d;
+    const double dx = c.x_integer ? 1.0 : std::max(std::fabs(xmin) * 0.05, 1.0);
+    xmin -= dx, xmax += dx;
   }
-  double y0 = ymin, y1 = ymax;
+  y0 = ymin, y1 = d.ymax;
   if (y1 == y0) {
-    const double d = std::max(std::fabs(y0) * 0.1, 1e-3);
-    y0 -= d, y1 += d;
+    const double dy = std::max(std::fabs(y0) * 0.1, 1e-3);
+    y0 -= dy, y1 += dy;
   } else {
     const double pad = (y1 - y0) * 0.05;
     if (!c.y_min) y0 -= pad;
@@ -173,36 +176,32 @@ Chart line_chart(const LineChart& c) {
   if (!c.y_min) y0 = std::floor(y0 / ystep + 1e-9) * ystep;
   if (y0 < 0 && ymin >= 0) y0 = 0;
   if (!c.y_max) y1 = std::ceil(y1 / ystep - 1e-9) * ystep;
-  const std::vector<double> yt = ticks_with_step(y0, y1, ystep);
+  d.yt = ticks_with_step(y0, y1, ystep);
   double xstep = tick_step(xmin, xmax, std::max(2, c.width / 110));
   if (c.x_integer) xstep = std::max(1.0, std::ceil(xstep));
-  const std::vector<double> xt = ticks_with_step(xmin, xmax, xstep);
+  d.xt = ticks_with_step(xmin, xmax, xstep);
+}
 
-  // Layout from the widest y tick label, so labels never overlap the axis title.
-  const std::vector<std::string> ylabels = tick_labels(yt, c.y_percent), xlabels = tick_labels(xt, false);
-  double ylab_w = 0;
-  for (auto& l : ylabels) ylab_w = std::max(ylab_w, text_width(l));
-  const bool legend = c.series.size() > 1;
-  const double L = std::ceil(ylab_w) + 10 + (c.y_label.empty() ? 0 : 20), R = 16, T = legend ? 28 : 12, B = 42;
-  const double W = c.width - L - R, H = c.height - T - B;
-  auto px = [&](double x) { return L + (x - xmin) / (xmax - xmin) * W; };
-  auto py = [&](double y) { return T + H - (y - y0) / (y1 - y0) * H; };
+// The plot area (left, top, width, height) and the data-to-pixel maps.
+struct PlotArea {
+  double L, T, W, H;
+  const LineDomain& d;
+  double px(double x) const { return L + (x - d.xmin) / (d.xmax - d.xmin) * W; }
+  double py(double y) const { return T + H - (y - d.y0) / (d.y1 - d.y0) * H; }
+};
 
-  std::string& s = out.svg;
-  s += fmt::format(
-      "<svg class=\"chart line-chart\" xmlns=\"http://www.w3.org/2000/svg\" width=\"{}\" height=\"{}\" "
-      "viewBox=\"0 0 {} {}\" role=\"img\" data-x0=\"{:.9g}\" data-x1=\"{:.9g}\" data-y0=\"{:.9g}\" data-y1=\"{:.9g}\" "
-      "data-l=\"{}\" data-t=\"{}\" data-w=\"{}\" data-h=\"{}\" data-percent=\"{}\">\n",
-      c.width, c.height, c.width, c.height, xmin, xmax, y0, y1, L, T, W, H, c.y_percent ? 1 : 0);
-  // Gridlines and tick labels.
-  for (size_t i = 0; i < yt.size(); ++i) {
-    const double y = py(yt[i]);
+// Gridlines with their tick labels, the axes and their titles, and "no data" when empty.
+void draw_axes(std::string& s, const LineChart& c, const PlotArea& a, const std::vector<std::string>& ylabels,
+               const std::vector<std::string>& xlabels, bool empty) {
+  const double L = a.L, T = a.T, W = a.W, H = a.H;
+  for (size_t i = 0; i < a.d.yt.size(); ++i) {
+    const double y = a.py(a.d.yt[i]);
     s += fmt::format("<line class=\"gridline\" x1=\"{:.1f}\" y1=\"{:.1f}\" x2=\"{:.1f}\" y2=\"{:.1f}\"/>", L, y, L + W, y);
     s += fmt::format("<text class=\"tick\" x=\"{:.1f}\" y=\"{:.1f}\" text-anchor=\"end\">{}</text>\n", L - 6, y + 3.5,
                      escape(ylabels[i]));
   }
-  for (size_t i = 0; i < xt.size(); ++i) {
-    const double x = px(xt[i]);
+  for (size_t i = 0; i < a.d.xt.size(); ++i) {
+    const double x = a.px(a.d.xt[i]);
     s += fmt::format("<line class=\"gridline x\" x1=\"{:.1f}\" y1=\"{:.1f}\" x2=\"{:.1f}\" y2=\"{:.1f}\"/>", x, T, x, T + H);
     s += fmt::format("<text class=\"tick\" x=\"{:.1f}\" y=\"{:.1f}\" text-anchor=\"middle\">{}</text>\n", x, T + H + 15,
                      escape(xlabels[i]));
@@ -219,15 +218,17 @@ Chart line_chart(const LineChart& c) {
   if (empty)
     s += fmt::format("<text class=\"no-data\" x=\"{:.1f}\" y=\"{:.1f}\" text-anchor=\"middle\">no data</text>\n", L + W / 2,
                      T + H / 2);
+}
 
-  // Series: one polyline each (exact values in data-v for the hover script), markers when asked.
+// Series: one polyline each (exact values in data-v for the hover script), markers when asked.
+void draw_series(std::string& s, const LineChart& c, const PlotArea& a, const std::vector<std::vector<Pt>>& pts) {
   for (size_t k = 0; k < c.series.size(); ++k) {
     const Series& se = c.series[k];
-    const std::vector<Pt> drawn = reduce_per_column(pts[k], xmin, xmax, int(W));
+    const std::vector<Pt> drawn = reduce_per_column(pts[k], a.d.xmin, a.d.xmax, int(a.W));
     if (drawn.empty()) continue;
     std::string points, values;
     for (const Pt& p : drawn) {
-      points += fmt::format("{:.1f},{:.1f} ", px(p.x), py(p.y));
+      points += fmt::format("{:.1f},{:.1f} ", a.px(p.x), a.py(p.y));
       values += fmt::format("{:.9g} {:.9g} ", p.x, p.y);
     }
     points.pop_back(), values.pop_back();
@@ -237,19 +238,58 @@ Chart line_chart(const LineChart& c) {
         escape(se.name), values, escape(se.color), se.stroke_width, se.opacity, points);
     if ((se.markers || drawn.size() == 1) && drawn.size() <= 400)
       for (const Pt& p : drawn)
-        s += fmt::format("<circle class=\"marker\" cx=\"{:.1f}\" cy=\"{:.1f}\" r=\"3.2\" fill=\"{}\"><title>{}: {} at {}</title></circle>\n",
-                         px(p.x), py(p.y), escape(se.color), escape(se.name),
-                         escape(tick_label(p.y, c.y_percent)), escape(format_number(p.x, 6)));
+        s += fmt::format(
+            "<circle class=\"marker\" cx=\"{:.1f}\" cy=\"{:.1f}\" r=\"3.2\" fill=\"{}\"><title>{}: {} at "
+            "{}</title></circle>\n",
+            a.px(p.x), a.py(p.y), escape(se.color), escape(se.name), escape(tick_label(p.y, c.y_percent)),
+            escape(format_number(p.x, 6)));
   }
-  if (legend) {
-    double x = L;
-    for (const Series& se : c.series) {
-      s += fmt::format("<line x1=\"{:.1f}\" y1=\"12\" x2=\"{:.1f}\" y2=\"12\" stroke=\"{}\" stroke-width=\"3\" stroke-opacity=\"{}\"/>",
-                       x, x + 16, escape(se.color), std::max(se.opacity, 0.5));
-      s += fmt::format("<text class=\"legend\" x=\"{:.1f}\" y=\"16\">{}</text>\n", x + 21, escape(se.name));
-      x += 21 + text_width(se.name) + 18;
-    }
+}
+
+void draw_legend(std::string& s, const LineChart& c, double x) {
+  for (const Series& se : c.series) {
+    s += fmt::format(
+        "<line x1=\"{:.1f}\" y1=\"12\" x2=\"{:.1f}\" y2=\"12\" stroke=\"{}\" stroke-width=\"3\" "
+        "stroke-opacity=\"{}\"/>",
+        x, x + 16, escape(se.color), std::max(se.opacity, 0.5));
+    s += fmt::format("<text class=\"legend\" x=\"{:.1f}\" y=\"16\">{}</text>\n", x + 21, escape(se.name));
+    x += 21 + text_width(se.name) + 18;
   }
+}
+
+}  // namespace
+
+std::vector<double> nice_ticks(double lo, double hi, int target) {
+  if (!std::isfinite(lo) || !std::isfinite(hi)) return {};
+  if (hi < lo) std::swap(lo, hi);
+  if (hi == lo) return {lo};
+  return ticks_with_step(lo, hi, tick_step(lo, hi, target));
+}
+
+Chart line_chart(const LineChart& c) {
+  Chart out;
+  LineDomain d;
+  const std::vector<std::vector<Pt>> pts = finite_points(c, out, d);
+  const bool empty = out.points == 0;
+  set_domains(c, d);
+
+  // Layout from the widest y tick label, so labels never overlap the axis title.
+  const std::vector<std::string> ylabels = tick_labels(d.yt, c.y_percent), xlabels = tick_labels(d.xt, false);
+  double ylab_w = 0;
+  for (auto& l : ylabels) ylab_w = std::max(ylab_w, text_width(l));
+  const bool legend = c.series.size() > 1;
+  const double L = std::ceil(ylab_w) + 10 + (c.y_label.empty() ? 0 : 20), R = 16, T = legend ? 28 : 12, B = 42;
+  const PlotArea area{L, T, c.width - L - R, c.height - T - B, d};
+
+  std::string& s = out.svg;
+  s += fmt::format(
+      "<svg class=\"chart line-chart\" xmlns=\"http://www.w3.org/2000/svg\" width=\"{}\" height=\"{}\" "
+      "viewBox=\"0 0 {} {}\" role=\"img\" data-x0=\"{:.9g}\" data-x1=\"{:.9g}\" data-y0=\"{:.9g}\" data-y1=\"{:.9g}\" "
+      "data-l=\"{}\" data-t=\"{}\" data-w=\"{}\" data-h=\"{}\" data-percent=\"{}\">\n",
+      c.width, c.height, c.width, c.height, d.xmin, d.xmax, d.y0, d.y1, L, T, area.W, area.H, c.y_percent ? 1 : 0);
+  draw_axes(s, c, area, ylabels, xlabels, empty);
+  draw_series(s, c, area, pts);
+  if (legend) draw_legend(s, c, L);
   s += "</svg>\n";
   return out;
 }
