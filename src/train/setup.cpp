@@ -10,7 +10,7 @@
 #include "core/parallel.h"
 #include "core/rng.h"
 #include "data/csv.h"
-#include "eval/tokenizer.h"
+#include "model/model_tokenizer.h"
 #include "model/weights.h"
 #include "ops/adamw.h"
 #include "step/comm_io.h"

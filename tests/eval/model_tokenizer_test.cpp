@@ -9,7 +9,7 @@
 
 #include "core/check.h"
 #include "core/fs.h"
-#include "eval/tokenizer.h"
+#include "model/model_tokenizer.h"
 #include "model/config.h"
 #include "eval_fixture.h"
 #include "test_util.h"
