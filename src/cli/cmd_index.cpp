@@ -62,7 +62,8 @@ int search(const std::vector<std::string>& args) {
   const int k = int(o.get_int("k"));
   if (k < 1) OC_USER_ERROR("-k must be at least 1");
   index::Searcher s(o.positional()[0]);
-  const ModelSource src = resolve_model_source(s.meta().model, o.has("pretrained") ? o.get("pretrained") : s.meta().weights);
+  const ModelSource src =
+      resolve_model_source(s.meta().model, o.has("pretrained") ? o.get("pretrained") : s.meta().weights);
   index::check_same_model(s.meta(), s.dir(), s.meta().model, index::weights_checksum(src.weights));
   InferenceOptions io;
   io.device = o.get("device");

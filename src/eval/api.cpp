@@ -1,7 +1,8 @@
 // The public API (include/openclip/openclip.h) over the library's inference path
 // (model/inference.h): the same loading, preprocessing and encoding as the CLI's commands.
-#include <algorithm>
 #include <openclip/openclip.h>
+
+#include <algorithm>
 
 #include "core/check.h"
 #include "image/codec.h"

@@ -78,8 +78,7 @@ class InferenceModel {
   std::vector<float> encode_texts(std::span<const std::string> texts, bool normalize = true);
   // OpenCLIP's label probabilities of each image (normalized features [n_images, embed_dim])
   // against the labels: one row of label_probabilities per image.
-  std::vector<std::vector<float>> classify(std::span<const float> image_features,
-                                           std::span<const std::string> labels);
+  std::vector<std::vector<float>> classify(std::span<const float> image_features, std::span<const std::string> labels);
 
  private:
   std::unique_ptr<Clip> clip_;

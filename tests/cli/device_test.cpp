@@ -77,9 +77,22 @@ TEST(CliDevice, EveryInferenceCommandHonoursDevice) {
     if (have_gpu) continue;  // --device cuda would run: nothing to refuse
     r = run("timeout 120 " + openclip() + cmd + " --device cuda");
     EXPECT_EQ(r.status, 1) << cmd << "\n" << r.out;
-    EXPECT_TRUE(r.out.find("built without CUDA") != std::string::npos || r.out.find("no visible GPU") != std::string::npos)
-        << cmd << "\n" << r.out;
+    EXPECT_TRUE(r.out.find("built without CUDA") != std::string::npos ||
+                r.out.find("no visible GPU") != std::string::npos)
+        << cmd << "\n"
+        << r.out;
   }
+}
+
+// train's start-up log names the backend --device picked (it said "Device cpu" whatever it was).
+TEST(CliDevice, TrainLogNamesTheDevice) {
+  const std::string dir = fresh_dir("cli_device_log");
+  ::oc::test::Run r = run("cd '" + dir + "' && " + openclip() +
+                          " train --dataset-type synthetic --train-num-samples 8 --batch-size 4 --epochs 1 --model "
+                          "test-tiny --precision fp32 --workers 1 --device ref --name ref");
+  ASSERT_EQ(r.status, 0) << r.out;
+  const std::string log = fs::read_text(dir + "/logs/ref/out.log").value();
+  EXPECT_NE(log.find("Running with a single process. Device ref,"), std::string::npos) << log;
 }
 
 }  // namespace
