@@ -1,5 +1,5 @@
 // The one inference path: a CLIP model loaded for encoding, with its backend (--device),
-// precision, text tokenizer and eval preprocessing. The C++ API (src/eval/api.cpp), `eval`,
+// precision, text tokenizer and eval preprocessing. The C++ API (src/model/api.cpp), `eval`,
 // `index build|search`, `serve` and `bench infer|zeroshot` all load their model here, so
 // they resolve --model/--pretrained, pick the backend and preprocess the same way.
 //   load: resolve_model_source (a config name or JSON, or a hub folder; a weights file or a
