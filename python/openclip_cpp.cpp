@@ -48,8 +48,9 @@ openclip::ImageView image_view(const U8Array& a) {
 
 class PyModel {
  public:
-  PyModel(const std::string& name, const std::string& pretrained, const std::string& precision, int batch_size)
-      : m_(load(name, pretrained, precision, batch_size)) {}
+  PyModel(const std::string& name, const std::string& pretrained, const std::string& precision, int batch_size,
+          const std::string& device)
+      : m_(load(name, pretrained, precision, batch_size, device)) {}
 
   int embed_dim() const { return m_.embed_dim(); }
   int image_size() const { return m_.image_size(); }
@@ -80,10 +81,11 @@ class PyModel {
 
  private:
   static openclip::Model load(const std::string& name, const std::string& pretrained, const std::string& precision,
-                              int batch_size) {
+                              int batch_size, const std::string& device) {
     openclip::LoadOptions lo;
     lo.precision = precision;
     lo.batch_size = batch_size;
+    lo.device = device;
     py::gil_scoped_release nogil;
     return openclip::Model::load(name, pretrained, lo);
   }
@@ -170,11 +172,12 @@ PYBIND11_MODULE(openclip_cpp, m) {
            "float32 [n, embed_dim] for a list of str");
   m.def(
       "create_model",
-      [](const std::string& name, const std::string& pretrained, const std::string& precision, int batch_size) {
-        return PyModel(name, pretrained, precision, batch_size);
-      },
+      [](const std::string& name, const std::string& pretrained, const std::string& precision, int batch_size,
+         const std::string& device) { return PyModel(name, pretrained, precision, batch_size, device); },
       py::arg("name"), py::arg("pretrained") = "", py::arg("precision") = "fp32", py::arg("batch_size") = 32,
-      "a config name (\"ViT-B-32\") or JSON path, and a weights file (\"\" = random init)");
+      py::arg("device") = "cpu",
+      "a config name (\"ViT-B-32\") or JSON path, and a weights file (\"\" = random init); device: cpu, ref or "
+      "cuda (as --device)");
   m.def("tokenize", &tokenize, py::arg("texts"), py::arg("context_length") = oc::kDefaultContextLength);
   m.def("train", &train, py::arg("args"), "runs `openclip train ARGS...`; returns its exit status");
   m.attr("__version__") = OPENCLIP_VERSION;

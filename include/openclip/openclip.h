@@ -12,7 +12,7 @@ namespace openclip {
 
 struct LoadOptions {
   std::string precision = "fp32";  // fp32 or amp_bf16
-  std::string device = "cpu";      // compute backend: cpu or ref (`openclip info` lists them)
+  std::string device = "cpu";      // compute backend: cpu, ref, or cuda in a CUDA build (`openclip info` lists them)
   std::string vocab;               // BPE vocabulary path ("" = the installed one)
   int batch_size = 32;             // inference chunk size
   int threads = 0;                 // 0 = all cores
@@ -26,8 +26,10 @@ struct ImageView {
 
 class Model {
  public:
-  // model: a built-in config name ("ViT-B-32") or a JSON config path; weights: .pt/.bin/
-  // .pth/.safetensors with OpenCLIP state_dict names ("" = random init, for tests).
+  // model: a built-in config name ("ViT-B-32"), a JSON config path or a Hugging Face hub folder;
+  // weights: .pt/.bin/.pth/.safetensors with OpenCLIP state_dict names, or a pretrained tag whose
+  // file is on disk ("" = the hub folder's weights, else random init, for tests). Loads as
+  // `openclip embed` does (src/model/inference.h).
   static Model load(const std::string& model, const std::string& weights, const LoadOptions& opt = {});
   Model(Model&&) noexcept;
   Model& operator=(Model&&) noexcept;

@@ -20,11 +20,11 @@
 #include "core/rng.h"
 #include "core/timer.h"
 #include "model/clip.h"
+#include "model/inference.h"
 #include "ops/gemm.h"
 #include "ops/linear.h"
 #include "optim/adamw.h"
 #include "step/contrastive_step.h"
-#include "eval/tokenizer.h"
 #include "eval/zeroshot.h"
 
 namespace oc::cli {
@@ -78,6 +78,18 @@ double cpu_seconds() {
   rusage u{};
   getrusage(RUSAGE_SELF, &u);
   return double(u.ru_utime.tv_sec + u.ru_stime.tv_sec) + 1e-6 * double(u.ru_utime.tv_usec + u.ru_stime.tv_usec);
+}
+
+// The model of `bench infer|zeroshot`: --model, --precision and --device, randomly initialized
+// from `seed` (the speed does not depend on the weights), encoding in chunks of B.
+InferenceModel random_model(const Options& o, int64_t B, uint64_t seed) {
+  InferenceOptions io;
+  io.model = o.get("model");
+  io.precision = o.get("precision");
+  io.device = o.get("device");
+  io.max_batch = int(B);
+  io.seed = seed;
+  return InferenceModel(io);
 }
 
 void text_lengths(const Options& o, int ctx, int* lo, int* hi) {
@@ -186,13 +198,11 @@ int run_infer(const std::vector<std::string>& args) {
   o.parse(args);
   if (o.help_requested()) return std::printf("%s", o.help().c_str()), 0;
   if (o.get_int("threads") > 0) set_num_threads(int(o.get_int("threads")));
-  ModelCfg cfg = load_model_config(o.get("model"));
   const int64_t B = o.get_int("batch-size"), steps = o.get_int("steps"), warm = o.get_int("warmup-steps");
   Precision prec = parse_precision(o.get("precision"));
-  Clip model(cfg, ops::backend(ops::resolve_device(o.get("device"))));
-  model.init(uint64_t(o.get_int("seed")));
-  model.set_precision(prec);
-  model.plan_inference(B);
+  InferenceModel inf(random_model(o, B, uint64_t(o.get_int("seed"))));
+  Clip& model = inf.clip();
+  const ModelCfg& cfg = inf.cfg();
   Rng rng(uint64_t(o.get_int("seed")) + 1);
   const int S = cfg.vision.image_size, ctx = cfg.text.context_length;
   std::vector<float> images(size_t(B * 3 * S * S)), out(size_t(B * cfg.embed_dim));
@@ -241,17 +251,14 @@ int run_zeroshot(const std::vector<std::string>& args) {
   o.parse(args);
   if (o.help_requested()) return std::printf("%s", o.help().c_str()), 0;
   if (o.get_int("threads") > 0) set_num_threads(int(o.get_int("threads")));
-  ModelCfg cfg = load_model_config(o.get("model"));
-  Clip model(cfg, ops::backend(ops::resolve_device(o.get("device"))));
-  model.init(0);
-  model.set_precision(parse_precision(o.get("precision")));
   const int64_t B = o.get_int("batch-size"), N = o.get_int("images");
-  model.plan_inference(B);
+  InferenceModel inf(random_model(o, B, 0));
+  Clip& model = inf.clip();
+  const ModelCfg& cfg = inf.cfg();
   ZeroShotTask task = imagenet_task();
   task.classnames.resize(std::min<size_t>(task.classnames.size(), size_t(o.get_int("classes"))));
   task.templates.resize(std::min<size_t>(task.templates.size(), size_t(o.get_int("templates"))));
-  const auto tokenizer = model_tokenizer(model.cfg());
-  const TextTokenizer& tok = *tokenizer;
+  const TextTokenizer& tok = *inf.tokenizer();
   Timer t;
   std::vector<float> W = zeroshot_classifier(model, tok, task, B);
   const double cls_s = t.seconds();

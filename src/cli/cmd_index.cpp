@@ -9,8 +9,8 @@
 #include "image/codec.h"
 #include "index/build.h"
 #include "index/checksum.h"
-#include "index/encoder.h"
 #include "index/searcher.h"
+#include "model/inference.h"
 
 namespace oc::cli {
 namespace {
@@ -29,6 +29,7 @@ int build(const std::vector<std::string>& args) {
   b.model = o.get("model");
   b.weights = o.get("pretrained");
   b.precision = o.get("precision");
+  b.device = o.get("device");
   b.images = o.get("images");
   b.out = o.get("out");
   b.faiss = o.get("faiss");
@@ -61,19 +62,23 @@ int search(const std::vector<std::string>& args) {
   const int k = int(o.get_int("k"));
   if (k < 1) OC_USER_ERROR("-k must be at least 1");
   index::Searcher s(o.positional()[0]);
-  const std::string weights = o.has("pretrained") ? o.get("pretrained") : s.meta().weights;
-  index::check_same_model(s.meta(), s.dir(), s.meta().model, index::weights_checksum(weights));
-  index::Encoder enc({s.meta().model, weights, "fp32", 1});
-  std::vector<float> q(size_t(enc.embed_dim()));
+  const ModelSource src =
+      resolve_model_source(s.meta().model, o.has("pretrained") ? o.get("pretrained") : s.meta().weights);
+  index::check_same_model(s.meta(), s.dir(), s.meta().model, index::weights_checksum(src.weights));
+  InferenceOptions io;
+  io.device = o.get("device");
+  io.max_batch = 1;
+  InferenceModel enc(src, io);
+  std::vector<float> q;
   if (o.has("text")) {
     if (o.get("text").empty()) OC_USER_ERROR("--text is empty");
-    std::vector<std::string> t = {o.get("text")};
-    enc.encode_texts(t, q.data());
+    const std::vector<std::string> t = {o.get("text")};
+    q = enc.encode_texts(t);
   } else {
     auto img = decode_image_file(o.get("image"));
     if (!img) OC_USER_ERROR("{}: {}", o.get("image"), img.error());
     const ImageU8* p = &img.value();
-    enc.encode_images({&p, 1}, q.data());
+    q = enc.encode_images({&p, 1});
   }
   auto hits = s.search(q.data(), k);
   if (o.flag("json")) {

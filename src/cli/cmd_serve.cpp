@@ -46,6 +46,7 @@ int run(const std::vector<std::string>& args) {
   s.model = o.get("model");
   s.weights = o.get("pretrained");
   s.precision = o.get("precision");
+  s.device = o.get("device");
   s.index_dir = o.get("index");
   s.host = o.get("host");
   s.port = int(o.get_int("port"));

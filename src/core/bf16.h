@@ -28,8 +28,6 @@ inline float to_f32(bf16 h) {
 // Rounds a float to the nearest bf16 value, kept in float: what a bf16 matmul input sees.
 inline float round_bf16(float f) { return to_f32(to_bf16(f)); }
 
-void f32_to_bf16(const float* src, bf16* dst, size_t n);
-void bf16_to_f32(const bf16* src, float* dst, size_t n);
 // dst[i] = round_bf16(src[i]) for all i (src == dst allowed).
 void round_to_bf16(const float* src, float* dst, size_t n);
 

@@ -156,7 +156,9 @@ static void add_model_flags(FlagList* l) {
   for (const char* c : kInference) p.def(c, "fp32");
   l->add("device", T::String, "cpu", "compute backend: cpu, ref (plain reference loops), or cuda in a CUDA build "
          "with a visible GPU (otherwise an error saying which is missing); `openclip info` lists them")
-      .on({"train", "eval", "classify", "embed", "bench train", "bench infer", "bench zeroshot"}).v3();
+      .on({"train", "eval", "classify", "embed", "index build", "index search", "serve", "bench train", "bench infer",
+           "bench zeroshot"})
+      .v3();
   l->add("dist-url", T::String, "", "distributed init URL (MPI is used)").on(t).no_op();
   l->add("dist-backend", T::String, "", "distributed backend (MPI is used)").on(t).no_op();
   l->add("horovod", T::Flag, "", "Horovod").not_built("use mpirun: the MPI communicator replaces Horovod").on(t);

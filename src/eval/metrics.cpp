@@ -97,20 +97,4 @@ double topk_accuracy(std::span<const float> logits, std::span<const int64_t> lab
   return double(correct) / double(N);
 }
 
-std::vector<float> label_probabilities(const float* image, const float* texts, size_t n_labels, size_t dim) {
-  std::vector<double> logits(n_labels);
-  double mx = -1e30;
-  for (size_t l = 0; l < n_labels; ++l) {
-    double dot = 0;
-    for (size_t e = 0; e < dim; ++e) dot += double(image[e]) * texts[l * dim + e];
-    logits[l] = 100.0 * dot;
-    mx = std::max(mx, logits[l]);
-  }
-  double sum = 0;
-  for (auto& x : logits) sum += (x = std::exp(x - mx));
-  std::vector<float> p;
-  for (auto& x : logits) p.push_back(float(x / sum));
-  return p;
-}
-
 }  // namespace oc

@@ -29,9 +29,4 @@ std::map<std::string, double> retrieval_metrics(std::span<const float> image_fea
 // largest (ties broken toward the lower class index, as torch.topk on CPU).
 double topk_accuracy(std::span<const float> logits, std::span<const int64_t> labels, int64_t N, int64_t C, int k);
 
-// OpenCLIP's label probabilities for one image: softmax(100 * image . text_l) over the
-// labels (features normalized; texts [n_labels, dim] row-major), in double. `openclip
-// classify`, the C++ API and `serve`'s /v1/classify all use this, so they agree bit for bit.
-std::vector<float> label_probabilities(const float* image, const float* texts, size_t n_labels, size_t dim);
-
 }  // namespace oc

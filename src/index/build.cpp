@@ -14,10 +14,10 @@
 #include "data/stats.h"
 #include "image/codec.h"
 #include "index/checksum.h"
-#include "index/encoder.h"
 #include "index/sources.h"
 #include "index/store.h"
 #include "index/vector_index.h"
+#include "model/inference.h"
 
 namespace oc::index {
 namespace {
@@ -95,7 +95,8 @@ BuildResult build_index(const BuildOptions& opt) {
   if (opt.out.empty()) OC_USER_ERROR("index build needs --out INDEX_DIR");
   if (opt.images.empty()) OC_USER_ERROR("index build needs --images DIR|PATTERN|SHARDS");
   if (opt.faiss != "auto") parse_kind(opt.faiss);
-  const std::string sha = weights_checksum(opt.weights);
+  const ModelSource model_src = resolve_model_source(opt.model, opt.weights);
+  const std::string sha = weights_checksum(model_src.weights);
   data::DataStats stats;
   Sources src = list_sources(opt.images, &stats);  // before the folder is made: bad --images leaves nothing
   fs::make_dirs(opt.out);
@@ -117,22 +118,23 @@ BuildResult build_index(const BuildOptions& opt) {
       else ++r.already;
     }
   }
-  Encoder enc({opt.model, opt.weights, opt.precision, opt.batch});
+  InferenceOptions io;
+  io.precision = opt.precision;
+  io.device = opt.device;
+  io.max_batch = opt.batch;
+  InferenceModel enc(model_src, io);
   if (!existed) d.meta = {opt.model, opt.weights, sha, "", enc.embed_dim(), 0, 0, {}, {}};
   add_roots(std::move(src.roots), &d.meta.roots);
   const int64_t old_count = int64_t(d.items.size());
-  const size_t E = size_t(enc.embed_dim());
   Progress bar(int64_t(todo.size()), opt.progress);
   const auto t0 = Clock::now();
-  std::vector<float> feats;
   for (size_t i0 = 0; i0 < todo.size(); i0 += size_t(opt.batch)) {
     const size_t n = std::min(todo.size() - i0, size_t(opt.batch));
     auto imgs = decode_batch(todo, i0, n, &stats);
     std::vector<const ImageU8*> ok;
     for (size_t i = 0; i < n; ++i)
       if (imgs[i]) ok.push_back(&*imgs[i]), d.items.push_back(todo[i0 + i]);
-    feats.resize(ok.size() * E);
-    enc.encode_images(ok, feats.data());
+    const std::vector<float> feats = enc.encode_images(ok);
     d.embeddings.insert(d.embeddings.end(), feats.begin(), feats.end());
     r.failed += int64_t(n - ok.size());
     bar.update(int64_t(i0 + n));

@@ -8,6 +8,7 @@ namespace oc::index {
 
 struct BuildOptions {
   std::string model = "ViT-B-32", weights, precision = "fp32";
+  std::string device = "cpu";  // --device (ops::resolve_device)
   std::string images;  // folder, pattern or shards
   std::string out;     // index folder (appended to when it exists)
   std::string faiss = "auto";  // auto | flat | hnsw

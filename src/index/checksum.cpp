@@ -37,12 +37,6 @@ std::string finish(EVP_MD_CTX* c) {
 
 }  // namespace
 
-std::string sha256_hex(const void* data, size_t n) {
-  Ctx c = new_ctx();
-  EVP_DigestUpdate(c.get(), data, n);
-  return finish(c.get());
-}
-
 std::string file_sha256(const std::string& path, std::string_view what) {
   auto f = io::ReadFile::open(path);
   if (!f) OC_USER_ERROR("{}: cannot hash {}: {}", path, what, f.error());

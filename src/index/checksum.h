@@ -13,6 +13,5 @@ namespace oc::index {
 std::string file_sha256(const std::string& path, std::string_view what);
 // file_sha256 of the weights; "random-init" for "" (random weights, seed 0).
 std::string weights_checksum(const std::string& path);
-std::string sha256_hex(const void* data, size_t n);
 
 }  // namespace oc::index

@@ -32,7 +32,6 @@ class VisionTower {
   // d_feat [B,E]: gradient w.r.t. the normalized features of the last forward.
   void backward(const ClipParams& p, const ClipParams& g, const float* d_feat, ops::Prec prec);
   double mib() const { return mem_.mib() + extra_.mib(); }
-  int64_t planned_batch() const { return B_max_; }
   void set_block_hook(std::function<void(int64_t)> f) { mem_.on_block_backward = std::move(f); }
   // Patch dropout (vision_cfg.patch_dropout > 0, training forwards only). Which patches each
   // sample keeps: K distinct indices in [0, Np) per sample, written to idx[B*K]. The default

@@ -8,9 +8,9 @@ namespace oc::serve {
 
 using Clock = std::chrono::steady_clock;
 
-Batcher::Batcher(index::Encoder& enc, BatcherOptions opt, Metrics* metrics)
+Batcher::Batcher(InferenceModel& enc, BatcherOptions opt, Metrics* metrics)
     : enc_(enc), opt_(opt), metrics_(metrics) {
-  OC_CHECK(opt_.max_batch >= 1 && opt_.max_batch <= enc.max_batch(), "max_batch {} (encoder planned {})",
+  OC_CHECK(opt_.max_batch >= 1 && opt_.max_batch <= enc.max_batch(), "max_batch {} (the model planned {})",
            opt_.max_batch, enc.max_batch());
   worker_ = std::thread([this] { loop(); });
 }

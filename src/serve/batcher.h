@@ -14,7 +14,7 @@
 #include <thread>
 #include <vector>
 
-#include "index/encoder.h"
+#include "model/inference.h"
 #include "serve/metrics.h"
 
 namespace oc::serve {
@@ -36,7 +36,7 @@ enum class Kind { Text, Image };
 
 class Batcher {
  public:
-  Batcher(index::Encoder& enc, BatcherOptions opt, Metrics* metrics);
+  Batcher(InferenceModel& enc, BatcherOptions opt, Metrics* metrics);
   ~Batcher();
   Batcher(const Batcher&) = delete;
   Batcher& operator=(const Batcher&) = delete;
@@ -62,7 +62,7 @@ class Batcher {
   std::vector<std::unique_ptr<Job>> take_batch(std::unique_lock<std::mutex>& lock);
   void forward(std::vector<std::unique_ptr<Job>>& jobs);
 
-  index::Encoder& enc_;
+  InferenceModel& enc_;
   BatcherOptions opt_;
   Metrics* metrics_;
   mutable std::mutex mu_;

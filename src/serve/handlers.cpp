@@ -5,10 +5,9 @@
 #include <algorithm>
 #include <cmath>
 
+#include "core/base64.h"
 #include "core/check.h"
-#include "eval/metrics.h"
 #include "image/codec.h"
-#include "serve/base64_decode.h"
 
 namespace oc::serve {
 namespace {

@@ -7,8 +7,8 @@
 #include <vector>
 
 #include "image/image.h"
-#include "index/encoder.h"
 #include "index/searcher.h"
+#include "model/inference.h"
 #include "serve/batcher.h"
 #include "serve/http.h"
 #include "serve/server.h"
@@ -17,7 +17,7 @@ namespace oc::serve {
 
 struct Context {
   const ServeOptions& opt;
-  index::Encoder& enc;
+  InferenceModel& enc;
   Batcher& batcher;
   const index::Searcher* searcher;  // null without --index
 };

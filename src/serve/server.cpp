@@ -59,7 +59,8 @@ void check_options(const ServeOptions& o) {
 
 struct Server::Impl {
   ServeOptions opt;
-  index::Encoder enc;
+  ModelSource source;  // --model / --pretrained resolved: the index's weights check reads its file
+  InferenceModel enc;
   Metrics metrics;
   std::optional<index::Searcher> searcher;
   Batcher batcher;
@@ -70,18 +71,27 @@ struct Server::Impl {
 
   explicit Impl(const ServeOptions& o)
       : opt((check_options(o), o)),
-        enc({o.model, o.weights, o.precision, o.max_batch}),
-        searcher(open_index(o)),
+        source(resolve_model_source(o.model, o.weights)),
+        enc(source, inference_options(o)),
+        searcher(open_index(o, source.weights)),
         batcher(enc, {o.max_batch, o.max_wait_ms, o.max_queue}, &metrics),
         ctx{opt, enc, batcher, searcher ? &*searcher : nullptr},
         policy{o.host, o.allowed_hosts, o.cors_origins, o.api_key},
         routes(make_routes()),
         http(http_options(o), hooks()) {}
 
-  static std::optional<index::Searcher> open_index(const ServeOptions& o) {
+  static InferenceOptions inference_options(const ServeOptions& o) {
+    InferenceOptions io;
+    io.precision = o.precision;
+    io.device = o.device;
+    io.max_batch = o.max_batch;
+    return io;
+  }
+
+  static std::optional<index::Searcher> open_index(const ServeOptions& o, const std::string& weights) {
     if (o.index_dir.empty()) return std::nullopt;
     std::optional<index::Searcher> s(std::in_place, o.index_dir);
-    index::check_same_model(s->meta(), o.index_dir, o.model, index::weights_checksum(o.weights));
+    index::check_same_model(s->meta(), o.index_dir, o.model, index::weights_checksum(weights));
     return s;
   }
 

@@ -12,6 +12,7 @@ namespace oc::serve {
 
 struct ServeOptions {
   std::string model = "ViT-B-32", weights, precision = "fp32";
+  std::string device = "cpu";  // --device (ops::resolve_device)
   std::string index_dir;  // "" = no search endpoints
   std::string host = "127.0.0.1";
   int port = 8080;        // 0 = any free port (bind() returns it)

@@ -10,12 +10,12 @@
 #include "core/parallel.h"
 #include "core/rng.h"
 #include "data/csv.h"
-#include "eval/tokenizer.h"
+#include "model/model_tokenizer.h"
 #include "model/weights.h"
 #include "ops/adamw.h"
 #include "step/comm_io.h"
 #include "model/model_source.h"
-#include "train/lock.h"
+#include "train/freeze.h"
 #include "train/session.h"
 
 namespace oc {
@@ -136,11 +136,11 @@ void open_run_folder(TrainSession& s) {
   else if (!a.log_local && c.master) log::set_file(s.run.log_path);
   else log::set_level(log::Level::Warning);  // others: warnings and errors only
   if (c.size > 1)
-    log::info("Running in distributed mode with multiple processes. Device cpu. Process (global: {}, local {}), total "
+    log::info("Running in distributed mode with multiple processes. Device {}. Process (global: {}, local {}), total "
               "{} ({}, {}, {} threads per rank).",
-              c.rank, c.world.local_rank, c.size, c.world.source, c.comm->backend(), num_threads());
+              a.device, c.rank, c.world.local_rank, c.size, c.world.source, c.comm->backend(), num_threads());
   else
-    log::info("Running with a single process. Device cpu, {} threads.", num_threads());
+    log::info("Running with a single process. Device {}, {} threads.", a.device, num_threads());
   if (!prec_note.empty()) log::info("{}", prec_note);
   if (c.master) write_params(s.run, a, c.rank, c.world.local_rank, c.size);
   log::info("Params:");

@@ -7,7 +7,7 @@
 
 #include "core/log.h"
 #include "ops/adamw.h"
-#include "train/lock.h"
+#include "train/freeze.h"
 
 namespace oc {
 

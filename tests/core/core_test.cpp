@@ -46,6 +46,24 @@ TEST(Base64, Rfc4648TestVectors) {
   EXPECT_EQ(enc("\x89PNG\r\n\x1a\n"), "iVBORw0KGgo=");
 }
 
+TEST(Base64, DecodeInvertsEncodeAndRejectsMalformedInput) {
+  auto bytes = [](std::string s) { return std::vector<uint8_t>(s.begin(), s.end()); };
+  const std::vector<std::string> samples = {"", "f", "fo", "foo", "foob", "fooba", "foobar", std::string("\x00\xff\x80", 3)};
+  for (const std::string& s : samples) {
+    auto b = bytes(s);
+    auto back = base64_decode(base64_encode(b));
+    ASSERT_TRUE(back.has_value()) << s;
+    EXPECT_EQ(*back, b) << s;
+  }
+  EXPECT_EQ(base64_decode("Zm9v\nYmFy"), bytes("foobar"));                    // whitespace skipped
+  EXPECT_EQ(base64_decode("data:image/png;base64,Zm9vYg=="), bytes("foob"));   // data: URI prefix removed
+  EXPECT_FALSE(base64_decode("data:image/png,Zm9v").has_value());             // a data: URI that is not base64
+  EXPECT_FALSE(base64_decode("Zm9v!").has_value());                           // outside the alphabet
+  EXPECT_FALSE(base64_decode("Zg==Zg==").has_value());                        // data after padding
+  EXPECT_FALSE(base64_decode("Zg=").has_value());                             // padding to a bad length
+  EXPECT_FALSE(base64_decode("Zm9vY").has_value());                           // one symbol over a group
+}
+
 TEST(Bf16, RoundsToNearestEven) {
   EXPECT_EQ(to_bf16(1.0f).bits, 0x3f80);
   // 1 + 2^-8 is exactly half-way between two bf16 values: ties go to the even one (1.0).

@@ -2,7 +2,8 @@
 """Checks the project's references to itself: every relative link in its Markdown points at a
 file in the repository (and, for a link into a Markdown file, at one of its headings), and every
 repository file cited by path (`src/<module>/<file>.cpp`, docs/<NAME>.md, tests/...) in the Markdown and in the
-sources' comments exists. Usage: check_links.py REPO_ROOT. Exit 1 and one line per broken
+sources' comments exists, and none of them points into a machine's workspace (/work/..., /home/...:
+a path outside the repository that no reader has). Usage: check_links.py REPO_ROOT. Exit 1 and one line per broken
 reference (file:line: what) when anything is broken."""
 import re
 import subprocess
@@ -19,6 +20,9 @@ CODE = re.compile(r"`([^`\s]+)`")
 PLAIN = re.compile(r"(?<![\w./-])((?:src|tests|docs|scripts|bench|cmake|python|configs|include|examples)/"
                    r"[\w./-]*\.(?:cpp|h|cu|cuh|md|py|sh|cmake|json|txt))\b")
 THEIRS = ("src/open_clip/", "src/training/")
+# A path outside the repository on the machine it was written on (system paths such as
+# /usr/bin/python3 or /dev/zero are fine: every reader has them).
+OUTSIDE = re.compile(r"(?<![\w.~-])/(?:work|home|root)/[^\s`)\"']*")
 SOURCES = (".cpp", ".h", ".cu", ".cuh", ".sh", ".py", ".cmake")
 FENCE = re.compile(r"^\s*```")
 
@@ -66,6 +70,8 @@ def main():
         md = root / f
         fenced = False
         for no, line in enumerate(md.read_text(encoding="utf-8").splitlines(), 1):
+            for p in OUTSIDE.findall(line):
+                bad.append(f"{f}:{no}: cites a path outside the repository: {p}")
             if FENCE.match(line):
                 fenced = not fenced
                 continue
@@ -99,6 +105,9 @@ def main():
         if not f.endswith(SOURCES) and not f.endswith("CMakeLists.txt"):
             continue
         for no, line in enumerate((root / f).read_text(encoding="utf-8", errors="replace").splitlines(), 1):
+            if f != "tests/docs/check_links.py":
+                for p in OUTSIDE.findall(line):
+                    bad.append(f"{f}:{no}: cites a path outside the repository: {p}")
             for p in PLAIN.findall(line):
                 if not p.startswith(THEIRS) and not exists(p):
                     bad.append(f"{f}:{no}: cites a path that does not exist: {p}")

@@ -1,15 +1,16 @@
 // The tokenizer a model config selects reaches every place that tokenizes: the data loader
-// (training and retrieval captions), zero-shot prompts, classify/embed (eval/api) and the
-// index encoder. A -CLIPA style config (tests/model/configs/tiny-clipa.json:
-// hf_tokenizer_name bert-base-uncased, strip_sep_token, context 16, vocabulary 1000) trains
-// and evaluates on WordPiece ids from a tiny vocabulary file; CLIP's BPE stays the default.
+// (training and retrieval captions), zero-shot prompts and the inference path
+// (src/model/inference.h: classify/embed, index, serve). A -CLIPA style config
+// (tests/model/configs/tiny-clipa.json: hf_tokenizer_name bert-base-uncased, strip_sep_token,
+// context 16, vocabulary 1000) trains and evaluates on WordPiece ids from a tiny vocabulary
+// file; CLIP's BPE stays the default.
 #include <gtest/gtest.h>
 
 #include <cstdlib>
 
 #include "core/check.h"
 #include "core/fs.h"
-#include "eval/tokenizer.h"
+#include "model/model_tokenizer.h"
 #include "model/config.h"
 #include "eval_fixture.h"
 #include "test_util.h"

@@ -141,6 +141,9 @@ class OpenclipCpp(unittest.TestCase):
         with self.assertRaises(RuntimeError) as e:
             oc.create_model("test-tiny", self.paths[0])
         self.assertIn(self.paths[0], str(e.exception))
+        with self.assertRaises(RuntimeError) as e:  # device= reaches the backend registry (--device's errors)
+            oc.create_model("test-tiny", self.weights, device="tpu")
+        self.assertIn("unknown device 'tpu'; available:", str(e.exception))
         args = ["--model", "no-such-model", "--dataset-type", "synthetic", "--logs", os.path.join(SCRATCH, "err")]
         with self.assertRaises(RuntimeError) as e:
             oc.train(args + ["--name", "py"])

@@ -1,4 +1,4 @@
-#include "train/lock.h"
+#include "train/freeze.h"
 
 #include <cstring>
 #include <string>

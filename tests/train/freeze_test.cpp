@@ -10,7 +10,7 @@
 
 #include "model/config.h"
 #include "test_util.h"
-#include "train/lock.h"
+#include "train/freeze.h"
 
 namespace oc {
 namespace {
@@ -23,7 +23,7 @@ std::set<std::string> trainable(const Clip& m, const TrainArgs& a) {
   return out;
 }
 
-TEST(Lock, ImageGroupsEqualOpenClip224) {
+TEST(Freeze, ImageGroupsEqualOpenClip224) {
   OC_NEED_OPEN_CLIP();
   Clip m(load_model_config("test-tiny"));
   const std::string cfg = OPENCLIP_SOURCE_DIR "/configs/models/test-tiny.json";
@@ -47,7 +47,7 @@ TEST(Lock, ImageGroupsEqualOpenClip224) {
   }
 }
 
-TEST(Lock, TextGroupsAsOpenClip3) {
+TEST(Freeze, TextGroupsAsOpenClip3) {
   Clip m(load_model_config("test-tiny"));  // 2 text blocks: groups emb, block 0, [block 1, ln_final], proj
   TrainArgs a;
   a.lock_text = true;

@@ -1,4 +1,4 @@
-#include "eval/tokenizer.h"
+#include "model/model_tokenizer.h"
 
 namespace oc {
 

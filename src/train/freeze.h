@@ -1,4 +1,5 @@
-// --lock-image / --lock-text (LiT): which parameters train. Groups as OpenCLIP's
+// Parameter freezing for --lock-image / --lock-text (LiT; OpenCLIP calls it "locking" a tower,
+// unrelated to file locks, core/folder_lock.h): which parameters train. Groups as OpenCLIP's
 // VisionTransformer.lock and CLIP.lock_text_tower define them; the last N groups stay
 // trainable with --lock-image-unlocked-groups / --lock-text-unlocked-layers.
 #pragma once
