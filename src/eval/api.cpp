@@ -10,6 +10,7 @@
 #include "image/transform.h"
 #include "model/clip.h"
 #include "model/weights.h"
+#include "ops/registry.h"
 #include "eval/tokenizer.h"
 
 namespace openclip {

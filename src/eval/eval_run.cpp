@@ -5,7 +5,7 @@
 #include "core/parallel.h"
 #include "model/clip.h"
 #include "model/model_source.h"
-#include "ops/backend.h"
+#include "ops/registry.h"
 #include "model/weights.h"
 #include "eval/tokenizer.h"
 

@@ -6,7 +6,7 @@
 
 #include "core/check.h"
 #include "ops/dnnl_info.h"
-#include "ops/gemm.h"
+#include "ops/cpu/gemm.h"
 
 namespace oc::ops {
 
