@@ -120,55 +120,28 @@ namespace {
 // are scratch for the LayerNorm output and the activated MLP hidden state.
 void block_forward(const BlockParams& P, const BlockActs& a, float* y, float* ln, float* g, const StackDims& d) {
   const int64_t N = d.B * d.T, W = d.W, F = d.F;
-  {
-    OC_PROFILE("layernorm");
-    d.be->run(ops::LayerNormForwardArgs{.out = ln, .mean = a.mean1, .rstd = a.rstd1, .inp = a.x, .weight = P.ln1_w,
-                                        .bias = P.ln1_b, .N = N, .C = W, .eps = d.eps});
-  }
-  {
-    OC_PROFILE("linear");
-    d.be->run(ops::LinearForwardArgs{.out = a.qkv, .inp = ln, .weight = P.in_w, .bias = P.in_b, .M = N, .K = W,
-                                     .N = 3 * W, .prec = d.prec});
-  }
-  {
-    OC_PROFILE("attention");
-    d.be->run(ops::AttentionForwardArgs{.out = a.ao, .att = a.att, .qkv = a.qkv, .B = d.B, .Tn = d.T, .C = W, .H = d.H,
-                                        .causal = d.causal, .prec = d.prec});
-  }
-  {
-    OC_PROFILE("linear");
-    d.be->run(ops::LinearForwardArgs{.out = a.xm, .inp = a.ao, .weight = P.out_w, .bias = P.out_b, .M = N, .K = W,
-                                     .N = W, .prec = d.prec});
-  }
+  { OC_PROFILE("layernorm"); d.be->run(ops::LayerNormForwardArgs{
+      .out = ln, .mean = a.mean1, .rstd = a.rstd1, .inp = a.x, .weight = P.ln1_w, .bias = P.ln1_b, .N = N, .C = W,
+      .eps = d.eps}); }
+  { OC_PROFILE("linear"); d.be->run(ops::LinearForwardArgs{.out = a.qkv, .inp = ln, .weight = P.in_w, .bias = P.in_b,
+                                                           .M = N, .K = W, .N = 3 * W, .prec = d.prec}); }
+  { OC_PROFILE("attention"); d.be->run(ops::AttentionForwardArgs{
+      .out = a.ao, .att = a.att, .qkv = a.qkv, .B = d.B, .Tn = d.T, .C = W, .H = d.H, .causal = d.causal,
+      .prec = d.prec}); }
+  { OC_PROFILE("linear"); d.be->run(ops::LinearForwardArgs{.out = a.xm, .inp = a.ao, .weight = P.out_w, .bias = P.out_b,
+                                                           .M = N, .K = W, .N = W, .prec = d.prec}); }
   if (P.ls1) d.be->run(ops::LayerScaleForwardArgs{.x = a.xm, .gamma = P.ls1, .N = N, .C = W});  // LayerScale ls_1
-  {
-    OC_PROFILE("residual_add");
-    d.be->run(ops::AddInplaceArgs{.y = a.xm, .x = a.x, .n = N * W});
-  }  // xm = x + attn
-  {
-    OC_PROFILE("layernorm");
-    d.be->run(ops::LayerNormForwardArgs{.out = ln, .mean = a.mean2, .rstd = a.rstd2, .inp = a.xm, .weight = P.ln2_w,
-                                        .bias = P.ln2_b, .N = N, .C = W, .eps = d.eps});
-  }
-  {
-    OC_PROFILE("linear");
-    d.be->run(ops::LinearForwardArgs{.out = a.h, .inp = ln, .weight = P.fc_w, .bias = P.fc_b, .M = N, .K = W, .N = F,
-                                     .prec = d.prec});
-  }
-  {
-    OC_PROFILE("gelu");
-    d.be->run(ops::ActForwardArgs{.out = g, .inp = a.h, .n = N * F, .act = d.act});
-  }
-  {
-    OC_PROFILE("linear");
-    d.be->run(ops::LinearForwardArgs{.out = y, .inp = g, .weight = P.proj_w, .bias = P.proj_b, .M = N, .K = F, .N = W,
-                                     .prec = d.prec});
-  }
+  { OC_PROFILE("residual_add"); d.be->run(ops::AddInplaceArgs{.y = a.xm, .x = a.x, .n = N * W}); }  // xm = x + attn
+  { OC_PROFILE("layernorm"); d.be->run(ops::LayerNormForwardArgs{
+      .out = ln, .mean = a.mean2, .rstd = a.rstd2, .inp = a.xm, .weight = P.ln2_w, .bias = P.ln2_b, .N = N, .C = W,
+      .eps = d.eps}); }
+  { OC_PROFILE("linear"); d.be->run(ops::LinearForwardArgs{.out = a.h, .inp = ln, .weight = P.fc_w, .bias = P.fc_b,
+                                                           .M = N, .K = W, .N = F, .prec = d.prec}); }
+  { OC_PROFILE("gelu"); d.be->run(ops::ActForwardArgs{.out = g, .inp = a.h, .n = N * F, .act = d.act}); }
+  { OC_PROFILE("linear"); d.be->run(ops::LinearForwardArgs{.out = y, .inp = g, .weight = P.proj_w, .bias = P.proj_b,
+                                                           .M = N, .K = F, .N = W, .prec = d.prec}); }
   if (P.ls2) d.be->run(ops::LayerScaleForwardArgs{.x = y, .gamma = P.ls2, .N = N, .C = W});  // LayerScale ls_2
-  {
-    OC_PROFILE("residual_add");
-    d.be->run(ops::AddInplaceArgs{.y = y, .x = a.xm, .n = N * W});
-  }  // y = xm + mlp
+  { OC_PROFILE("residual_add"); d.be->run(ops::AddInplaceArgs{.y = y, .x = a.xm, .n = N * W}); }  // y = xm + mlp
 }
 }  // namespace
 
@@ -230,63 +203,40 @@ void stack_backward(const std::vector<BlockParams>& p, const std::vector<BlockPa
       continue;
     }
     // MLP: y = xm + c_proj(act(c_fc(ln_2(xm)))).  dres holds dy = dxm (residual path).
-    {
-      OC_PROFILE("gelu");
-      d.be->run(ops::ActForwardArgs{.out = rec, .inp = a.h, .n = N * F, .act = d.act});
-    }  // recompute act(h)
+    { OC_PROFILE("gelu"); d.be->run(ops::ActForwardArgs{.out = rec, .inp = a.h, .n = N * F,
+                                                        .act = d.act}); }  // recompute act(h)
     const float* dy2 = layer_scale_grad(*d.be, P.ls2, G.ls2, ln, dres, rec, P.proj_w, P.proj_b, N, F, W, d.prec);
-    {
-      OC_PROFILE("linear_bwd");
-      d.be->run(ops::LinearBackwardArgs{.dinp = dbig, .dweight = G.proj_w, .dbias = G.proj_b, .dout = dy2, .inp = rec,
-                                        .weight = P.proj_w, .M = N, .K = F, .N = W, .prec = d.prec});
-    }  // dbig = d act
-    {
-      OC_PROFILE("gelu_bwd");
-      d.be->run(ops::ActBackwardArgs{.dinp = dbig, .dout = dbig, .inp = a.h, .n = N * F, .act = d.act});
-    }  // dbig = dh
-    {
-      OC_PROFILE("layernorm");
-      d.be->run(ops::LayerNormForwardArgs{.out = ln, .mean = stat, .rstd = stat + N, .inp = a.xm, .weight = P.ln2_w,
-                                          .bias = P.ln2_b, .N = N, .C = W, .eps = d.eps});
-    }  // recompute ln_2
-    {
-      OC_PROFILE("linear_bwd");
-      d.be->run(ops::LinearBackwardArgs{.dinp = rec, .dweight = G.fc_w, .dbias = G.fc_b, .dout = dbig, .inp = ln,
-                                        .weight = P.fc_w, .M = N, .K = W, .N = F, .prec = d.prec});
-    }  // rec = d ln_2
-    {
-      OC_PROFILE("layernorm_bwd");
-      d.be->run(ops::LayerNormBackwardArgs{.dinp = dres, .dweight = G.ln2_w, .dbias = G.ln2_b, .dout = rec, .inp = a.xm,
-                                           .weight = P.ln2_w, .mean = a.mean2, .rstd = a.rstd2, .N = N, .C = W});
-    }
+    { OC_PROFILE("linear_bwd"); d.be->run(ops::LinearBackwardArgs{
+        .dinp = dbig, .dweight = G.proj_w, .dbias = G.proj_b, .dout = dy2, .inp = rec, .weight = P.proj_w, .M = N,
+        .K = F, .N = W, .prec = d.prec}); }  // dbig = d act
+    { OC_PROFILE("gelu_bwd"); d.be->run(ops::ActBackwardArgs{
+        .dinp = dbig, .dout = dbig, .inp = a.h, .n = N * F, .act = d.act}); }  // dbig = dh
+    { OC_PROFILE("layernorm"); d.be->run(ops::LayerNormForwardArgs{
+        .out = ln, .mean = stat, .rstd = stat + N, .inp = a.xm, .weight = P.ln2_w, .bias = P.ln2_b, .N = N, .C = W,
+        .eps = d.eps}); }  // recompute ln_2
+    { OC_PROFILE("linear_bwd"); d.be->run(ops::LinearBackwardArgs{
+        .dinp = rec, .dweight = G.fc_w, .dbias = G.fc_b, .dout = dbig, .inp = ln, .weight = P.fc_w, .M = N, .K = W,
+        .N = F, .prec = d.prec}); }  // rec = d ln_2
+    { OC_PROFILE("layernorm_bwd"); d.be->run(ops::LayerNormBackwardArgs{
+        .dinp = dres, .dweight = G.ln2_w, .dbias = G.ln2_b, .dout = rec, .inp = a.xm, .weight = P.ln2_w,
+        .mean = a.mean2, .rstd = a.rstd2, .N = N, .C = W}); }
     // Attention: xm = x + out_proj(attn(in_proj(ln_1(x)))).  dres = dxm = dx (residual path).
     const float* dy1 = layer_scale_grad(*d.be, P.ls1, G.ls1, ln, dres, a.ao, P.out_w, P.out_b, N, W, W, d.prec);
-    {
-      OC_PROFILE("linear_bwd");
-      d.be->run(ops::LinearBackwardArgs{.dinp = rec, .dweight = G.out_w, .dbias = G.out_b, .dout = dy1, .inp = a.ao,
-                                        .weight = P.out_w, .M = N, .K = W, .N = W, .prec = d.prec});
-    }  // rec = d ao
-    {
-      OC_PROFILE("attention_bwd");
-      d.be->run(ops::AttentionBackwardArgs{.dqkv = dbig, .scratch = mem.d_att(), .dout = rec, .qkv = a.qkv,
-                                           .att = a.att, .B = d.B, .Tn = d.T, .C = W, .H = d.H, .causal = d.causal,
-                                           .prec = d.prec});
-    }
-    {
-      OC_PROFILE("layernorm");
-      d.be->run(ops::LayerNormForwardArgs{.out = ln, .mean = stat, .rstd = stat + N, .inp = a.x, .weight = P.ln1_w,
-                                          .bias = P.ln1_b, .N = N, .C = W, .eps = d.eps});
-    }  // recompute ln_1
-    {
-      OC_PROFILE("linear_bwd");
-      d.be->run(ops::LinearBackwardArgs{.dinp = rec, .dweight = G.in_w, .dbias = G.in_b, .dout = dbig, .inp = ln,
-                                        .weight = P.in_w, .M = N, .K = W, .N = 3 * W, .prec = d.prec});
-    }  // rec = d ln_1
-    {
-      OC_PROFILE("layernorm_bwd");
-      d.be->run(ops::LayerNormBackwardArgs{.dinp = dres, .dweight = G.ln1_w, .dbias = G.ln1_b, .dout = rec, .inp = a.x,
-                                           .weight = P.ln1_w, .mean = a.mean1, .rstd = a.rstd1, .N = N, .C = W});
-    }
+    { OC_PROFILE("linear_bwd"); d.be->run(ops::LinearBackwardArgs{
+        .dinp = rec, .dweight = G.out_w, .dbias = G.out_b, .dout = dy1, .inp = a.ao, .weight = P.out_w, .M = N, .K = W,
+        .N = W, .prec = d.prec}); }  // rec = d ao
+    { OC_PROFILE("attention_bwd"); d.be->run(ops::AttentionBackwardArgs{
+        .dqkv = dbig, .scratch = mem.d_att(), .dout = rec, .qkv = a.qkv, .att = a.att, .B = d.B, .Tn = d.T, .C = W,
+        .H = d.H, .causal = d.causal, .prec = d.prec}); }
+    { OC_PROFILE("layernorm"); d.be->run(ops::LayerNormForwardArgs{
+        .out = ln, .mean = stat, .rstd = stat + N, .inp = a.x, .weight = P.ln1_w, .bias = P.ln1_b, .N = N, .C = W,
+        .eps = d.eps}); }  // recompute ln_1
+    { OC_PROFILE("linear_bwd"); d.be->run(ops::LinearBackwardArgs{
+        .dinp = rec, .dweight = G.in_w, .dbias = G.in_b, .dout = dbig, .inp = ln, .weight = P.in_w, .M = N, .K = W,
+        .N = 3 * W, .prec = d.prec}); }  // rec = d ln_1
+    { OC_PROFILE("layernorm_bwd"); d.be->run(ops::LayerNormBackwardArgs{
+        .dinp = dres, .dweight = G.ln1_w, .dbias = G.ln1_b, .dout = rec, .inp = a.x, .weight = P.ln1_w, .mean = a.mean1,
+        .rstd = a.rstd1, .N = N, .C = W}); }
     if (mem.on_block_backward) mem.on_block_backward(l);
   }
 }

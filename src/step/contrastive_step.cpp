@@ -28,10 +28,7 @@ double ContrastiveStep::forward_backward(const float* images, const int32_t* tok
   const int64_t E = model_.cfg().embed_dim;
   model_.zero_grads();
   Clip::Features f;
-  {
-    OC_PROFILE("step.forward");
-    f = model_.forward(images, tokens, B);
-  }
+  { OC_PROFILE("step.forward"); f = model_.forward(images, tokens, B); }
   OC_PROFILE("step.loss+backward");
   const float scale = std::exp(model_.logit_scale());
   float d_scale = 0;
@@ -87,10 +84,7 @@ double ContrastiveStep::forward_backward_accum(const std::vector<const float*>& 
   // 3. Backward through each micro-batch.
   model_.zero_grads();
   for (int64_t j = 0; j < K; ++j) {
-    {
-      OC_PROFILE("step.forward");
-      model_.forward(images[size_t(j)], tokens[size_t(j)], B);
-    }
+    { OC_PROFILE("step.forward"); model_.forward(images[size_t(j)], tokens[size_t(j)], B); }
     OC_PROFILE("step.loss+backward");
     model_.backward(d_img_.data() + j * B * E, d_txt_.data() + j * B * E);
   }
@@ -107,10 +101,7 @@ double ContrastiveStep::forward_backward_dist(const float* images, const int32_t
   OC_CHECK(B <= B_max_, "batch {} exceeds the planned {}", B, B_max_);
   model_.zero_grads();
   Clip::Features f;
-  {
-    OC_PROFILE("step.forward");
-    f = model_.forward(images, tokens, B);
-  }
+  { OC_PROFILE("step.forward"); f = model_.forward(images, tokens, B); }
   float d_scale = 0;
   const double loss = dist_loss_grad(f.image, f.text, B, comm, mode, &d_scale);
   OC_PROFILE("step.loss+backward");
@@ -143,10 +134,7 @@ double ContrastiveStep::accumulate(const std::vector<const float*>& images, cons
   // 3. Backward through each micro-batch; logit_scale's (and logit_bias's) gradient once per pass.
   model_.zero_grads();
   for (int64_t j = 0; j < K; ++j) {
-    {
-      OC_PROFILE("step.forward");
-      model_.forward(images[size_t(j)], tokens[size_t(j)], B);
-    }
+    { OC_PROFILE("step.forward"); model_.forward(images[size_t(j)], tokens[size_t(j)], B); }
     OC_PROFILE("step.loss+backward");
     model_.backward(gi + j * B * E, gt + j * B * E);
   }

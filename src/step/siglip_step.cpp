@@ -25,10 +25,7 @@ double ContrastiveStep::forward_backward_siglip(const float* images, const int32
   OC_CHECK(model_.p().logit_bias, "SigLIP needs a model with logit_bias (init_logit_bias)");
   model_.zero_grads();
   Clip::Features f;
-  {
-    OC_PROFILE("step.forward");
-    f = model_.forward(images, tokens, B);
-  }
+  { OC_PROFILE("step.forward"); f = model_.forward(images, tokens, B); }
   float d_scale = 0, d_bias = 0;
   const double loss = siglip_loss_grad(f.image, f.text, B, comm, &d_scale, &d_bias);
   ops::Backend& be = model_.backend();
