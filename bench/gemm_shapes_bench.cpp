@@ -18,8 +18,9 @@
 
 #include "core/bf16.h"
 #include "core/rng.h"
-#include "ops/bf16_gemm.h"
-#include "ops/gemm.h"
+#include "ops/cpu/gemm_bf16.h"
+#include "ops/cpu/gemm.h"
+#include "ops/dnnl_info.h"
 
 namespace {
 

@@ -6,10 +6,10 @@
 #include <vector>
 
 #include "core/rng.h"
-#include "ops/activation.h"
-#include "ops/attention.h"
-#include "ops/gemm.h"
-#include "ops/layernorm.h"
+#include "ops/cpu/activation.h"
+#include "ops/cpu/attention.h"
+#include "ops/cpu/gemm.h"
+#include "ops/cpu/layernorm.h"
 
 namespace {
 

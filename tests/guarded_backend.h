@@ -5,7 +5,10 @@
 // false, so the code under test takes the staging paths a device backend takes. A direct
 // host read or write of its memory (a pointer from Clip::params(), an arena, a moment)
 // faults: the process dies with "host code touched memory of the guarded backend" and the
-// offset, which fails the test. Results are bitwise those of `cpu` (the same kernels).
+// offset, which fails the test. Every op's arguments are checked against the memory contract
+// of ops/op_args.h (pointers: this backend's memory; spans and Host<T>: host memory), so a
+// host array handed to an op where a device backend needs its own memory is an error naming
+// the op and the field. Results are bitwise those of `cpu` (the same kernels).
 // One instance per thread: the protection is flipped by whoever calls.
 #pragma once
 #include <signal.h>
@@ -15,9 +18,12 @@
 #include <array>
 #include <atomic>
 #include <map>
+#include <span>
+#include <type_traits>
 
 #include "core/check.h"
-#include "ops/backend.h"
+#include "ops/op_fields.h"
+#include "ops/registry.h"
 
 namespace oc::test {
 
@@ -50,6 +56,22 @@ inline void on_segv(int, siginfo_t* si, void*) {
     }
   }
   signal(SIGSEGV, SIG_DFL);
+}
+
+// The host-memory fields of an op's args struct (ops/op_args.h).
+template <class F>
+inline constexpr bool is_host_value = false;
+template <class T>
+inline constexpr bool is_host_value<std::span<T>> = true;
+template <class T>
+inline constexpr bool is_host_value<ops::Host<T>> = true;
+template <class T>
+const void* host_ptr(std::span<T> s) {
+  return s.data();
+}
+template <class T>
+const void* host_ptr(ops::Host<T> h) {
+  return h.get();
 }
 }  // namespace guarded_detail
 
@@ -111,234 +133,32 @@ class GuardedBackend final : public ops::Backend {
     inner_.write_scalar(p, v);
   }
   void synchronize() override {}
-  // round_to_bf16: Backend's default (staged through the host), what a device backend
-  // without its own kernel runs.
   int64_t copies_to_host() const { return copies_to_host_; }
   int64_t copies_from_host() const { return copies_from_host_; }
 
-  // ---- ops: cpu's, with the region open ----------------------------------------------
-  void gemm(bool ta, bool tb, int64_t M, int64_t N, int64_t K, float alpha, const float* A, int64_t lda, const float* B,
-            int64_t ldb, float beta, float* C, int64_t ldc, ops::Prec prec) override {
-    Open o(*this);
-    inner_.gemm(ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, prec);
+  // ---- ops: cpu's, with the region open, after checking every argument's memory ---------
+  // Every op of ops/op_list.h (generated: a new op needs no line here).
+#define OC_GUARDED_RUN(A)                                  \
+  ops::op_result_t<ops::A> run(const ops::A& a) override { \
+    check_memory(a, #A);                                   \
+    Open o(*this);                                         \
+    return inner_.run(a);                                  \
   }
-  void gemm_batched(int64_t batch, bool ta, bool tb, int64_t M, int64_t N, int64_t K, float alpha, const float* A,
-                    int64_t lda, int64_t stride_a, const float* B, int64_t ldb, int64_t stride_b, float beta, float* C,
-                    int64_t ldc, int64_t stride_c, ops::Prec prec) override {
-    Open o(*this);
-    inner_.gemm_batched(batch, ta, tb, M, N, K, alpha, A, lda, stride_a, B, ldb, stride_b, beta, C, ldc, stride_c,
-                        prec);
+  OC_OPS(OC_GUARDED_RUN)
+#undef OC_GUARDED_RUN
+  // prepare/release_weight_bf16: Backend's defaults (nothing kept).
+
+  // Whether p points into a live allocation of this backend.
+  bool owns(const void* p) const {
+    const char* c = static_cast<const char*>(p);
+    auto it = sizes_.upper_bound(const_cast<char*>(c));
+    if (it == sizes_.begin()) return false;
+    --it;
+    return c < it->first + it->second;
   }
-  void linear_forward(float* out, const float* inp, const float* weight, const float* bias, int64_t M, int64_t K,
-                      int64_t N, ops::Prec prec) override {
-    Open o(*this);
-    inner_.linear_forward(out, inp, weight, bias, M, K, N, prec);
-  }
-  void linear_backward(float* dinp, float* dweight, float* dbias, const float* dout, const float* inp,
-                       const float* weight, int64_t M, int64_t K, int64_t N, ops::Prec prec) override {
-    Open o(*this);
-    inner_.linear_backward(dinp, dweight, dbias, dout, inp, weight, M, K, N, prec);
-  }
-  void proj_forward(float* out, const float* inp, const float* w, int64_t M, int64_t K, int64_t N,
-                    ops::Prec prec) override {
-    Open o(*this);
-    inner_.proj_forward(out, inp, w, M, K, N, prec);
-  }
-  void proj_backward(float* dinp, float* dw, const float* dout, const float* inp, const float* w, int64_t M, int64_t K,
-                     int64_t N, ops::Prec prec) override {
-    Open o(*this);
-    inner_.proj_backward(dinp, dw, dout, inp, w, M, K, N, prec);
-  }
-  void layernorm_forward(float* out, float* mean, float* rstd, const float* inp, const float* weight, const float* bias,
-                         int64_t N, int64_t C, double eps) override {
-    Open o(*this);
-    inner_.layernorm_forward(out, mean, rstd, inp, weight, bias, N, C, eps);
-  }
-  void layernorm_backward(float* dinp, float* dweight, float* dbias, const float* dout, const float* inp,
-                          const float* weight, const float* mean, const float* rstd, int64_t N, int64_t C) override {
-    Open o(*this);
-    inner_.layernorm_backward(dinp, dweight, dbias, dout, inp, weight, mean, rstd, N, C);
-  }
-  void act_forward(float* out, const float* inp, int64_t n, ops::Act act) override {
-    Open o(*this);
-    inner_.act_forward(out, inp, n, act);
-  }
-  void act_backward(float* dinp, const float* dout, const float* inp, int64_t n, ops::Act act) override {
-    Open o(*this);
-    inner_.act_backward(dinp, dout, inp, n, act);
-  }
-  void add_inplace(float* y, const float* x, int64_t n) override {
-    Open o(*this);
-    inner_.add_inplace(y, x, n);
-  }
-  void layer_scale_forward(float* x, const float* gamma, int64_t N, int64_t C) override {
-    Open o(*this);
-    inner_.layer_scale_forward(x, gamma, N, C);
-  }
-  void layer_scale_backward(float* dgamma, float* o_dx, const float* dy, const float* gamma, int64_t N,
-                            int64_t C) override {
-    Open o(*this);
-    inner_.layer_scale_backward(dgamma, o_dx, dy, gamma, N, C);
-  }
-  void mean_tokens_forward(float* out, const float* inp, int64_t B, int64_t Tn, int64_t first, int64_t C) override {
-    Open o(*this);
-    inner_.mean_tokens_forward(out, inp, B, Tn, first, C);
-  }
-  void mean_tokens_backward(float* dinp, const float* dout, int64_t B, int64_t Tn, int64_t first, int64_t C) override {
-    Open o(*this);
-    inner_.mean_tokens_backward(dinp, dout, B, Tn, first, C);
-  }
-  void gather_tokens_forward(float* out, const float* inp, const int32_t* idx, int64_t B, int64_t Tn, int64_t K,
-                             int64_t C) override {
-    Open o(*this);
-    inner_.gather_tokens_forward(out, inp, idx, B, Tn, K, C);
-  }
-  void gather_tokens_backward(float* dinp, const float* dout, const int32_t* idx, int64_t B, int64_t Tn, int64_t K,
-                              int64_t C) override {
-    Open o(*this);
-    inner_.gather_tokens_backward(dinp, dout, idx, B, Tn, K, C);
-  }
-  void attention_forward(float* out, float* att, const float* qkv, int64_t B, int64_t Tn, int64_t C, int64_t H,
-                         bool causal, ops::Prec prec) override {
-    Open o(*this);
-    inner_.attention_forward(out, att, qkv, B, Tn, C, H, causal, prec);
-  }
-  void attention_backward(float* dqkv, float* scratch, const float* dout, const float* qkv, const float* att, int64_t B,
-                          int64_t Tn, int64_t C, int64_t H, bool causal, ops::Prec prec) override {
-    Open o(*this);
-    inner_.attention_backward(dqkv, scratch, dout, qkv, att, B, Tn, C, H, causal, prec);
-  }
-  void im2patches(float* patches, const float* img, int64_t B, int64_t S, int64_t P) override {
-    Open o(*this);
-    inner_.im2patches(patches, img, B, S, P);
-  }
-  void vit_embed_forward(float* x, const float* patch_out, const float* cls, const float* pos, int64_t B, int64_t Np,
-                         int64_t C) override {
-    Open o(*this);
-    inner_.vit_embed_forward(x, patch_out, cls, pos, B, Np, C);
-  }
-  void vit_embed_backward(float* dpatch_out, float* dcls, float* dpos, const float* dx, int64_t B, int64_t Np,
-                          int64_t C) override {
-    Open o(*this);
-    inner_.vit_embed_backward(dpatch_out, dcls, dpos, dx, B, Np, C);
-  }
-  void token_embed_forward(float* x, const int32_t* tokens, const float* wte, const float* wpe, int64_t B, int64_t Tn,
-                           int64_t C, int64_t V) override {
-    Open o(*this);
-    inner_.token_embed_forward(x, tokens, wte, wpe, B, Tn, C, V);
-  }
-  void token_embed_backward(float* dwte, float* dwpe, const float* dx, const int32_t* tokens, int64_t B, int64_t Tn,
-                            int64_t C, int64_t V) override {
-    Open o(*this);
-    inner_.token_embed_backward(dwte, dwpe, dx, tokens, B, Tn, C, V);
-  }
-  void gather_rows_forward(float* out, const float* inp, const int32_t* idx, int64_t B, int64_t Tn,
-                           int64_t C) override {
-    Open o(*this);
-    inner_.gather_rows_forward(out, inp, idx, B, Tn, C);
-  }
-  void gather_rows_backward(float* dinp, const float* dout, const int32_t* idx, int64_t B, int64_t Tn,
-                            int64_t C) override {
-    Open o(*this);
-    inner_.gather_rows_backward(dinp, dout, idx, B, Tn, C);
-  }
-  void l2norm_forward(float* out, float* norm, const float* inp, int64_t N, int64_t C) override {
-    Open o(*this);
-    inner_.l2norm_forward(out, norm, inp, N, C);
-  }
-  void l2norm_backward(float* dinp, const float* dout, const float* out, const float* norm, int64_t N,
-                       int64_t C) override {
-    Open o(*this);
-    inner_.l2norm_backward(dinp, dout, out, norm, N, C);
-  }
-  double clip_loss_forward_backward(float* dimg, float* dtxt, float* dimg_all, float* dtxt_all, float* dscale_log,
-                                    float* scratch, const float* img, const float* txt, const float* img_all,
-                                    const float* txt_all, float scale, int64_t Nl, int64_t Na, int64_t E,
-                                    int64_t label_offset) override {
-    Open o(*this);
-    return inner_.clip_loss_forward_backward(dimg, dtxt, dimg_all, dtxt_all, dscale_log, scratch, img, txt, img_all,
-                                             txt_all, scale, Nl, Na, E, label_offset);
-  }
-  double siglip_loss_forward_backward(float* dimg, float* dtxt, float* dscale_log, float* dbias, const float* img,
-                                      const float* txt, float scale, float bias, int64_t B, int64_t M, int64_t E,
-                                      bool positives) override {
-    Open o(*this);
-    return inner_.siglip_loss_forward_backward(dimg, dtxt, dscale_log, dbias, img, txt, scale, bias, B, M, E,
-                                               positives);
-  }
-  void adamw_step(float* p, const float* g, float* m, float* v, int64_t n, float lr, float beta1, float beta2,
-                  float eps, float wd, int64_t step) override {
-    Open o(*this);
-    inner_.adamw_step(p, g, m, v, n, lr, beta1, beta2, eps, wd, step);
-  }
-  void adamw_step_spans(float* p, const float* g, float* m, float* v, const std::vector<ops::AdamWSpan>& spans,
-                        float lr, float beta1, float beta2, float eps, int64_t step) override {
-    Open o(*this);
-    inner_.adamw_step_spans(p, g, m, v, spans, lr, beta1, beta2, eps, step);
-  }
-  double sum_squares(const float* x, int64_t n) override {
-    Open o(*this);
-    return inner_.sum_squares(x, n);
-  }
-  void scale_inplace(float* x, int64_t n, float s) override {
-    Open o(*this);
-    inner_.scale_inplace(x, n, s);
-  }
-  bool all_finite(const float* x, int64_t n) override {
-    Open o(*this);
-    return inner_.all_finite(x, n);
-  }
-  void gemm_bf16(bool ta, bool tb, int64_t M, int64_t N, int64_t K, const bf16* A, int64_t lda, const bf16* B,
-                 int64_t ldb, float* C, int64_t ldc, const ops::Epilogue& e) override {
-    Open o(*this);
-    inner_.gemm_bf16(ta, tb, M, N, K, A, lda, B, ldb, C, ldc, e);
-  }
-  void gemm_bf16(bool ta, bool tb, int64_t M, int64_t N, int64_t K, const bf16* A, int64_t lda, const bf16* B,
-                 int64_t ldb, bf16* C, int64_t ldc, const ops::Epilogue& e) override {
-    Open o(*this);
-    inner_.gemm_bf16(ta, tb, M, N, K, A, lda, B, ldb, C, ldc, e);
-  }
-  void cast_to_bf16(bf16* dst, const float* src, int64_t n) override {
-    Open o(*this);
-    inner_.cast_to_bf16(dst, src, n);
-  }
-  void layernorm_forward_bf16(bf16* out, float* mean, float* rstd, const float* inp, const float* weight,
-                              const float* bias, int64_t N, int64_t C, double eps) override {
-    Open o(*this);
-    inner_.layernorm_forward_bf16(out, mean, rstd, inp, weight, bias, N, C, eps);
-  }
-  void add_layernorm_forward_bf16(float* xm, bf16* out, float* mean, float* rstd, const float* x, const float* weight,
-                                  const float* bias, int64_t N, int64_t C, double eps) override {
-    Open o(*this);
-    inner_.add_layernorm_forward_bf16(xm, out, mean, rstd, x, weight, bias, N, C, eps);
-  }
-  void act_forward_bf16(bf16* out, const float* inp, int64_t n, ops::Act act) override {
-    Open o(*this);
-    inner_.act_forward_bf16(out, inp, n, act);
-  }
-  void act_backward_bf16(bf16* dinp, float* dbias, const float* dout, const float* inp, int64_t M, int64_t N,
-                         ops::Act act) override {
-    Open o(*this);
-    inner_.act_backward_bf16(dinp, dbias, dout, inp, M, N, act);
-  }
-  void act_value_grad_bf16(bf16* act16, bf16* dh16, float* dbias, const float* dact, const float* h, int64_t M,
-                           int64_t N, ops::Act act) override {
-    Open o(*this);
-    inner_.act_value_grad_bf16(act16, dh16, dbias, dact, h, M, N, act);
-  }
-  void bias_grad_to_bf16(bf16* out, float* dbias, const float* dout, int64_t M, int64_t N) override {
-    Open o(*this);
-    inner_.bias_grad_to_bf16(out, dbias, dout, M, N);
-  }
-  void attention_forward_bf16(bf16* out, float* att, const bf16* qkv, int64_t B, int64_t Tn, int64_t C, int64_t H,
-                              bool causal) override {
-    Open o(*this);
-    inner_.attention_forward_bf16(out, att, qkv, B, Tn, C, H, causal);
-  }
-  void attention_backward_bf16(float* dqkv, const bf16* dout, const bf16* qkv, const float* att, int64_t B, int64_t Tn,
-                               int64_t C, int64_t H) override {
-    Open o(*this);
-    inner_.attention_backward_bf16(dqkv, dout, qkv, att, B, Tn, C, H);
+  bool in_region(const void* p) const {
+    const char* c = static_cast<const char*>(p);
+    return c >= base_ && c < base_ + kReserve;
   }
 
  protected:
@@ -359,6 +179,28 @@ class GuardedBackend final : public ops::Backend {
   }
 
  private:
+  // The memory contract of ops/op_args.h: a raw pointer is null or memory of this backend; a
+  // host array (std::span) or host scalar (ops::Host) is not. Field i counts from 0 in the
+  // args struct's declaration order.
+  template <class A>
+  void check_memory(const A& a, const char* op) const {
+    int i = 0;
+    ops::for_each_field(a, [&](const auto& f) {
+      using F = std::decay_t<decltype(f)>;
+      if constexpr (std::is_pointer_v<F>) {
+        OC_CHECK(!f || owns(f),
+                 "guarded backend: {} field {} = {} is not memory of this backend (host data "
+                 "must be uploaded with copy_from_host)",
+                 op, i, static_cast<const void*>(f));
+      } else if constexpr (guarded_detail::is_host_value<F>) {
+        OC_CHECK(!in_region(guarded_detail::host_ptr(f)),
+                 "guarded backend: {} field {} is a host value but points into "
+                 "the backend's memory",
+                 op, i);
+      }
+      ++i;
+    });
+  }
   struct Open {
     explicit Open(GuardedBackend& b) : b_(b) {
       if (b_.depth_++ == 0) b_.protect(PROT_READ | PROT_WRITE);

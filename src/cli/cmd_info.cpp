@@ -9,7 +9,7 @@
 #include "cli/command.h"
 #include "core/machine.h"
 #include "core/flags.h"
-#include "ops/backend.h"
+#include "ops/registry.h"
 #include "ops/dnnl_info.h"
 #include "ops/gemm.h"
 #ifdef OPENCLIP_HAVE_CUDA

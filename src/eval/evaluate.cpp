@@ -16,8 +16,8 @@
 #include "data/loader.h"
 #include "eval/metrics.h"
 #include "image/codec.h"
-#include "ops/gemm.h"
-#include "ops/loss.h"
+#include "ops/cpu/gemm.h"
+#include "ops/cpu/loss.h"
 
 namespace oc {
 

@@ -6,7 +6,7 @@
 
 #include "core/check.h"
 #include "eval/torch_sort.h"
-#include "ops/gemm.h"
+#include "ops/cpu/gemm.h"
 
 namespace oc {
 

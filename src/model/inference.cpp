@@ -7,7 +7,7 @@
 #include "core/parallel.h"
 #include "model/model_tokenizer.h"
 #include "model/weights.h"
-#include "ops/backend.h"
+#include "ops/registry.h"
 
 namespace oc {
 

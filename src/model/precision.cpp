@@ -40,10 +40,10 @@ bool is_lp_param(std::string_view name) {
 }
 
 void round_lp_params(ops::Backend& be, const ParamTable& table, float* params, Precision p) {
-  if (p == Precision::PureBf16) return be.round_to_bf16(params, int64_t(table.total));
+  if (p == Precision::PureBf16) return be.run(ops::RoundToBf16Args{.x = params, .n = int64_t(table.total)});
   if (p != Precision::Bf16) return;
   for (const ParamInfo& info : table.params)
-    if (is_lp_param(info.name)) be.round_to_bf16(params + info.offset, int64_t(info.numel));
+    if (is_lp_param(info.name)) be.run(ops::RoundToBf16Args{.x = params + info.offset, .n = int64_t(info.numel)});
 }
 
 }  // namespace oc

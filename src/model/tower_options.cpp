@@ -59,7 +59,8 @@ const float* VisionTower::patch_dropout_forward(int64_t B) {
     }
   }
   T_ = Tk;
-  be_->gather_tokens_forward(x_drop_, x0_, keep_.data(), B, T, Tk, int64_t(v.width));
+  be_->run(ops::GatherTokensForwardArgs{.out = x_drop_, .inp = x0_, .idx = {keep_.data(), size_t(B * Tk)}, .B = B,
+                                        .Tn = T, .K = Tk, .C = int64_t(v.width)});
   return x_drop_;
 }
 
@@ -67,13 +68,17 @@ void VisionTower::patch_dropout_backward(int64_t B) {
   if (!dropping()) return;  // ln_pre_backward wrote d_x0_ directly
   const int64_t T = cfg_.vision.tokens(), W = cfg_.vision.width;
   be_->zero(d_x0_, sizeof(float) * size_t(B * T * W));
-  be_->gather_tokens_backward(d_x0_, d_stack_out_, keep_.data(), B, T, T_, W);
+  be_->run(ops::GatherTokensBackwardArgs{.dinp = d_x0_, .dout = d_stack_out_, .idx = {keep_.data(), size_t(B * T_)},
+                                         .B = B, .Tn = T, .K = T_, .C = W});
 }
 
 void VisionTower::ln_pre_forward(const ClipParams& p, float* out, const float* emb, int64_t B) {
   const int64_t W = cfg_.vision.width;
   if (cfg_.vision.no_ln_pre) be_->copy(out, emb, sizeof(float) * size_t(B * T_ * W));
-  else be_->layernorm_forward(out, pre_mean_, pre_rstd_, emb, p.ln_pre_w, p.ln_pre_b, B * T_, W, cfg_.ln_eps);
+  else
+    be_->run(ops::LayerNormForwardArgs{.out = out, .mean = pre_mean_, .rstd = pre_rstd_, .inp = emb,
+                                       .weight = p.ln_pre_w, .bias = p.ln_pre_b, .N = B * T_, .C = W,
+                                       .eps = cfg_.ln_eps});
 }
 
 void VisionTower::ln_pre_backward(const ClipParams& p, const ClipParams& g, float* d_emb, int64_t B) {
@@ -81,7 +86,9 @@ void VisionTower::ln_pre_backward(const ClipParams& p, const ClipParams& g, floa
   if (cfg_.vision.no_ln_pre) return be_->copy(d_emb, mem_.d_res(), sizeof(float) * size_t(N * W));
   be_->zero(d_emb, sizeof(float) * size_t(N * W));
   const float* emb = dropping() ? x_drop_ : x0_;
-  be_->layernorm_backward(d_emb, g.ln_pre_w, g.ln_pre_b, mem_.d_res(), emb, p.ln_pre_w, pre_mean_, pre_rstd_, N, W);
+  be_->run(ops::LayerNormBackwardArgs{.dinp = d_emb, .dweight = g.ln_pre_w, .dbias = g.ln_pre_b, .dout = mem_.d_res(),
+                                      .inp = emb, .weight = p.ln_pre_w, .mean = pre_mean_, .rstd = pre_rstd_, .N = N,
+                                      .C = W});
 }
 
 // tok: ln_post(x)[:, 0] (LayerNorm is per token, so ln_post of the class token alone);
@@ -92,13 +99,19 @@ void VisionTower::pool_forward(const ClipParams& p, int64_t B) {
   const int64_t W = v.width;
   const float* x = mem_.out(B, T_);
   if (v.avg_pool && !v.final_ln_after_pool) {
-    be_->layernorm_forward(ln_all_, post_mean_, post_rstd_, x, p.ln_post_w, p.ln_post_b, B * T_, W, cfg_.ln_eps);
-    be_->mean_tokens_forward(pooled_, ln_all_, B, T_, 1, W);
+    be_->run(ops::LayerNormForwardArgs{.out = ln_all_, .mean = post_mean_, .rstd = post_rstd_, .inp = x,
+                                       .weight = p.ln_post_w, .bias = p.ln_post_b, .N = B * T_, .C = W,
+                                       .eps = cfg_.ln_eps});
+    be_->run(ops::MeanTokensForwardArgs{.out = pooled_, .inp = ln_all_, .B = B, .Tn = T_, .first = 1, .C = W});
     return;
   }
-  if (v.avg_pool) be_->mean_tokens_forward(cls_in_, x, B, T_, 1, W);
-  else be_->gather_rows_forward(cls_in_, x, cls_index_.data(), B, T_, W);  // the class token
-  be_->layernorm_forward(pooled_, post_mean_, post_rstd_, cls_in_, p.ln_post_w, p.ln_post_b, B, W, cfg_.ln_eps);
+  if (v.avg_pool)
+    be_->run(ops::MeanTokensForwardArgs{.out = cls_in_, .inp = x, .B = B, .Tn = T_, .first = 1, .C = W});
+  else
+    be_->run(ops::GatherRowsForwardArgs{.out = cls_in_, .inp = x, .idx = {cls_index_.data(), size_t(B)}, .B = B,
+                                        .Tn = T_, .C = W});  // the class token
+  be_->run(ops::LayerNormForwardArgs{.out = pooled_, .mean = post_mean_, .rstd = post_rstd_, .inp = cls_in_,
+                                     .weight = p.ln_post_w, .bias = p.ln_post_b, .N = B, .C = W, .eps = cfg_.ln_eps});
 }
 
 void VisionTower::pool_backward(const ClipParams& p, const ClipParams& g, int64_t B) {
@@ -109,16 +122,22 @@ void VisionTower::pool_backward(const ClipParams& p, const ClipParams& g, int64_
   if (v.avg_pool && !v.final_ln_after_pool) {
     float* d_ln = d_x0_;  // free until ln_pre's backward
     be_->zero(d_ln, sizeof(float) * size_t(N * W));
-    be_->mean_tokens_backward(d_ln, d_pooled_, B, T_, 1, W);
-    be_->layernorm_backward(d_stack_out_, g.ln_post_w, g.ln_post_b, d_ln, x, p.ln_post_w, post_mean_, post_rstd_, N,
-                            W);
+    be_->run(ops::MeanTokensBackwardArgs{.dinp = d_ln, .dout = d_pooled_, .B = B, .Tn = T_, .first = 1, .C = W});
+    be_->run(ops::LayerNormBackwardArgs{.dinp = d_stack_out_, .dweight = g.ln_post_w, .dbias = g.ln_post_b,
+                                        .dout = d_ln, .inp = x, .weight = p.ln_post_w, .mean = post_mean_,
+                                        .rstd = post_rstd_, .N = N, .C = W});
     return;
   }
   be_->zero(d_cls_in_, sizeof(float) * size_t(B * W));
-  be_->layernorm_backward(d_cls_in_, g.ln_post_w, g.ln_post_b, d_pooled_, cls_in_, p.ln_post_w, post_mean_,
-                          post_rstd_, B, W);
-  if (v.avg_pool) be_->mean_tokens_backward(d_stack_out_, d_cls_in_, B, T_, 1, W);
-  else be_->gather_rows_backward(d_stack_out_, d_cls_in_, cls_index_.data(), B, T_, W);
+  be_->run(ops::LayerNormBackwardArgs{.dinp = d_cls_in_, .dweight = g.ln_post_w, .dbias = g.ln_post_b,
+                                      .dout = d_pooled_, .inp = cls_in_, .weight = p.ln_post_w, .mean = post_mean_,
+                                      .rstd = post_rstd_, .N = B, .C = W});
+  if (v.avg_pool)
+    be_->run(
+        ops::MeanTokensBackwardArgs{.dinp = d_stack_out_, .dout = d_cls_in_, .B = B, .Tn = T_, .first = 1, .C = W});
+  else
+    be_->run(ops::GatherRowsBackwardArgs{.dinp = d_stack_out_, .dout = d_cls_in_, .idx = {cls_index_.data(), size_t(B)},
+                                         .B = B, .Tn = T_, .C = W});
 }
 
 // ------------------------------------------------------------------------ text
@@ -154,16 +173,22 @@ int64_t TextTower::pool_positions(const int32_t* tokens, int64_t B) {
 // text_projection: x @ P ([W,E] parameter), or with proj_bias nn.Linear: x @ weight^T + bias.
 void TextTower::project_forward(const ClipParams& p, int64_t B, ops::Prec prec) {
   const int64_t W = cfg_.text.width, E = cfg_.embed_dim;
-  if (cfg_.text.proj_bias) be_->linear_forward(feat_raw_, pooled_, p.t_proj, p.t_proj_b, B, W, E, prec);
-  else be_->proj_forward(feat_raw_, pooled_, p.t_proj, B, W, E, prec);
+  if (cfg_.text.proj_bias)
+    be_->run(ops::LinearForwardArgs{.out = feat_raw_, .inp = pooled_, .weight = p.t_proj, .bias = p.t_proj_b, .M = B,
+                                    .K = W, .N = E, .prec = prec});
+  else
+    be_->run(
+        ops::ProjForwardArgs{.out = feat_raw_, .inp = pooled_, .w = p.t_proj, .M = B, .K = W, .N = E, .prec = prec});
 }
 
 void TextTower::project_backward(const ClipParams& p, const ClipParams& g, int64_t B, ops::Prec prec) {
   const int64_t W = cfg_.text.width, E = cfg_.embed_dim;
   if (cfg_.text.proj_bias)
-    be_->linear_backward(d_pooled_, g.t_proj, g.t_proj_b, d_feat_raw_, pooled_, p.t_proj, B, W, E, prec);
+    be_->run(ops::LinearBackwardArgs{.dinp = d_pooled_, .dweight = g.t_proj, .dbias = g.t_proj_b, .dout = d_feat_raw_,
+                                     .inp = pooled_, .weight = p.t_proj, .M = B, .K = W, .N = E, .prec = prec});
   else
-    be_->proj_backward(d_pooled_, g.t_proj, d_feat_raw_, pooled_, p.t_proj, B, W, E, prec);
+    be_->run(ops::ProjBackwardArgs{.dinp = d_pooled_, .dw = g.t_proj, .dout = d_feat_raw_, .inp = pooled_,
+                                   .w = p.t_proj, .M = B, .K = W, .N = E, .prec = prec});
 }
 
 }  // namespace oc

@@ -65,19 +65,29 @@ void VisionTower::plan(const ModelCfg& cfg, int64_t B, bool training, bool check
   const bool ln_every_token = v.avg_pool && !v.final_ln_after_pool;
   const size_t BT = size_t(B * T), BTW = size_t(B * T * W), BW = size_t(B * W), BE = size_t(B * E);
   extra_.bind(*be_, mem_.label() + " (pooling, projection, loss inputs)");
+  const size_t image_floats = size_t(B * 3 * v.image_size * v.image_size);
   BufferPlan()
-      .add(&patches_, size_t(B * Np * K))     // im2patches output
-      .add(&patch_out_, size_t(B * Np * W))   // conv1 as a linear layer
-      .add(&x0_, BTW)                         // class token + patches + positions
-      .add(&pre_mean_, BT).add(&pre_rstd_, BT)  // ln_pre statistics
-      .add(&cls_in_, BW)                      // the pooled token(s) before ln_post
+      .add(&images_, be_->host_memory() ? 0 : image_floats)  // the uploaded batch
+      .add(&patches_, size_t(B * Np * K))                    // im2patches output
+      .add(&patch_out_, size_t(B * Np * W))                  // conv1 as a linear layer
+      .add(&x0_, BTW)                                        // class token + patches + positions
+      .add(&pre_mean_, BT)
+      .add(&pre_rstd_, BT)  // ln_pre statistics
+      .add(&cls_in_, BW)    // the pooled token(s) before ln_post
       .add(&pooled_, BW)
-      .add(&post_mean_, BT).add(&post_rstd_, BT)  // ln_post statistics (every token with avg pooling)
-      .add(&feat_raw_, BE).add(&feat_, BE).add(&norm_, size_t(B))
-      .add(&d_feat_raw_, BE).add(&d_pooled_, BW).add(&d_cls_in_, BW)
-      .add(&d_stack_out_, BTW).add(&d_x0_, BTW).add(&d_patch_out_, size_t(B * Np * W))
+      .add(&post_mean_, BT)
+      .add(&post_rstd_, BT)  // ln_post statistics (every token with avg pooling)
+      .add(&feat_raw_, BE)
+      .add(&feat_, BE)
+      .add(&norm_, size_t(B))
+      .add(&d_feat_raw_, BE)
+      .add(&d_pooled_, BW)
+      .add(&d_cls_in_, BW)
+      .add(&d_stack_out_, BTW)
+      .add(&d_x0_, BTW)
+      .add(&d_patch_out_, size_t(B * Np * W))
       .add(&x_drop_, training && v.patch_dropout > 0 ? BTW : 0)  // the kept tokens (patch dropout)
-      .add(&ln_all_, ln_every_token ? BTW : 0)                    // ln_post of every token
+      .add(&ln_all_, ln_every_token ? BTW : 0)                   // ln_post of every token
       .allocate(extra_);
   cls_index_.assign(size_t(B), 0);
 }
@@ -89,18 +99,25 @@ const float* VisionTower::forward(const ClipParams& p, const float* images, int6
   drop_ = drop_patches && training_ && cfg_.vision.patch_dropout > 0;
   const auto& v = cfg_.vision;
   const int64_t W = v.width, T = v.tokens(), Np = T - 1, P = v.patch_size, K = 3 * P * P, E = cfg_.embed_dim;
-  be_->im2patches(patches_, images, B, int64_t(v.image_size), P);
-  be_->linear_forward(patch_out_, patches_, p.v_conv, static_cast<const float*>(nullptr), B * Np, K, W, prec);
-  be_->vit_embed_forward(x0_, patch_out_, p.v_cls, p.v_pos, B, Np, W);
+  const float* img = images;  // host memory: the host backends read it in place
+  if (!be_->host_memory()) {
+    be_->copy_from_host(images_, images, sizeof(float) * size_t(B * 3 * v.image_size * v.image_size));
+    img = images_;
+  }
+  be_->run(ops::Im2PatchesArgs{.patches = patches_, .img = img, .B = B, .S = int64_t(v.image_size), .P = P});
+  be_->run(ops::LinearForwardArgs{.out = patch_out_, .inp = patches_, .weight = p.v_conv, .bias = nullptr, .M = B * Np,
+                                  .K = K, .N = W, .prec = prec});
+  be_->run(ops::VitEmbedForwardArgs{.x = x0_, .patch_out = patch_out_, .cls = p.v_cls, .pos = p.v_pos, .B = B, .Np = Np,
+                                    .C = W});
   const float* emb = patch_dropout_forward(B);  // x0_, or the kept tokens (T_ of them)
   BlockActs a0 = mem_.layer(0, B, T_);
   ln_pre_forward(p, a0.x, emb, B);
   StackDims d = dims(B, T_, W, v.heads(), v.mlp_width(), v.layers, false, cfg_, prec, mem_, w16_, be_);
   stack_forward(p.v_blocks, mem_, d);
   pool_forward(p, B);  // ln_post and the class token or the patch mean -> pooled_
-  be_->proj_forward(feat_raw_, pooled_, p.v_proj, B, W, E, prec);
+  be_->run(ops::ProjForwardArgs{.out = feat_raw_, .inp = pooled_, .w = p.v_proj, .M = B, .K = W, .N = E, .prec = prec});
   if (!normalize) return feat_raw_;
-  be_->l2norm_forward(feat_, norm_, feat_raw_, B, E);
+  be_->run(ops::L2NormForwardArgs{.out = feat_, .norm = norm_, .inp = feat_raw_, .N = B, .C = E});
   return feat_;
 }
 
@@ -109,17 +126,19 @@ void VisionTower::backward(const ClipParams& p, const ClipParams& g, const float
   const int64_t B = B_;
   const auto& v = cfg_.vision;
   const int64_t W = v.width, T = v.tokens(), Np = T - 1, P = v.patch_size, K = 3 * P * P, E = cfg_.embed_dim;
-  be_->l2norm_backward(d_feat_raw_, d_feat, feat_, norm_, B, E);
-  be_->proj_backward(d_pooled_, g.v_proj, d_feat_raw_, pooled_, p.v_proj, B, W, E, prec);
+  be_->run(ops::L2NormBackwardArgs{.dinp = d_feat_raw_, .dout = d_feat, .out = feat_, .norm = norm_, .N = B, .C = E});
+  be_->run(ops::ProjBackwardArgs{.dinp = d_pooled_, .dw = g.v_proj, .dout = d_feat_raw_, .inp = pooled_, .w = p.v_proj,
+                                 .M = B, .K = W, .N = E, .prec = prec});
   pool_backward(p, g, B);  // -> d_stack_out_
   StackDims d = dims(B, T_, W, v.heads(), v.mlp_width(), v.layers, false, cfg_, prec, mem_, w16_, be_);
   stack_backward(p.v_blocks, g.v_blocks, mem_, d_stack_out_, d);
   // d_stack_out_ is free again: with patch dropout it takes the kept tokens' gradient.
   ln_pre_backward(p, g, dropping() ? d_stack_out_ : d_x0_, B);
   patch_dropout_backward(B);  // d_stack_out_ -> d_x0_ (d_x0_ already holds it otherwise)
-  be_->vit_embed_backward(d_patch_out_, g.v_cls, g.v_pos, d_x0_, B, Np, W);
-  be_->linear_backward(static_cast<float*>(nullptr), g.v_conv, static_cast<float*>(nullptr), d_patch_out_, patches_,
-                       p.v_conv, B * Np, K, W, prec);
+  be_->run(ops::VitEmbedBackwardArgs{.dpatch_out = d_patch_out_, .dcls = g.v_cls, .dpos = g.v_pos, .dx = d_x0_, .B = B,
+                                     .Np = Np, .C = W});
+  be_->run(ops::LinearBackwardArgs{.dinp = nullptr, .dweight = g.v_conv, .dbias = nullptr, .dout = d_patch_out_,
+                                   .inp = patches_, .weight = p.v_conv, .M = B * Np, .K = K, .N = W, .prec = prec});
 }
 
 // ---------------------------------------------------------------------------------------
@@ -154,14 +173,17 @@ const float* TextTower::forward(const ClipParams& p, const int32_t* tokens, int6
   for (int64_t b = 0; b < B; ++b)
     std::memcpy(&tok_[size_t(b * T)], tokens + b * ctx, sizeof(int32_t) * size_t(T));
   BlockActs a0 = mem_.layer(0, B, T);
-  be_->token_embed_forward(a0.x, tok_.data(), p.tok_emb, p.t_pos, B, T, W, V);
+  be_->run(ops::TokenEmbedForwardArgs{.x = a0.x, .tokens = {tok_.data(), size_t(B * T)}, .wte = p.tok_emb,
+                                      .wpe = p.t_pos, .B = B, .Tn = T, .C = W, .V = V});
   StackDims d = dims(B, T, W, t.heads, t.mlp_width(), t.layers, !t.no_causal_mask, cfg_, prec, mem_, w16_, be_);
   stack_forward(p.t_blocks, mem_, d);
-  be_->gather_rows_forward(pooled_in_, mem_.out(B, T), eot_.data(), B, T, W);
-  be_->layernorm_forward(pooled_, fin_mean_, fin_rstd_, pooled_in_, p.ln_final_w, p.ln_final_b, B, W, cfg_.ln_eps);
+  be_->run(ops::GatherRowsForwardArgs{.out = pooled_in_, .inp = mem_.out(B, T), .idx = {eot_.data(), size_t(B)}, .B = B,
+                                      .Tn = T, .C = W});
+  be_->run(ops::LayerNormForwardArgs{.out = pooled_, .mean = fin_mean_, .rstd = fin_rstd_, .inp = pooled_in_,
+                                     .weight = p.ln_final_w, .bias = p.ln_final_b, .N = B, .C = W, .eps = cfg_.ln_eps});
   project_forward(p, B, prec);  // pooled_ -> feat_raw_
   if (!normalize) return feat_raw_;
-  be_->l2norm_forward(feat_, norm_, feat_raw_, B, E);
+  be_->run(ops::L2NormForwardArgs{.out = feat_, .norm = norm_, .inp = feat_raw_, .N = B, .C = E});
   return feat_;
 }
 
@@ -170,16 +192,19 @@ void TextTower::backward(const ClipParams& p, const ClipParams& g, const float* 
   const int64_t B = B_, T = T_;
   const auto& t = cfg_.text;
   const int64_t W = t.width, E = cfg_.embed_dim, V = t.vocab_size;
-  be_->l2norm_backward(d_feat_raw_, d_feat, feat_, norm_, B, E);
+  be_->run(ops::L2NormBackwardArgs{.dinp = d_feat_raw_, .dout = d_feat, .out = feat_, .norm = norm_, .N = B, .C = E});
   project_backward(p, g, B, prec);  // d_feat_raw_ -> d_pooled_
   be_->zero(d_pooled_in_, sizeof(float) * size_t(B * W));
-  be_->layernorm_backward(d_pooled_in_, g.ln_final_w, g.ln_final_b, d_pooled_, pooled_in_, p.ln_final_w, fin_mean_,
-                          fin_rstd_, B, W);
+  be_->run(ops::LayerNormBackwardArgs{.dinp = d_pooled_in_, .dweight = g.ln_final_w, .dbias = g.ln_final_b,
+                                      .dout = d_pooled_, .inp = pooled_in_, .weight = p.ln_final_w, .mean = fin_mean_,
+                                      .rstd = fin_rstd_, .N = B, .C = W});
   be_->zero(d_stack_out_, sizeof(float) * size_t(B * T * W));
-  be_->gather_rows_backward(d_stack_out_, d_pooled_in_, eot_.data(), B, T, W);
+  be_->run(ops::GatherRowsBackwardArgs{.dinp = d_stack_out_, .dout = d_pooled_in_, .idx = {eot_.data(), size_t(B)},
+                                       .B = B, .Tn = T, .C = W});
   StackDims d = dims(B, T, W, t.heads, t.mlp_width(), t.layers, !t.no_causal_mask, cfg_, prec, mem_, w16_, be_);
   stack_backward(p.t_blocks, g.t_blocks, mem_, d_stack_out_, d);
-  be_->token_embed_backward(g.tok_emb, g.t_pos, mem_.d_res(), tok_.data(), B, T, W, V);
+  be_->run(ops::TokenEmbedBackwardArgs{.dwte = g.tok_emb, .dwpe = g.t_pos, .dx = mem_.d_res(),
+                                       .tokens = {tok_.data(), size_t(B * T)}, .B = B, .Tn = T, .C = W, .V = V});
 }
 
 }  // namespace oc

@@ -24,9 +24,9 @@ class VisionTower {
   void plan(const ModelCfg& cfg, int64_t B_max, bool training, bool checkpoint = false, bool bf16_acts = false);
   void set_bf16_weights(const std::vector<BlockWeights16>* w16) { w16_ = w16; }
   void set_backend(ops::Backend& be) { be_ = &be, mem_.set_backend(be); }  // before plan()
-  // images [B,3,S,S] -> features [B,E] (L2-normalized when normalize, the default).
-  // Keeps what backward needs when planned for training. drop_patches: apply the config's
-  // patch dropout (the training step's forward; OpenCLIP's module in train mode).
+  // images [B,3,S,S] (host memory, like the token ids: uploaded to the backend here) ->
+  // features [B,E] (L2-normalized when normalize, the default). Keeps what backward needs when planned for training.
+  // drop_patches: apply the config's patch dropout (the training step's forward; OpenCLIP's module in train mode).
   const float* forward(const ClipParams& p, const float* images, int64_t B, ops::Prec prec, bool normalize = true,
                        bool drop_patches = false);
   // d_feat [B,E]: gradient w.r.t. the normalized features of the last forward.
@@ -76,6 +76,7 @@ class VisionTower {
   ops::Backend* be_ = &ops::default_backend();
   bool training_ = false;
   std::vector<int32_t> cls_index_;  // B_max zeros: the class token's position, for pooling
+  float* images_ = nullptr;         // [B,3,S,S] the batch in backend memory (device backends only)
   float *patches_, *patch_out_, *x0_, *pre_mean_, *pre_rstd_, *cls_in_, *pooled_, *post_mean_, *post_rstd_,
       *feat_raw_, *feat_, *norm_, *d_feat_raw_, *d_pooled_, *d_cls_in_, *d_stack_out_, *d_x0_, *d_patch_out_;
 };

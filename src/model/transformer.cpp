@@ -120,18 +120,28 @@ namespace {
 // are scratch for the LayerNorm output and the activated MLP hidden state.
 void block_forward(const BlockParams& P, const BlockActs& a, float* y, float* ln, float* g, const StackDims& d) {
   const int64_t N = d.B * d.T, W = d.W, F = d.F;
-  { OC_PROFILE("layernorm"); d.be->layernorm_forward(ln, a.mean1, a.rstd1, a.x, P.ln1_w, P.ln1_b, N, W, d.eps); }
-  { OC_PROFILE("linear"); d.be->linear_forward(a.qkv, ln, P.in_w, P.in_b, N, W, 3 * W, d.prec); }
-  { OC_PROFILE("attention"); d.be->attention_forward(a.ao, a.att, a.qkv, d.B, d.T, W, d.H, d.causal, d.prec); }
-  { OC_PROFILE("linear"); d.be->linear_forward(a.xm, a.ao, P.out_w, P.out_b, N, W, W, d.prec); }
-  if (P.ls1) d.be->layer_scale_forward(a.xm, P.ls1, N, W);  // LayerScale ls_1
-  { OC_PROFILE("residual_add"); d.be->add_inplace(a.xm, a.x, N * W); }  // xm = x + attn
-  { OC_PROFILE("layernorm"); d.be->layernorm_forward(ln, a.mean2, a.rstd2, a.xm, P.ln2_w, P.ln2_b, N, W, d.eps); }
-  { OC_PROFILE("linear"); d.be->linear_forward(a.h, ln, P.fc_w, P.fc_b, N, W, F, d.prec); }
-  { OC_PROFILE("gelu"); d.be->act_forward(g, a.h, N * F, d.act); }
-  { OC_PROFILE("linear"); d.be->linear_forward(y, g, P.proj_w, P.proj_b, N, F, W, d.prec); }
-  if (P.ls2) d.be->layer_scale_forward(y, P.ls2, N, W);  // LayerScale ls_2
-  { OC_PROFILE("residual_add"); d.be->add_inplace(y, a.xm, N * W); }  // y = xm + mlp
+  { OC_PROFILE("layernorm"); d.be->run(ops::LayerNormForwardArgs{
+      .out = ln, .mean = a.mean1, .rstd = a.rstd1, .inp = a.x, .weight = P.ln1_w, .bias = P.ln1_b, .N = N, .C = W,
+      .eps = d.eps}); }
+  { OC_PROFILE("linear"); d.be->run(ops::LinearForwardArgs{.out = a.qkv, .inp = ln, .weight = P.in_w, .bias = P.in_b,
+                                                           .M = N, .K = W, .N = 3 * W, .prec = d.prec}); }
+  { OC_PROFILE("attention"); d.be->run(ops::AttentionForwardArgs{
+      .out = a.ao, .att = a.att, .qkv = a.qkv, .B = d.B, .Tn = d.T, .C = W, .H = d.H, .causal = d.causal,
+      .prec = d.prec}); }
+  { OC_PROFILE("linear"); d.be->run(ops::LinearForwardArgs{.out = a.xm, .inp = a.ao, .weight = P.out_w, .bias = P.out_b,
+                                                           .M = N, .K = W, .N = W, .prec = d.prec}); }
+  if (P.ls1) d.be->run(ops::LayerScaleForwardArgs{.x = a.xm, .gamma = P.ls1, .N = N, .C = W});  // LayerScale ls_1
+  { OC_PROFILE("residual_add"); d.be->run(ops::AddInplaceArgs{.y = a.xm, .x = a.x, .n = N * W}); }  // xm = x + attn
+  { OC_PROFILE("layernorm"); d.be->run(ops::LayerNormForwardArgs{
+      .out = ln, .mean = a.mean2, .rstd = a.rstd2, .inp = a.xm, .weight = P.ln2_w, .bias = P.ln2_b, .N = N, .C = W,
+      .eps = d.eps}); }
+  { OC_PROFILE("linear"); d.be->run(ops::LinearForwardArgs{.out = a.h, .inp = ln, .weight = P.fc_w, .bias = P.fc_b,
+                                                           .M = N, .K = W, .N = F, .prec = d.prec}); }
+  { OC_PROFILE("gelu"); d.be->run(ops::ActForwardArgs{.out = g, .inp = a.h, .n = N * F, .act = d.act}); }
+  { OC_PROFILE("linear"); d.be->run(ops::LinearForwardArgs{.out = y, .inp = g, .weight = P.proj_w, .bias = P.proj_b,
+                                                           .M = N, .K = F, .N = W, .prec = d.prec}); }
+  if (P.ls2) d.be->run(ops::LayerScaleForwardArgs{.x = y, .gamma = P.ls2, .N = N, .C = W});  // LayerScale ls_2
+  { OC_PROFILE("residual_add"); d.be->run(ops::AddInplaceArgs{.y = y, .x = a.xm, .n = N * W}); }  // y = xm + mlp
 }
 }  // namespace
 
@@ -144,8 +154,8 @@ const float* layer_scale_grad(ops::Backend& be, const float* gamma, float* dgamm
                               ops::Prec prec) {
   if (!gamma) return dy;
   OC_PROFILE("layer_scale_bwd");
-  be.linear_forward(buf, inp, w, b, N, K, W, prec);
-  be.layer_scale_backward(dgamma, buf, dy, gamma, N, W);
+  be.run(ops::LinearForwardArgs{.out = buf, .inp = inp, .weight = w, .bias = b, .M = N, .K = K, .N = W, .prec = prec});
+  be.run(ops::LayerScaleBackwardArgs{.dgamma = dgamma, .o_dx = buf, .dy = dy, .gamma = gamma, .N = N, .C = W});
   return buf;
 }
 
@@ -193,20 +203,40 @@ void stack_backward(const std::vector<BlockParams>& p, const std::vector<BlockPa
       continue;
     }
     // MLP: y = xm + c_proj(act(c_fc(ln_2(xm)))).  dres holds dy = dxm (residual path).
-    { OC_PROFILE("gelu"); d.be->act_forward(rec, a.h, N * F, d.act); }  // recompute act(h)
+    { OC_PROFILE("gelu"); d.be->run(ops::ActForwardArgs{.out = rec, .inp = a.h, .n = N * F,
+                                                        .act = d.act}); }  // recompute act(h)
     const float* dy2 = layer_scale_grad(*d.be, P.ls2, G.ls2, ln, dres, rec, P.proj_w, P.proj_b, N, F, W, d.prec);
-    { OC_PROFILE("linear_bwd"); d.be->linear_backward(dbig, G.proj_w, G.proj_b, dy2, rec, P.proj_w, N, F, W, d.prec); }  // dbig = d act
-    { OC_PROFILE("gelu_bwd"); d.be->act_backward(dbig, dbig, a.h, N * F, d.act); }  // dbig = dh
-    { OC_PROFILE("layernorm"); d.be->layernorm_forward(ln, stat, stat + N, a.xm, P.ln2_w, P.ln2_b, N, W, d.eps); }  // recompute ln_2
-    { OC_PROFILE("linear_bwd"); d.be->linear_backward(rec, G.fc_w, G.fc_b, dbig, ln, P.fc_w, N, W, F, d.prec); }  // rec = d ln_2
-    { OC_PROFILE("layernorm_bwd"); d.be->layernorm_backward(dres, G.ln2_w, G.ln2_b, rec, a.xm, P.ln2_w, a.mean2, a.rstd2, N, W); }
+    { OC_PROFILE("linear_bwd"); d.be->run(ops::LinearBackwardArgs{
+        .dinp = dbig, .dweight = G.proj_w, .dbias = G.proj_b, .dout = dy2, .inp = rec, .weight = P.proj_w, .M = N,
+        .K = F, .N = W, .prec = d.prec}); }  // dbig = d act
+    { OC_PROFILE("gelu_bwd"); d.be->run(ops::ActBackwardArgs{
+        .dinp = dbig, .dout = dbig, .inp = a.h, .n = N * F, .act = d.act}); }  // dbig = dh
+    { OC_PROFILE("layernorm"); d.be->run(ops::LayerNormForwardArgs{
+        .out = ln, .mean = stat, .rstd = stat + N, .inp = a.xm, .weight = P.ln2_w, .bias = P.ln2_b, .N = N, .C = W,
+        .eps = d.eps}); }  // recompute ln_2
+    { OC_PROFILE("linear_bwd"); d.be->run(ops::LinearBackwardArgs{
+        .dinp = rec, .dweight = G.fc_w, .dbias = G.fc_b, .dout = dbig, .inp = ln, .weight = P.fc_w, .M = N, .K = W,
+        .N = F, .prec = d.prec}); }  // rec = d ln_2
+    { OC_PROFILE("layernorm_bwd"); d.be->run(ops::LayerNormBackwardArgs{
+        .dinp = dres, .dweight = G.ln2_w, .dbias = G.ln2_b, .dout = rec, .inp = a.xm, .weight = P.ln2_w,
+        .mean = a.mean2, .rstd = a.rstd2, .N = N, .C = W}); }
     // Attention: xm = x + out_proj(attn(in_proj(ln_1(x)))).  dres = dxm = dx (residual path).
     const float* dy1 = layer_scale_grad(*d.be, P.ls1, G.ls1, ln, dres, a.ao, P.out_w, P.out_b, N, W, W, d.prec);
-    { OC_PROFILE("linear_bwd"); d.be->linear_backward(rec, G.out_w, G.out_b, dy1, a.ao, P.out_w, N, W, W, d.prec); }  // rec = d ao
-    { OC_PROFILE("attention_bwd"); d.be->attention_backward(dbig, mem.d_att(), rec, a.qkv, a.att, d.B, d.T, W, d.H, d.causal, d.prec); }
-    { OC_PROFILE("layernorm"); d.be->layernorm_forward(ln, stat, stat + N, a.x, P.ln1_w, P.ln1_b, N, W, d.eps); }  // recompute ln_1
-    { OC_PROFILE("linear_bwd"); d.be->linear_backward(rec, G.in_w, G.in_b, dbig, ln, P.in_w, N, W, 3 * W, d.prec); }  // rec = d ln_1
-    { OC_PROFILE("layernorm_bwd"); d.be->layernorm_backward(dres, G.ln1_w, G.ln1_b, rec, a.x, P.ln1_w, a.mean1, a.rstd1, N, W); }
+    { OC_PROFILE("linear_bwd"); d.be->run(ops::LinearBackwardArgs{
+        .dinp = rec, .dweight = G.out_w, .dbias = G.out_b, .dout = dy1, .inp = a.ao, .weight = P.out_w, .M = N, .K = W,
+        .N = W, .prec = d.prec}); }  // rec = d ao
+    { OC_PROFILE("attention_bwd"); d.be->run(ops::AttentionBackwardArgs{
+        .dqkv = dbig, .scratch = mem.d_att(), .dout = rec, .qkv = a.qkv, .att = a.att, .B = d.B, .Tn = d.T, .C = W,
+        .H = d.H, .causal = d.causal, .prec = d.prec}); }
+    { OC_PROFILE("layernorm"); d.be->run(ops::LayerNormForwardArgs{
+        .out = ln, .mean = stat, .rstd = stat + N, .inp = a.x, .weight = P.ln1_w, .bias = P.ln1_b, .N = N, .C = W,
+        .eps = d.eps}); }  // recompute ln_1
+    { OC_PROFILE("linear_bwd"); d.be->run(ops::LinearBackwardArgs{
+        .dinp = rec, .dweight = G.in_w, .dbias = G.in_b, .dout = dbig, .inp = ln, .weight = P.in_w, .M = N, .K = W,
+        .N = 3 * W, .prec = d.prec}); }  // rec = d ln_1
+    { OC_PROFILE("layernorm_bwd"); d.be->run(ops::LayerNormBackwardArgs{
+        .dinp = dres, .dweight = G.ln1_w, .dbias = G.ln1_b, .dout = rec, .inp = a.x, .weight = P.ln1_w, .mean = a.mean1,
+        .rstd = a.rstd1, .N = N, .C = W}); }
     if (mem.on_block_backward) mem.on_block_backward(l);
   }
 }

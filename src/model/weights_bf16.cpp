@@ -35,7 +35,7 @@ void Bf16Weights::refresh(bool vision, bool text, bool prepare) {
   if (!prepare) release_prepared();  // before the copies change under them
   auto convert = [&](const std::vector<Span>& spans) {
     for (const Span& s : spans) {
-      be_->cast_to_bf16(s.dst, s.src, s.rows * s.cols);
+      be_->run(ops::CastToBf16Args{.dst = s.dst, .src = s.src, .n = s.rows * s.cols});
       if (prepare) be_->prepare_weight_bf16(s.dst, s.rows, s.cols);
     }
   };

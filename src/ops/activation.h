@@ -1,19 +1,36 @@
-// GELU (exact, erf; nn.GELU) and QuickGELU (x * sigmoid(1.702 x); OpenAI weights).
+// GELU (exact, erf; nn.GELU) and QuickGELU (x * sigmoid(1.702 x); OpenAI weights), and the
+// residual add.
 #pragma once
 #include <cstdint>
+
+#include "ops/op_args.h"
 
 namespace oc::ops {
 
 enum class Act { Gelu, QuickGelu };
 
-template <typename T>
-void act_forward(T* out, const T* inp, int64_t n, Act act);
+// out = act(inp), n elements.
+struct ActForwardArgs {
+  float* out;
+  const float* inp;
+  int64_t n;
+  Act act;
+};
+
 // dinp = dout * act'(inp) (assigned; dinp may alias dout).
-template <typename T>
-void act_backward(T* dinp, const T* dout, const T* inp, int64_t n, Act act);
+struct ActBackwardArgs {
+  float* dinp;
+  const float* dout;
+  const float* inp;
+  int64_t n;
+  Act act;
+};
 
 // y += x (the residual add), n elements.
-template <typename T>
-void add_inplace(T* y, const T* x, int64_t n);
+struct AddInplaceArgs {
+  float* y;
+  const float* x;
+  int64_t n;
+};
 
 }  // namespace oc::ops

@@ -1,15 +1,25 @@
-// AdamW as torch.optim.AdamW (decoupled weight decay), and the global gradient norm.
+// AdamW as torch.optim.AdamW (decoupled weight decay), and the global gradient norm's
+// reductions.
 #pragma once
 #include <cstdint>
-#include <vector>
+#include <span>
+
+#include "ops/op_args.h"
 
 namespace oc::ops {
 
 // One step over n parameters; `step` is the 1-based step count after increment.
 //   p *= 1 - lr*wd;  m = b1 m + (1-b1) g;  v = b2 v + (1-b2) g^2;
 //   p -= lr / (1 - b1^step) * m / (sqrt(v) / sqrt(1 - b2^step) + eps)
-void adamw_step(float* p, const float* g, float* m, float* v, int64_t n, float lr, float beta1, float beta2,
-                float eps, float wd, int64_t step);
+struct AdamWStepArgs {
+  float* p;
+  const float* g;
+  float* m;
+  float* v;
+  int64_t n;
+  float lr, beta1, beta2, eps, wd;
+  int64_t step;
+};
 
 // The same step over many tensors of one arena layout (p, g, m, v at the same offsets) in
 // one threaded pass: spans are cut into chunks and the chunks split across threads, so
@@ -19,12 +29,35 @@ struct AdamWSpan {
   int64_t offset, n;
   float wd;  // 0: no decay
 };
-void adamw_step_spans(float* p, const float* g, float* m, float* v, const std::vector<AdamWSpan>& spans, float lr,
-                      float beta1, float beta2, float eps, int64_t step);
+struct AdamWStepSpansArgs {
+  float* p;
+  const float* g;
+  float* m;
+  float* v;
+  std::span<const AdamWSpan> spans;  // host
+  float lr, beta1, beta2, eps;
+  int64_t step;
+};
 
-// sum of squares in double, deterministic for a given thread count.
-double sum_squares(const float* x, int64_t n);
-void scale_inplace(float* x, int64_t n, float s);
-bool all_finite(const float* x, int64_t n);
+// Sum of x[n]^2 in double, deterministic for a given thread count.
+struct SumSquaresArgs {
+  using Result = double;
+  const float* x;
+  int64_t n;
+};
+
+// x[n] *= s.
+struct ScaleInplaceArgs {
+  float* x;
+  int64_t n;
+  float s;
+};
+
+// Whether no x[i] is NaN or Inf.
+struct AllFiniteArgs {
+  using Result = bool;
+  const float* x;
+  int64_t n;
+};
 
 }  // namespace oc::ops

@@ -1,5 +1,5 @@
-// Which oneDNN runs the CPU GEMMs, and which path bf16 GEMMs take (ops/cpu/dnnl_info.cpp).
-// dnnl_isa() and native_bf16() are declared in ops/gemm.h.
+// Which oneDNN runs the CPU GEMMs, and which path bf16 GEMMs take (ops/cpu/dnnl_info.cpp,
+// ops/cpu/gemm.cpp).
 #pragma once
 #include <string>
 
@@ -12,5 +12,9 @@ namespace oc::ops {
 bool bf16_gemm_native();
 // The oneDNN library loaded at run time ("3.2.0").
 std::string dnnl_version();
+// The ISA oneDNN dispatches to on this machine ("avx2", "avx512_core_amx", ...), and
+// whether bf16 matmuls run natively.
+std::string dnnl_isa();
+bool native_bf16();
 
 }  // namespace oc::ops

@@ -1,18 +1,35 @@
-// LayerNorm over the last dimension, statistics in the op's type (fp32 for float).
+// LayerNorm over the last dimension, statistics in fp32.
 #pragma once
 #include <cstdint>
+
+#include "ops/op_args.h"
 
 namespace oc::ops {
 
 // out[N,C] = (inp - mean) * rstd * weight + bias; saves mean[N], rstd[N] for backward.
-template <typename T>
-void layernorm_forward(T* out, T* mean, T* rstd, const T* inp, const T* weight, const T* bias, int64_t N,
-                       int64_t C, double eps);
+struct LayerNormForwardArgs {
+  float* out;
+  float* mean;
+  float* rstd;
+  const float* inp;
+  const float* weight;
+  const float* bias;
+  int64_t N, C;
+  double eps;
+};
 
 // dinp[N,C] += ... (ACCUMULATES: LayerNorm sits on the residual stream),
 // dweight[C] += ..., dbias[C] += ....
-template <typename T>
-void layernorm_backward(T* dinp, T* dweight, T* dbias, const T* dout, const T* inp, const T* weight,
-                        const T* mean, const T* rstd, int64_t N, int64_t C);
+struct LayerNormBackwardArgs {
+  float* dinp;
+  float* dweight;
+  float* dbias;
+  const float* dout;
+  const float* inp;
+  const float* weight;
+  const float* mean;
+  const float* rstd;
+  int64_t N, C;
+};
 
 }  // namespace oc::ops

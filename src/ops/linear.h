@@ -1,4 +1,5 @@
-// nn.Linear as OpenCLIP lays it out: weight [out, in], bias [out].
+// nn.Linear as OpenCLIP lays it out (weight [out, in], bias [out]), and the projections
+// stored [in, out] (visual.proj, text_projection).
 #pragma once
 #include <cstdint>
 
@@ -7,22 +8,46 @@
 namespace oc::ops {
 
 // out[M,N] = inp[M,K] @ weight[N,K]^T + bias[N] (bias may be null).
-template <typename T>
-void linear_forward(T* out, const T* inp, const T* weight, const T* bias, int64_t M, int64_t K, int64_t N,
-                    Prec prec = Prec::F32);
+struct LinearForwardArgs {
+  float* out;
+  const float* inp;
+  const float* weight;
+  const float* bias;
+  int64_t M, K, N;
+  Prec prec = Prec::F32;
+};
 
 // dinp[M,K] = dout @ weight (assigned; skipped when dinp is null),
 // dweight[N,K] += dout^T @ inp, dbias[N] += column sums of dout (skipped when null).
-template <typename T>
-void linear_backward(T* dinp, T* dweight, T* dbias, const T* dout, const T* inp, const T* weight, int64_t M,
-                     int64_t K, int64_t N, Prec prec = Prec::F32);
+struct LinearBackwardArgs {
+  float* dinp;
+  float* dweight;
+  float* dbias;
+  const float* dout;
+  const float* inp;
+  const float* weight;
+  int64_t M, K, N;
+  Prec prec = Prec::F32;
+};
 
-// A projection stored [in, out] (visual.proj, text_projection): out[M,N] = inp[M,K] @ w[K,N].
-template <typename T>
-void proj_forward(T* out, const T* inp, const T* w, int64_t M, int64_t K, int64_t N, Prec prec = Prec::F32);
-// dinp = dout @ w^T (assigned), dw += inp^T @ dout.
-template <typename T>
-void proj_backward(T* dinp, T* dw, const T* dout, const T* inp, const T* w, int64_t M, int64_t K, int64_t N,
-                   Prec prec = Prec::F32);
+// out[M,N] = inp[M,K] @ w[K,N].
+struct ProjForwardArgs {
+  float* out;
+  const float* inp;
+  const float* w;
+  int64_t M, K, N;
+  Prec prec = Prec::F32;
+};
+
+// dinp = dout @ w^T (assigned; skipped when null), dw += inp^T @ dout.
+struct ProjBackwardArgs {
+  float* dinp;
+  float* dw;
+  const float* dout;
+  const float* inp;
+  const float* w;
+  int64_t M, K, N;
+  Prec prec = Prec::F32;
+};
 
 }  // namespace oc::ops

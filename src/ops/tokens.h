@@ -3,29 +3,57 @@
 // PatchDropout.
 #pragma once
 #include <cstdint>
+#include <span>
+
+#include "ops/op_args.h"
 
 namespace oc::ops {
 
 // LayerScale: x[N,C] *= gamma[C] (in place).
-template <typename T>
-void layer_scale_forward(T* x, const T* gamma, int64_t N, int64_t C);
-// o_dx[N,C] holds the unscaled branch output o on entry and gamma * dy on return (one
-// buffer serves both); dgamma[C] += sum_n dy[n] * o[n].
-template <typename T>
-void layer_scale_backward(T* dgamma, T* o_dx, const T* dy, const T* gamma, int64_t N, int64_t C);
+struct LayerScaleForwardArgs {
+  float* x;
+  const float* gamma;
+  int64_t N, C;
+};
+
+// o_dx[N,C] holds the unscaled branch output o on entry and gamma * dy on return (one buffer
+// serves both); dgamma[C] += sum_n dy[n] * o[n].
+struct LayerScaleBackwardArgs {
+  float* dgamma;
+  float* o_dx;
+  const float* dy;
+  const float* gamma;
+  int64_t N, C;
+};
 
 // out[b] = mean over t in [first, Tn) of inp[b, t] for inp[B,Tn,C].
-template <typename T>
-void mean_tokens_forward(T* out, const T* inp, int64_t B, int64_t Tn, int64_t first, int64_t C);
-// dinp[b, t] += dout[b] / (Tn - first) for t >= first (ACCUMULATES).
-template <typename T>
-void mean_tokens_backward(T* dinp, const T* dout, int64_t B, int64_t Tn, int64_t first, int64_t C);
+struct MeanTokensForwardArgs {
+  float* out;
+  const float* inp;
+  int64_t B, Tn, first, C;
+};
 
-// out[b, k] = inp[b, idx[b*K + k]] for inp[B,Tn,C], out[B,K,C].
-template <typename T>
-void gather_tokens_forward(T* out, const T* inp, const int32_t* idx, int64_t B, int64_t Tn, int64_t K, int64_t C);
+// dinp[b, t] += dout[b] / (Tn - first) for t >= first (ACCUMULATES).
+struct MeanTokensBackwardArgs {
+  float* dinp;
+  const float* dout;
+  int64_t B, Tn, first, C;
+};
+
+// out[b, k] = inp[b, idx[b*K + k]] for inp[B,Tn,C], out[B,K,C]; idx: B*K host values in [0, Tn).
+struct GatherTokensForwardArgs {
+  float* out;
+  const float* inp;
+  std::span<const int32_t> idx;
+  int64_t B, Tn, K, C;
+};
+
 // dinp[b, idx[b*K + k]] += dout[b, k] (ACCUMULATES; rows not gathered are left as they are).
-template <typename T>
-void gather_tokens_backward(T* dinp, const T* dout, const int32_t* idx, int64_t B, int64_t Tn, int64_t K, int64_t C);
+struct GatherTokensBackwardArgs {
+  float* dinp;
+  const float* dout;
+  std::span<const int32_t> idx;
+  int64_t B, Tn, K, C;
+};
 
 }  // namespace oc::ops

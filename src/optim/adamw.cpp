@@ -34,8 +34,9 @@ void AdamW::step(float* params, const float* grads, double lr, const std::vector
     const ParamInfo& p = ps[i];
     spans.push_back({int64_t(p.offset), int64_t(p.numel), p.decay ? float(cfg_.wd) : 0.0f});
   }
-  be_->adamw_step_spans(params, grads, m_.data(), v_.data(), spans, float(lr), float(cfg_.beta1), float(cfg_.beta2),
-                        float(cfg_.eps), step_);
+  be_->run(ops::AdamWStepSpansArgs{.p = params, .g = grads, .m = m_.data(), .v = v_.data(), .spans = spans,
+                                   .lr = float(lr), .beta1 = float(cfg_.beta1), .beta2 = float(cfg_.beta2),
+                                   .eps = float(cfg_.eps), .step = step_});
 }
 
 void clamp_logit_scale(ops::Backend& be, float* s) {
@@ -44,12 +45,12 @@ void clamp_logit_scale(ops::Backend& be, float* s) {
 
 double clip_grad_norm(ops::Backend& be, float* grads, const ParamTable& table, double max_norm) {
   double sq = 0;
-  for (auto& p : table.params) sq += be.sum_squares(grads + p.offset, int64_t(p.numel));
+  for (auto& p : table.params) sq += be.run(ops::SumSquaresArgs{.x = grads + p.offset, .n = int64_t(p.numel)});
   const double norm = std::sqrt(sq);
   if (max_norm > 0 && norm > max_norm) {
     // torch: clip_coef = max_norm / (total_norm + 1e-6), applied when < 1.
     const float coef = float(max_norm / (norm + 1e-6));
-    for (auto& p : table.params) be.scale_inplace(grads + p.offset, int64_t(p.numel), coef);
+    for (auto& p : table.params) be.run(ops::ScaleInplaceArgs{.x = grads + p.offset, .n = int64_t(p.numel), .s = coef});
   }
   return norm;
 }

@@ -28,19 +28,18 @@ double ContrastiveStep::forward_backward(const float* images, const int32_t* tok
   const int64_t E = model_.cfg().embed_dim;
   model_.zero_grads();
   Clip::Features f;
-  {
-    OC_PROFILE("step.forward");
-    f = model_.forward(images, tokens, B);
-  }
+  { OC_PROFILE("step.forward"); f = model_.forward(images, tokens, B); }
   OC_PROFILE("step.loss+backward");
   const float scale = std::exp(model_.logit_scale());
   float d_scale = 0;
-  const double loss = be.clip_loss_forward_backward(d_img_.data(), d_txt_.data(), d_img_all_.data(),
-                                                      d_txt_all_.data(), &d_scale, scratch_.data(), f.image, f.text,
-                                                      f.image, f.text, scale, B, B, E, 0);
+  const double loss = be.run(ops::ClipLossArgs{.dimg = d_img_.data(), .dtxt = d_txt_.data(),
+                                               .dimg_all = d_img_all_.data(), .dtxt_all = d_txt_all_.data(),
+                                               .dscale_log = {&d_scale}, .scratch = scratch_.data(), .img = f.image,
+                                               .txt = f.text, .img_all = f.image, .txt_all = f.text, .scale = scale,
+                                               .Nl = B, .Na = B, .E = E, .label_offset = 0});
   // Single process: the gathered columns are the local features themselves.
-  be.add_inplace(d_img_.data(), d_img_all_.data(), B * E);
-  be.add_inplace(d_txt_.data(), d_txt_all_.data(), B * E);
+  be.run(ops::AddInplaceArgs{.y = d_img_.data(), .x = d_img_all_.data(), .n = B * E});
+  be.run(ops::AddInplaceArgs{.y = d_txt_.data(), .x = d_txt_all_.data(), .n = B * E});
   ops::add_scalar(be, model_.g().logit_scale, d_scale);
   model_.backward(d_img_.data(), d_txt_.data());
   return loss;
@@ -74,18 +73,18 @@ double ContrastiveStep::forward_backward_accum(const std::vector<const float*>& 
   // OpenCLIP's K loss evaluations are this one, restricted to the rows of slot j.
   const float scale = std::exp(model_.logit_scale());
   float d_scale = 0;
-  const double loss = be.clip_loss_forward_backward(
-      d_img_.data(), d_txt_.data(), d_img_all_.data(), d_txt_all_.data(), &d_scale, scratch_.data(), cache_img_.data(),
-      cache_txt_.data(), cache_img_.data(), cache_txt_.data(), scale, N, N, E, 0);
-  be.add_inplace(d_img_.data(), d_img_all_.data(), N * E);
-  be.add_inplace(d_txt_.data(), d_txt_all_.data(), N * E);
+  const double loss = be.run(ops::ClipLossArgs{.dimg = d_img_.data(), .dtxt = d_txt_.data(),
+                                               .dimg_all = d_img_all_.data(), .dtxt_all = d_txt_all_.data(),
+                                               .dscale_log = {&d_scale}, .scratch = scratch_.data(),
+                                               .img = cache_img_.data(), .txt = cache_txt_.data(),
+                                               .img_all = cache_img_.data(), .txt_all = cache_txt_.data(),
+                                               .scale = scale, .Nl = N, .Na = N, .E = E, .label_offset = 0});
+  be.run(ops::AddInplaceArgs{.y = d_img_.data(), .x = d_img_all_.data(), .n = N * E});
+  be.run(ops::AddInplaceArgs{.y = d_txt_.data(), .x = d_txt_all_.data(), .n = N * E});
   // 3. Backward through each micro-batch.
   model_.zero_grads();
   for (int64_t j = 0; j < K; ++j) {
-    {
-      OC_PROFILE("step.forward");
-      model_.forward(images[size_t(j)], tokens[size_t(j)], B);
-    }
+    { OC_PROFILE("step.forward"); model_.forward(images[size_t(j)], tokens[size_t(j)], B); }
     OC_PROFILE("step.loss+backward");
     model_.backward(d_img_.data() + j * B * E, d_txt_.data() + j * B * E);
   }
@@ -102,10 +101,7 @@ double ContrastiveStep::forward_backward_dist(const float* images, const int32_t
   OC_CHECK(B <= B_max_, "batch {} exceeds the planned {}", B, B_max_);
   model_.zero_grads();
   Clip::Features f;
-  {
-    OC_PROFILE("step.forward");
-    f = model_.forward(images, tokens, B);
-  }
+  { OC_PROFILE("step.forward"); f = model_.forward(images, tokens, B); }
   float d_scale = 0;
   const double loss = dist_loss_grad(f.image, f.text, B, comm, mode, &d_scale);
   OC_PROFILE("step.loss+backward");
@@ -138,10 +134,7 @@ double ContrastiveStep::accumulate(const std::vector<const float*>& images, cons
   // 3. Backward through each micro-batch; logit_scale's (and logit_bias's) gradient once per pass.
   model_.zero_grads();
   for (int64_t j = 0; j < K; ++j) {
-    {
-      OC_PROFILE("step.forward");
-      model_.forward(images[size_t(j)], tokens[size_t(j)], B);
-    }
+    { OC_PROFILE("step.forward"); model_.forward(images[size_t(j)], tokens[size_t(j)], B); }
     OC_PROFILE("step.loss+backward");
     model_.backward(gi + j * B * E, gt + j * B * E);
   }
@@ -186,11 +179,13 @@ double ContrastiveStep::dist_loss_grad(const float* img, const float* txt, int64
   float* gt = own_txt_.data();
   if (!mode.local_loss) {
     // Every rank evaluates the same global loss; d_img_ = d loss / d (every gathered row).
-    loss = be.clip_loss_forward_backward(d_img_.data(), d_txt_.data(), d_img_all_.data(), d_txt_all_.data(), d_scale,
-                                         scratch_.data(), all_img_.data(), all_txt_.data(), all_img_.data(),
-                                         all_txt_.data(), scale, N, N, E, 0);
-    be.add_inplace(d_img_.data(), d_img_all_.data(), N * E);
-    be.add_inplace(d_txt_.data(), d_txt_all_.data(), N * E);
+    loss = be.run(ops::ClipLossArgs{.dimg = d_img_.data(), .dtxt = d_txt_.data(), .dimg_all = d_img_all_.data(),
+                                    .dtxt_all = d_txt_all_.data(), .dscale_log = {d_scale}, .scratch = scratch_.data(),
+                                    .img = all_img_.data(), .txt = all_txt_.data(), .img_all = all_img_.data(),
+                                    .txt_all = all_txt_.data(), .scale = scale, .Nl = N, .Na = N, .E = E,
+                                    .label_offset = 0});
+    be.run(ops::AddInplaceArgs{.y = d_img_.data(), .x = d_img_all_.data(), .n = N * E});
+    be.run(ops::AddInplaceArgs{.y = d_txt_.data(), .x = d_txt_all_.data(), .n = N * E});
     if (mode.gather_with_grad) {
       cio.reduce_scatter_sum(d_img_.data(), gi, B * E);
       cio.reduce_scatter_sum(d_txt_.data(), gt, B * E);
@@ -204,17 +199,20 @@ double ContrastiveStep::dist_loss_grad(const float* img, const float* txt, int64
       const float* st = d_txt_.data() + size_t(r) * BE;
       be.copy(gi, si, sizeof(float) * BE);
       be.copy(gt, st, sizeof(float) * BE);
-      if (w != 1.0f) be.scale_inplace(gi, int64_t(BE), w), be.scale_inplace(gt, int64_t(BE), w);
+      if (w != 1.0f)
+        be.run(ops::ScaleInplaceArgs{.x = gi, .n = int64_t(BE), .s = w}),
+            be.run(ops::ScaleInplaceArgs{.x = gt, .n = int64_t(BE), .s = w});
     }
   } else {
-    loss = be.clip_loss_forward_backward(d_img_.data(), d_txt_.data(), d_img_all_.data(), d_txt_all_.data(), d_scale,
-                                         scratch_.data(), img, txt, all_img_.data(), all_txt_.data(), scale, B, N, E,
-                                         r * B);
+    loss = be.run(ops::ClipLossArgs{.dimg = d_img_.data(), .dtxt = d_txt_.data(), .dimg_all = d_img_all_.data(),
+                                    .dtxt_all = d_txt_all_.data(), .dscale_log = {d_scale}, .scratch = scratch_.data(),
+                                    .img = img, .txt = txt, .img_all = all_img_.data(), .txt_all = all_txt_.data(),
+                                    .scale = scale, .Nl = B, .Na = N, .E = E, .label_offset = r * B});
     if (mode.gather_with_grad) {
       cio.reduce_scatter_sum(d_img_all_.data(), gi, B * E);
       cio.reduce_scatter_sum(d_txt_all_.data(), gt, B * E);
-      be.add_inplace(gi, d_img_.data(), B * E);
-      be.add_inplace(gt, d_txt_.data(), B * E);
+      be.run(ops::AddInplaceArgs{.y = gi, .x = d_img_.data(), .n = B * E});
+      be.run(ops::AddInplaceArgs{.y = gt, .x = d_txt_.data(), .n = B * E});
     } else {
       // OpenCLIP: the gathered features carry no gradient and the own slice is not
       // re-inserted, so only the row terms (this rank's samples as queries) reach the towers.

@@ -71,7 +71,7 @@ void GradAllReduce::finish() {
   std::fill(started_t_.begin(), started_t_.end(), 0);
   // DDP's average: sum * (1/world), the same on every rank (the sums are identical).
   const float inv = 1.0f / float(comm_.comm().size());
-  model_.backend().scale_inplace(model_.grads(), int64_t(model_.table().total), inv);
+  model_.backend().run(ops::ScaleInplaceArgs{.x = model_.grads(), .n = int64_t(model_.table().total), .s = inv});
 }
 
 double GradAllReduce::bucket_mib_max() const {

@@ -25,10 +25,7 @@ double ContrastiveStep::forward_backward_siglip(const float* images, const int32
   OC_CHECK(model_.p().logit_bias, "SigLIP needs a model with logit_bias (init_logit_bias)");
   model_.zero_grads();
   Clip::Features f;
-  {
-    OC_PROFILE("step.forward");
-    f = model_.forward(images, tokens, B);
-  }
+  { OC_PROFILE("step.forward"); f = model_.forward(images, tokens, B); }
   float d_scale = 0, d_bias = 0;
   const double loss = siglip_loss_grad(f.image, f.text, B, comm, &d_scale, &d_bias);
   ops::Backend& be = model_.backend();
@@ -82,24 +79,28 @@ double ContrastiveStep::siglip_loss_grad(const float* img, const float* txt, int
   const float scale = std::exp(model_.logit_scale()), bias = be.read_scalar(model_.p().logit_bias);
   float d_scale = 0, d_bias = 0;
   be.zero(d_img_.data(), sizeof(float) * BE);
-  double loss = be.siglip_loss_forward_backward(d_img_.data(), d_txt_.data(), &d_scale, &d_bias, f.image, f.text,
-                                                  scale, bias, B, B, E, true);
+  double loss = be.run(ops::SiglipLossArgs{.dimg = d_img_.data(), .dtxt = d_txt_.data(), .dscale_log = {&d_scale},
+                                           .dbias = {&d_bias}, .img = f.image, .txt = f.text, .scale = scale,
+                                           .bias = bias, .B = B, .M = B, .E = E, .positives = true});
   // Forward hops: compute each received block's loss and its gradient at once.
   const float* to_left = f.text;
   const float* to_right = f.text;
   for (int i = 0; i < bidir; ++i) {
     cio.sendrecv(to_left, left, FR(i), right, int64_t(BE));
     cio.sendrecv(to_right, right, FL(i), left, int64_t(BE));
-    loss += be.siglip_loss_forward_backward(d_img_.data(), dFR(i), &d_scale, &d_bias, f.image, FR(i), scale, bias, B,
-                                              B, E, false);
-    loss += be.siglip_loss_forward_backward(d_img_.data(), dFL(i), &d_scale, &d_bias, f.image, FL(i), scale, bias, B,
-                                              B, E, false);
+    loss += be.run(ops::SiglipLossArgs{.dimg = d_img_.data(), .dtxt = dFR(i), .dscale_log = {&d_scale},
+                                       .dbias = {&d_bias}, .img = f.image, .txt = FR(i), .scale = scale, .bias = bias,
+                                       .B = B, .M = B, .E = E, .positives = false});
+    loss += be.run(ops::SiglipLossArgs{.dimg = d_img_.data(), .dtxt = dFL(i), .dscale_log = {&d_scale},
+                                       .dbias = {&d_bias}, .img = f.image, .txt = FL(i), .scale = scale, .bias = bias,
+                                       .B = B, .M = B, .E = E, .positives = false});
     to_left = FR(i), to_right = FL(i);
   }
   if (rest) {
     cio.sendrecv(to_right, right, FLk, left, int64_t(BE));
-    loss += be.siglip_loss_forward_backward(d_img_.data(), dFLk, &d_scale, &d_bias, f.image, FLk, scale, bias, B, B,
-                                              E, false);
+    loss += be.run(ops::SiglipLossArgs{.dimg = d_img_.data(), .dtxt = dFLk, .dscale_log = {&d_scale},
+                                       .dbias = {&d_bias}, .img = f.image, .txt = FLk, .scale = scale, .bias = bias,
+                                       .B = B, .M = B, .E = E, .positives = false});
   }
   // Backward hops, last first. backL/backR: d(what this rank sent left/right at this hop).
   be.zero(backL, sizeof(float) * BE);
@@ -107,13 +108,14 @@ double ContrastiveStep::siglip_loss_grad(const float* img, const float* txt, int
   if (rest) cio.sendrecv(dFLk, left, backR, right, int64_t(BE));  // FLk came from the left
   for (int i = bidir - 1; i >= 0; --i) {
     // What this rank sent at hop i+1 is what it received at hop i: their gradients add.
-    be.add_inplace(dFR(i), backL, int64_t(BE));
-    be.add_inplace(dFL(i), backR, int64_t(BE));
+    be.run(ops::AddInplaceArgs{.y = dFR(i), .x = backL, .n = int64_t(BE)});
+    be.run(ops::AddInplaceArgs{.y = dFL(i), .x = backR, .n = int64_t(BE)});
     cio.sendrecv(dFR(i), right, backL, left, int64_t(BE));  // FR came from the right
     cio.sendrecv(dFL(i), left, backR, right, int64_t(BE));  // FL came from the left
   }
-  be.add_inplace(d_txt_.data(), backL, int64_t(B * E));  // hop 0 sent the own texts both ways
-  be.add_inplace(d_txt_.data(), backR, int64_t(B * E));
+  be.run(
+      ops::AddInplaceArgs{.y = d_txt_.data(), .x = backL, .n = int64_t(B * E)});  // hop 0 sent the own texts both ways
+  be.run(ops::AddInplaceArgs{.y = d_txt_.data(), .x = backR, .n = int64_t(B * E)});
   *d_scale_out = d_scale, *d_bias_out = d_bias;
   return loss;
 }

@@ -1,6 +1,6 @@
 #include "train/args.h"
 
-#include "ops/backend.h"
+#include "ops/registry.h"
 
 #include <algorithm>
 #include <cctype>
@@ -10,7 +10,7 @@
 
 #include "core/check.h"
 #include "core/flags.h"
-#include "ops/backend.h"
+#include "ops/registry.h"
 #include "optim/adamw.h"
 
 namespace oc {

@@ -13,6 +13,7 @@
 #include "model/model_tokenizer.h"
 #include "model/weights.h"
 #include "ops/adamw.h"
+#include "ops/registry.h"
 #include "step/comm_io.h"
 #include "model/model_source.h"
 #include "train/freeze.h"

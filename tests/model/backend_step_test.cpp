@@ -11,6 +11,7 @@
 #include "core/rng.h"
 #include "model/clip.h"
 #include "model/config.h"
+#include "ops/registry.h"
 #include "optim/adamw.h"
 #include "step/contrastive_step.h"
 

@@ -12,7 +12,7 @@
 #include "io/safetensors.h"
 #include "model/clip.h"
 #include "model/weights.h"
-#include "ops/loss.h"
+#include "ops/cpu/loss.h"
 #include "optim/adamw.h"
 #include "optim/schedule.h"
 #include "step/contrastive_step.h"

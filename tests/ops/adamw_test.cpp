@@ -4,7 +4,7 @@
 #include <limits>
 
 #include "core/check.h"
-#include "ops/adamw.h"
+#include "ops/cpu/adamw.h"
 #include "ops_test_util.h"
 
 namespace oc::ops::test {

@@ -37,7 +37,9 @@ void gemm_cases(std::vector<OpCase>& v) {
                          "_" + prec_name(prec),
                      {I(na), I(nb), c},
                      [=](Backend& b, const Ptrs& p, float*) {
-                       b.gemm(ta, tb, M, N, K, 0.5f, p.f(0), lda, p.f(1), ldb, beta, p.f(2), ldc, prec);
+                       b.run(GemmArgs{.ta = ta, .tb = tb, .M = M, .N = N, .K = K, .alpha = 0.5f, .A = p.f(0),
+                                      .lda = lda, .B = p.f(1), .ldb = ldb, .beta = beta, .C = p.f(2), .ldc = ldc,
+                                      .prec = prec});
                        return 0.0;
                      },
                      kF32,
@@ -49,7 +51,8 @@ void gemm_cases(std::vector<OpCase>& v) {
     v.push_back({std::string("gemm_vit_cproj_") + prec_name(prec),
                  {I(M * K), I(N * K), O(M * N)},
                  [=](Backend& b, const Ptrs& p, float*) {
-                   b.gemm(false, true, M, N, K, 1.0f, p.f(0), K, p.f(1), K, 0.0f, p.f(2), N, prec);
+                   b.run(GemmArgs{.ta = false, .tb = true, .M = M, .N = N, .K = K, .alpha = 1.0f, .A = p.f(0), .lda = K,
+                                  .B = p.f(1), .ldb = K, .beta = 0.0f, .C = p.f(2), .ldc = N, .prec = prec});
                    return 0.0;
                  },
                  kF32,
@@ -58,8 +61,10 @@ void gemm_cases(std::vector<OpCase>& v) {
     v.push_back({std::string("gemm_batched_heads_") + prec_name(prec),
                  {I(batch * m * k), I(batch * n * k), IO(batch * m * n)},
                  [=](Backend& b, const Ptrs& p, float*) {
-                   b.gemm_batched(batch, false, true, m, n, k, 1.0f, p.f(0), k, m * k, p.f(1), k, n * k, 1.0f, p.f(2),
-                                  n, m * n, prec);
+                   b.run(GemmBatchedArgs{.batch = batch, .ta = false, .tb = true, .M = m, .N = n, .K = k, .alpha = 1.0f,
+                                         .A = p.f(0), .lda = k, .stride_a = m * k, .B = p.f(1), .ldb = k,
+                                         .stride_b = n * k, .beta = 1.0f, .C = p.f(2), .ldc = n, .stride_c = m * n,
+                                         .prec = prec});
                    return 0.0;
                  },
                  kF32,
@@ -77,7 +82,9 @@ void dense_cases(std::vector<OpCase>& v) {
           v.push_back({"linear_forward_" + tag,
                        {O(M * N), I(M * K), I(N * K, Draw::Normal, 0.05), I(N)},
                        [=](Backend& b, const Ptrs& p, float*) {
-                         b.linear_forward(p.f(0), p.f(1), p.f(2), bias ? p.f(3) : nullptr, M, K, N, prec);
+                         b.run(LinearForwardArgs{.out = p.f(0), .inp = p.f(1), .weight = p.f(2),
+                                                 .bias = bias ? p.f(3) : nullptr, .M = M, .K = K, .N = N,
+                                                 .prec = prec});
                          return 0.0;
                        },
                        kF32,
@@ -86,8 +93,9 @@ void dense_cases(std::vector<OpCase>& v) {
           v.push_back({"linear_backward_" + tag,
                        {O(M * K), IO(N * K), IO(N), I(M * N), I(M * K), I(N * K, Draw::Normal, 0.05)},
                        [=](Backend& b, const Ptrs& p, float*) {
-                         b.linear_backward(p.f(0), p.f(1), bias ? p.f(2) : nullptr, p.f(3), p.f(4), p.f(5), M, K, N,
-                                           prec);
+                         b.run(LinearBackwardArgs{.dinp = p.f(0), .dweight = p.f(1), .dbias = bias ? p.f(2) : nullptr,
+                                                  .dout = p.f(3), .inp = p.f(4), .weight = p.f(5), .M = M, .K = K,
+                                                  .N = N, .prec = prec});
                          return 0.0;
                        },
                        kF32,
@@ -99,7 +107,8 @@ void dense_cases(std::vector<OpCase>& v) {
       v.push_back({"proj_forward_" + d.name + "_" + prec_name(prec),
                    {O(d.B * E), I(d.B * d.W), I(d.W * E)},
                    [=](Backend& b, const Ptrs& p, float*) {
-                     b.proj_forward(p.f(0), p.f(1), p.f(2), d.B, d.W, E, prec);
+                     b.run(ProjForwardArgs{.out = p.f(0), .inp = p.f(1), .w = p.f(2), .M = d.B, .K = d.W, .N = E,
+                                           .prec = prec});
                      return 0.0;
                    },
                    kF32,
@@ -108,7 +117,8 @@ void dense_cases(std::vector<OpCase>& v) {
       v.push_back({"proj_backward_" + d.name + "_" + prec_name(prec),
                    {O(d.B * d.W), IO(d.W * E), I(d.B * E), I(d.B * d.W), I(d.W * E)},
                    [=](Backend& b, const Ptrs& p, float*) {
-                     b.proj_backward(p.f(0), p.f(1), p.f(2), p.f(3), p.f(4), d.B, d.W, E, prec);
+                     b.run(ProjBackwardArgs{.dinp = p.f(0), .dw = p.f(1), .dout = p.f(2), .inp = p.f(3), .w = p.f(4),
+                                            .M = d.B, .K = d.W, .N = E, .prec = prec});
                      return 0.0;
                    },
                    kF32,
@@ -118,7 +128,8 @@ void dense_cases(std::vector<OpCase>& v) {
     v.push_back({"layernorm_forward_" + d.name,
                  {O(M * K), O(M), O(M), I(M * K, Draw::Normal, 3.0), I(K), I(K)},
                  [=](Backend& b, const Ptrs& p, float*) {
-                   b.layernorm_forward(p.f(0), p.f(1), p.f(2), p.f(3), p.f(4), p.f(5), M, K, 1e-5);
+                   b.run(LayerNormForwardArgs{.out = p.f(0), .mean = p.f(1), .rstd = p.f(2), .inp = p.f(3),
+                                              .weight = p.f(4), .bias = p.f(5), .N = M, .C = K, .eps = 1e-5});
                    return 0.0;
                  },
                  kF32,
@@ -127,7 +138,9 @@ void dense_cases(std::vector<OpCase>& v) {
     v.push_back({"layernorm_backward_" + d.name,
                  {IO(M * K), IO(K), IO(K), I(M * K), I(M * K), I(K), I(M), I(M, Draw::Positive)},
                  [=](Backend& b, const Ptrs& p, float*) {
-                   b.layernorm_backward(p.f(0), p.f(1), p.f(2), p.f(3), p.f(4), p.f(5), p.f(6), p.f(7), M, K);
+                   b.run(LayerNormBackwardArgs{.dinp = p.f(0), .dweight = p.f(1), .dbias = p.f(2), .dout = p.f(3),
+                                               .inp = p.f(4), .weight = p.f(5), .mean = p.f(6), .rstd = p.f(7), .N = M,
+                                               .C = K});
                    return 0.0;
                  },
                  kF32,
@@ -139,7 +152,7 @@ void dense_cases(std::vector<OpCase>& v) {
       v.push_back({"act_forward_" + tag,
                    {O(n), I(n, Draw::Normal, 3.0)},
                    [=](Backend& b, const Ptrs& p, float*) {
-                     b.act_forward(p.f(0), p.f(1), n, act);
+                     b.run(ActForwardArgs{.out = p.f(0), .inp = p.f(1), .n = n, .act = act});
                      return 0.0;
                    },
                    kF32,
@@ -148,7 +161,7 @@ void dense_cases(std::vector<OpCase>& v) {
       v.push_back({"act_backward_" + tag,
                    {O(n), I(n), I(n, Draw::Normal, 3.0)},
                    [=](Backend& b, const Ptrs& p, float*) {
-                     b.act_backward(p.f(0), p.f(1), p.f(2), n, act);
+                     b.run(ActBackwardArgs{.dinp = p.f(0), .dout = p.f(1), .inp = p.f(2), .n = n, .act = act});
                      return 0.0;
                    },
                    kF32,
@@ -158,7 +171,7 @@ void dense_cases(std::vector<OpCase>& v) {
     v.push_back({"add_inplace_" + d.name,
                  {IO(M * K), I(M * K)},
                  [=](Backend& b, const Ptrs& p, float*) {
-                   b.add_inplace(p.f(0), p.f(1), M * K);
+                   b.run(AddInplaceArgs{.y = p.f(0), .x = p.f(1), .n = M * K});
                    return 0.0;
                  },
                  kF32,
@@ -177,7 +190,8 @@ void attention_cases(std::vector<OpCase>& v) {
         v.push_back({"attention_forward_" + tag,
                      {O(B * T * C), O(att), I(B * T * 3 * C)},
                      [=](Backend& b, const Ptrs& p, float*) {
-                       b.attention_forward(p.f(0), p.f(1), p.f(2), B, T, C, H, causal, prec);
+                       b.run(AttentionForwardArgs{.out = p.f(0), .att = p.f(1), .qkv = p.f(2), .B = B, .Tn = T, .C = C,
+                                                  .H = H, .causal = causal, .prec = prec});
                        return 0.0;
                      },
                      tol,
@@ -186,31 +200,37 @@ void attention_cases(std::vector<OpCase>& v) {
         v.push_back({"attention_backward_" + tag,
                      {O(B * T * 3 * C), Scratch(att), I(B * T * C), I(B * T * 3 * C), I(att, Draw::Unit)},
                      [=](Backend& b, const Ptrs& p, float*) {
-                       b.attention_backward(p.f(0), p.f(1), p.f(2), p.f(3), p.f(4), B, T, C, H, causal, prec);
+                       b.run(AttentionBackwardArgs{.dqkv = p.f(0), .scratch = p.f(1), .dout = p.f(2), .qkv = p.f(3),
+                                                   .att = p.f(4), .B = B, .Tn = T, .C = C, .H = H, .causal = causal,
+                                                   .prec = prec});
                        return 0.0;
                      },
                      tol,
                      kB16,
                      !d.big});
         if (prec == Prec::F32) {
-          v.push_back({"attention_forward_bf16_" + d.name + (causal ? "_causal" : ""),
-                       {O16(B * T * C), O(att), I16(B * T * 3 * C)},
-                       [=](Backend& b, const Ptrs& p, float*) {
-                         b.attention_forward_bf16(p.h(0), p.f(1), p.h(2), B, T, C, H, causal);
-                         return 0.0;
-                       },
-                       kF32,
-                       kB16,
-                       !d.big});
-          v.push_back({"attention_backward_bf16_" + d.name + (causal ? "_causal" : ""),
-                       {O(B * T * 3 * C), I16(B * T * C), I16(B * T * 3 * C), I(att, Draw::Unit)},
-                       [=](Backend& b, const Ptrs& p, float*) {
-                         b.attention_backward_bf16(p.f(0), p.h(1), p.h(2), p.f(3), B, T, C, H);
-                         return 0.0;
-                       },
-                       kB16,
-                       kB16,
-                       !d.big});
+          v.push_back(
+              {"attention_forward_bf16_" + d.name + (causal ? "_causal" : ""),
+               {O16(B * T * C), O(att), I16(B * T * 3 * C)},
+               [=](Backend& b, const Ptrs& p, float*) {
+                 b.run(AttentionForwardBf16Args{.out = p.h(0), .att = p.f(1), .qkv = p.h(2), .B = B, .Tn = T, .C = C,
+                                                .H = H, .causal = causal});
+                 return 0.0;
+               },
+               kF32,
+               kB16,
+               !d.big});
+          v.push_back(
+              {"attention_backward_bf16_" + d.name + (causal ? "_causal" : ""),
+               {O(B * T * 3 * C), I16(B * T * C), I16(B * T * 3 * C), I(att, Draw::Unit)},
+               [=](Backend& b, const Ptrs& p, float*) {
+                 b.run(AttentionBackwardBf16Args{.dqkv = p.f(0), .dout = p.h(1), .qkv = p.h(2), .att = p.f(3), .B = B,
+                                                 .Tn = T, .C = C, .H = H});
+                 return 0.0;
+               },
+               kB16,
+               kB16,
+               !d.big});
         }
       }
 }

@@ -24,33 +24,44 @@ void token_cases(std::vector<OpCase>& v) {
     v.push_back({"layer_scale_forward_" + s.name,
                  {IO(N * s.C), I(s.C, Draw::Unit, 0.1)},
                  [=](Backend& b, const Ptrs& p, float*) {
-                   b.layer_scale_forward(p.f(0), p.f(1), N, s.C);
+                   b.run(LayerScaleForwardArgs{.x = p.f(0), .gamma = p.f(1), .N = N, .C = s.C});
                    return 0.0;
                  },
-                 0.0, 0.0, !s.big});  // one product per element: exact
+                 0.0,
+                 0.0,
+                 !s.big});  // one product per element: exact
     v.push_back({"layer_scale_backward_" + s.name,
                  {IO(s.C), IO(N * s.C), I(N * s.C), I(s.C, Draw::Unit, 0.1)},
                  [=](Backend& b, const Ptrs& p, float*) {
-                   b.layer_scale_backward(p.f(0), p.f(1), p.f(2), p.f(3), N, s.C);
+                   b.run(LayerScaleBackwardArgs{.dgamma = p.f(0), .o_dx = p.f(1), .dy = p.f(2), .gamma = p.f(3), .N = N,
+                                                .C = s.C});
                    return 0.0;
                  },
-                 kF32, kF32, !s.big});  // dgamma: a sum over N rows
+                 kF32,
+                 kF32,
+                 !s.big});                            // dgamma: a sum over N rows
     for (int64_t first : {int64_t(0), int64_t(1)}) {  // all tokens; the patches after the class token
       const std::string tag = s.name + "_from" + std::to_string(first);
-      v.push_back({"mean_tokens_forward_" + tag,
-                   {O(s.B * s.C), I(N * s.C)},
-                   [=](Backend& b, const Ptrs& p, float*) {
-                     b.mean_tokens_forward(p.f(0), p.f(1), s.B, s.T, first, s.C);
-                     return 0.0;
-                   },
-                   kF32, kF32, !s.big});
+      v.push_back(
+          {"mean_tokens_forward_" + tag,
+           {O(s.B * s.C), I(N * s.C)},
+           [=](Backend& b, const Ptrs& p, float*) {
+             b.run(MeanTokensForwardArgs{.out = p.f(0), .inp = p.f(1), .B = s.B, .Tn = s.T, .first = first, .C = s.C});
+             return 0.0;
+           },
+           kF32,
+           kF32,
+           !s.big});
       v.push_back({"mean_tokens_backward_" + tag,
                    {IO(N * s.C), I(s.B * s.C)},
                    [=](Backend& b, const Ptrs& p, float*) {
-                     b.mean_tokens_backward(p.f(0), p.f(1), s.B, s.T, first, s.C);
+                     b.run(MeanTokensBackwardArgs{.dinp = p.f(0), .dout = p.f(1), .B = s.B, .Tn = s.T, .first = first,
+                                                  .C = s.C});
                      return 0.0;
                    },
-                   kF32, kF32, !s.big});
+                   kF32,
+                   kF32,
+                   !s.big});
     }
     // Kept token indices per sample: the class token first, then distinct patches out of order (5 is coprime with 49 and 12).
     auto idx = std::make_shared<std::vector<int32_t>>();
@@ -59,17 +70,24 @@ void token_cases(std::vector<OpCase>& v) {
     v.push_back({"gather_tokens_forward_" + s.name,
                  {O(s.B * s.K * s.C), I(N * s.C)},
                  [=](Backend& b, const Ptrs& p, float*) {
-                   b.gather_tokens_forward(p.f(0), p.f(1), idx->data(), s.B, s.T, s.K, s.C);
+                   b.run(GatherTokensForwardArgs{.out = p.f(0), .inp = p.f(1), .idx = {idx->data(), size_t(s.B * s.K)},
+                                                 .B = s.B, .Tn = s.T, .K = s.K, .C = s.C});
                    return 0.0;
                  },
-                 0.0, 0.0, !s.big});  // a copy: exact
+                 0.0,
+                 0.0,
+                 !s.big});  // a copy: exact
     v.push_back({"gather_tokens_backward_" + s.name,
                  {IO(N * s.C), I(s.B * s.K * s.C)},
                  [=](Backend& b, const Ptrs& p, float*) {
-                   b.gather_tokens_backward(p.f(0), p.f(1), idx->data(), s.B, s.T, s.K, s.C);
+                   b.run(GatherTokensBackwardArgs{.dinp = p.f(0), .dout = p.f(1),
+                                                  .idx = {idx->data(), size_t(s.B * s.K)}, .B = s.B, .Tn = s.T,
+                                                  .K = s.K, .C = s.C});
                    return 0.0;
                  },
-                 0.0, 0.0, !s.big});  // one add per element (indices distinct per sample): exact
+                 0.0,
+                 0.0,
+                 !s.big});  // one add per element (indices distinct per sample): exact
   }
 }
 

@@ -15,7 +15,8 @@
 #include <functional>
 
 #include "backend_cases.h"
-#include "ops/attention.h"
+#include "ops/cpu/attention.h"
+#include "ops/registry.h"
 #include "core/rng.h"
 
 namespace oc::ops::test {

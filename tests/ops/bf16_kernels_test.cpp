@@ -11,12 +11,13 @@
 #include <vector>
 
 #include "core/bf16.h"
-#include "ops/activation.h"
-#include "ops/attention.h"
-#include "ops/bf16_gemm.h"
-#include "ops/bf16_ops.h"
-#include "ops/gemm.h"
-#include "ops/layernorm.h"
+#include "ops/cpu/activation.h"
+#include "ops/cpu/attention.h"
+#include "ops/cpu/gemm_bf16.h"
+#include "ops/cpu/bf16_ops.h"
+#include "ops/cpu/gemm.h"
+#include "ops/dnnl_info.h"
+#include "ops/cpu/layernorm.h"
 #include "ops_test_util.h"
 
 namespace oc::ops::test {

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "ops/backend.h"
+#include "ops/registry.h"
 
 namespace oc::ops::test {
 namespace {

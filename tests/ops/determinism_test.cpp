@@ -4,15 +4,15 @@
 // schedules).
 #include <cstring>
 
-#include "ops/activation.h"
-#include "ops/adamw.h"
-#include "ops/attention.h"
-#include "ops/bf16_gemm.h"
-#include "ops/bf16_ops.h"
-#include "ops/embed.h"
-#include "ops/layernorm.h"
-#include "ops/linear.h"
-#include "ops/loss.h"
+#include "ops/cpu/activation.h"
+#include "ops/cpu/adamw.h"
+#include "ops/cpu/attention.h"
+#include "ops/cpu/gemm_bf16.h"
+#include "ops/cpu/bf16_ops.h"
+#include "ops/cpu/embed.h"
+#include "ops/cpu/layernorm.h"
+#include "ops/cpu/linear.h"
+#include "ops/cpu/loss.h"
 #include "ops_test_util.h"
 
 namespace oc::ops::test {

@@ -1,13 +1,13 @@
 // The float kernels against the double instantiation on the same (float-representable)
 // inputs: the vectorized exp/Phi, softmax, reductions and fused loops that only the float
 // path runs. Tolerances are a few fp32 ulps times the op's condition, stated per test.
-#include "ops/activation.h"
-#include "ops/attention.h"
+#include "ops/cpu/activation.h"
+#include "ops/cpu/attention.h"
 #include "ops/cpu/vec_math.h"
-#include "ops/embed.h"
-#include "ops/layernorm.h"
-#include "ops/linear.h"
-#include "ops/loss.h"
+#include "ops/cpu/embed.h"
+#include "ops/cpu/layernorm.h"
+#include "ops/cpu/linear.h"
+#include "ops/cpu/loss.h"
 #include "ops_test_util.h"
 
 namespace oc::ops::test {

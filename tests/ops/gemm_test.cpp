@@ -12,7 +12,8 @@
 #include "core/check.h"
 #include "core/rng.h"
 #include "ops/cpu/gemm_internal.h"
-#include "ops/gemm.h"
+#include "ops/cpu/gemm.h"
+#include "ops/dnnl_info.h"
 
 namespace oc::ops {
 namespace {

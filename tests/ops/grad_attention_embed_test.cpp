@@ -1,7 +1,7 @@
 // Finite-difference gradient checks (double) of attention and the embedding ops.
 #include "core/check.h"
-#include "ops/attention.h"
-#include "ops/embed.h"
+#include "ops/cpu/attention.h"
+#include "ops/cpu/embed.h"
 #include "ops_test_util.h"
 
 namespace oc::ops::test {

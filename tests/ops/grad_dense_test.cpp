@@ -2,9 +2,9 @@
 // Each check uses loss = sum(out * R) for a random R, so backward gets dout = R.
 #include <gtest/gtest-spi.h>
 
-#include "ops/activation.h"
-#include "ops/layernorm.h"
-#include "ops/linear.h"
+#include "ops/cpu/activation.h"
+#include "ops/cpu/layernorm.h"
+#include "ops/cpu/linear.h"
 #include "ops_test_util.h"
 
 namespace oc::ops::test {

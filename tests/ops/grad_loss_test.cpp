@@ -1,8 +1,8 @@
 // L2 normalization and the contrastive loss: finite-difference gradients (double), the loss
 // value against a direct transcription of OpenCLIP's ClipLoss, and the distributed form.
 #include "core/check.h"
-#include "ops/loss.h"
-#include "ops/siglip_loss.h"
+#include "ops/cpu/loss.h"
+#include "ops/cpu/loss.h"
 #include "ops_test_util.h"
 
 namespace oc::ops::test {

@@ -1,7 +1,7 @@
 // Finite-difference gradient checks (double) of the tower-option ops: LayerScale, the mean
 // over patch tokens (pool_type avg) and the token gather of patch dropout.
 #include "core/check.h"
-#include "ops/tokens.h"
+#include "ops/cpu/tokens.h"
 #include "ops_test_util.h"
 
 namespace oc::ops::test {

@@ -10,8 +10,8 @@
 #include <vector>
 
 #include "core/bf16.h"
-#include "ops/bf16_gemm.h"
-#include "ops/gemm.h"
+#include "ops/cpu/gemm_bf16.h"
+#include "ops/cpu/gemm.h"
 
 namespace oc::ops {
 namespace {

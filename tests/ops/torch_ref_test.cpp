@@ -18,13 +18,13 @@
 
 #include "core/check.h"
 
-#include "ops/activation.h"
-#include "ops/adamw.h"
-#include "ops/attention.h"
-#include "ops/layernorm.h"
-#include "ops/linear.h"
-#include "ops/loss.h"
-#include "ops/siglip_loss.h"
+#include "ops/cpu/activation.h"
+#include "ops/cpu/adamw.h"
+#include "ops/cpu/attention.h"
+#include "ops/cpu/layernorm.h"
+#include "ops/cpu/linear.h"
+#include "ops/cpu/loss.h"
+#include "ops/cpu/loss.h"
 #include "ops_test_util.h"
 
 namespace oc::ops::test {

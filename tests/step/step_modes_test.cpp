@@ -24,7 +24,7 @@
 #include "dist/comm.h"
 #include "model/clip.h"
 #include "model/config.h"
-#include "ops/loss.h"
+#include "ops/cpu/loss.h"
 #include "step/contrastive_step.h"
 #include "step/grad_allreduce.h"
 #include "synthetic_batch.h"

@@ -2,7 +2,7 @@
 #pragma once
 #include <cstdint>
 
-#include "ops/activation.h"
+#include "ops/cpu/activation.h"
 
 namespace oc::ops::cpu {
 

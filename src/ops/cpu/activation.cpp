@@ -1,6 +1,7 @@
 // GELU (exact: x * Phi(x)), QuickGELU (x * sigmoid(1.702 x)) and the residual add.
 // float runs the AVX2 forms of vec_math.h; double uses libm (the gradient-check reference).
-#include "ops/activation.h"
+#include "ops/cpu/activation.h"
+#include "ops/cpu/cpu_backend.h"
 
 #include <algorithm>
 #include <cmath>
@@ -199,3 +200,10 @@ OC_INSTANTIATE(double)
 #undef OC_INSTANTIATE
 
 }  // namespace oc::ops
+
+// The cpu backend's entry points for these ops (declared in ops/cpu/cpu_backend.h).
+namespace oc::ops::cpu {
+void run(const ActForwardArgs& a) { ops::act_forward(a.out, a.inp, a.n, a.act); }
+void run(const ActBackwardArgs& a) { ops::act_backward(a.dinp, a.dout, a.inp, a.n, a.act); }
+void run(const AddInplaceArgs& a) { ops::add_inplace(a.y, a.x, a.n); }
+}  // namespace oc::ops::cpu

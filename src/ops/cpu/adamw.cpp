@@ -1,7 +1,8 @@
 // AdamW step (torch.optim.AdamW, single-tensor path) and the gradient-norm helpers.
 // Scalars are formed the way torch forms them: Python floats (double) from the
 // hyper-parameters, converted to float where they meet a float tensor op.
-#include "ops/adamw.h"
+#include "ops/cpu/adamw.h"
+#include "ops/cpu/cpu_backend.h"
 
 #include <omp.h>
 
@@ -55,7 +56,7 @@ void adamw_step(float* p, const float* g, float* m, float* v, int64_t n, float l
   }
 }
 
-void adamw_step_spans(float* p, const float* g, float* m, float* v, const std::vector<AdamWSpan>& spans, float lr,
+void adamw_step_spans(float* p, const float* g, float* m, float* v, std::span<const AdamWSpan> spans, float lr,
                       float beta1, float beta2, float eps, int64_t step) {
   const AdamWScalars s = adamw_scalars(lr, beta1, beta2, eps, step);
   struct Chunk {
@@ -109,3 +110,16 @@ bool all_finite(const float* x, int64_t n) {
 }
 
 }  // namespace oc::ops
+
+// The cpu backend's entry points for these ops (declared in ops/cpu/cpu_backend.h).
+namespace oc::ops::cpu {
+void run(const AdamWStepArgs& a) {
+  ops::adamw_step(a.p, a.g, a.m, a.v, a.n, a.lr, a.beta1, a.beta2, a.eps, a.wd, a.step);
+}
+void run(const AdamWStepSpansArgs& a) {
+  ops::adamw_step_spans(a.p, a.g, a.m, a.v, a.spans, a.lr, a.beta1, a.beta2, a.eps, a.step);
+}
+double run(const SumSquaresArgs& a) { return ops::sum_squares(a.x, a.n); }
+void run(const ScaleInplaceArgs& a) { ops::scale_inplace(a.x, a.n, a.s); }
+bool run(const AllFiniteArgs& a) { return ops::all_finite(a.x, a.n); }
+}  // namespace oc::ops::cpu

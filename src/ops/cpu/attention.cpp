@@ -2,7 +2,9 @@
 // entries are exactly 0 and never exponentiated), then P @ V. The (b, h) pairs are split
 // across threads; each gemm inside runs single-threaded (oneDNN sees the parallel region),
 // and every pair writes its own rows/columns, so there is nothing to reduce.
-#include "ops/attention.h"
+#include "ops/cpu/attention.h"
+#include "ops/cpu/cpu_backend.h"
+#include "ops/cpu/gemm.h"
 
 #include <oneapi/dnnl/dnnl.h>
 
@@ -213,3 +215,19 @@ OC_INSTANTIATE(double)
 #undef OC_INSTANTIATE
 
 }  // namespace oc::ops
+
+// The cpu backend's entry points for these ops (declared in ops/cpu/cpu_backend.h).
+namespace oc::ops::cpu {
+void run(const AttentionForwardArgs& a) {
+  ops::attention_forward(a.out, a.att, a.qkv, a.B, a.Tn, a.C, a.H, a.causal, a.prec);
+}
+void run(const AttentionBackwardArgs& a) {
+  ops::attention_backward(a.dqkv, a.scratch, a.dout, a.qkv, a.att, a.B, a.Tn, a.C, a.H, a.causal, a.prec);
+}
+void run(const AttentionForwardBf16Args& a) {
+  ops::attention_forward_bf16(a.out, a.att, a.qkv, a.B, a.Tn, a.C, a.H, a.causal);
+}
+void run(const AttentionBackwardBf16Args& a) {
+  ops::attention_backward_bf16(a.dqkv, a.dout, a.qkv, a.att, a.B, a.Tn, a.C, a.H);
+}
+}  // namespace oc::ops::cpu

@@ -1,6 +1,7 @@
 // Fused fp32 -> bf16 passes. Rows are split across threads; column sums are kept per thread
 // and added in thread order, so results are deterministic for a given thread count.
-#include "ops/bf16_ops.h"
+#include "ops/cpu/bf16_ops.h"
+#include "ops/cpu/cpu_backend.h"
 
 #include <omp.h>
 
@@ -140,3 +141,21 @@ void bias_grad_to_bf16(bf16* out, float* dbias, const float* dout, int64_t M, in
 }
 
 }  // namespace oc::ops
+
+// The cpu backend's entry points for these ops (declared in ops/cpu/cpu_backend.h).
+namespace oc::ops::cpu {
+void run(const RoundToBf16Args& a) { oc::round_to_bf16(a.x, a.x, size_t(a.n)); }
+void run(const CastToBf16Args& a) { ops::cast_to_bf16(a.dst, a.src, a.n); }
+void run(const LayerNormForwardBf16Args& a) {
+  ops::layernorm_forward_bf16(a.out, a.mean, a.rstd, a.inp, a.weight, a.bias, a.N, a.C, a.eps);
+}
+void run(const AddLayerNormForwardBf16Args& a) {
+  ops::add_layernorm_forward_bf16(a.xm, a.out, a.mean, a.rstd, a.x, a.weight, a.bias, a.N, a.C, a.eps);
+}
+void run(const ActForwardBf16Args& a) { ops::act_forward_bf16(a.out, a.inp, a.n, a.act); }
+void run(const ActBackwardBf16Args& a) { ops::act_backward_bf16(a.dinp, a.dbias, a.dout, a.inp, a.M, a.N, a.act); }
+void run(const ActValueGradBf16Args& a) {
+  ops::act_value_grad_bf16(a.act16, a.dh16, a.dbias, a.dact, a.h, a.M, a.N, a.act);
+}
+void run(const BiasGradToBf16Args& a) { ops::bias_grad_to_bf16(a.out, a.dbias, a.dout, a.M, a.N); }
+}  // namespace oc::ops::cpu

@@ -1,4 +1,5 @@
-// The fast CPU backend: the free functions of ops/*.h as implemented in ops/cpu/.
+// The fast CPU backend: the kernels of ops/cpu/ (oneDNN GEMMs, AVX2/AVX-512 kernels, OpenMP),
+// each op's entry point `cpu::run(const XArgs&)` defined beside its kernel (ops/cpu/<family>.cpp).
 #pragma once
 #include <memory>
 
@@ -6,4 +7,8 @@
 
 namespace oc::ops {
 std::unique_ptr<Backend> make_cpu_backend();
+
+namespace cpu {
+OC_OPS(OC_DECLARE_KERNEL)
+}  // namespace cpu
 }  // namespace oc::ops

@@ -7,7 +7,7 @@
 #include "core/check.h"
 #include "core/machine.h"
 #include "ops/dnnl_info.h"
-#include "ops/gemm.h"
+#include "ops/cpu/gemm.h"
 
 namespace oc::ops {
 

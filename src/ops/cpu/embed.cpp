@@ -1,7 +1,8 @@
 // Patch extraction, class/positional/token embeddings and row gathers. Every reduction
 // (dcls, dpos, dwte, dwpe) is split by output column or row, each summed in a fixed order:
 // deterministic for any thread count, no atomics.
-#include "ops/embed.h"
+#include "ops/cpu/embed.h"
+#include "ops/cpu/cpu_backend.h"
 
 #include <algorithm>
 
@@ -135,3 +136,18 @@ OC_INSTANTIATE(double)
 #undef OC_INSTANTIATE
 
 }  // namespace oc::ops
+
+// The cpu backend's entry points for these ops (declared in ops/cpu/cpu_backend.h).
+namespace oc::ops::cpu {
+void run(const Im2PatchesArgs& a) { ops::im2patches(a.patches, a.img, a.B, a.S, a.P); }
+void run(const VitEmbedForwardArgs& a) { ops::vit_embed_forward(a.x, a.patch_out, a.cls, a.pos, a.B, a.Np, a.C); }
+void run(const VitEmbedBackwardArgs& a) { ops::vit_embed_backward(a.dpatch_out, a.dcls, a.dpos, a.dx, a.B, a.Np, a.C); }
+void run(const TokenEmbedForwardArgs& a) {
+  ops::token_embed_forward(a.x, a.tokens.data(), a.wte, a.wpe, a.B, a.Tn, a.C, a.V);
+}
+void run(const TokenEmbedBackwardArgs& a) {
+  ops::token_embed_backward(a.dwte, a.dwpe, a.dx, a.tokens.data(), a.B, a.Tn, a.C, a.V);
+}
+void run(const GatherRowsForwardArgs& a) { ops::gather_rows_forward(a.out, a.inp, a.idx.data(), a.B, a.Tn, a.C); }
+void run(const GatherRowsBackwardArgs& a) { ops::gather_rows_backward(a.dinp, a.dout, a.idx.data(), a.B, a.Tn, a.C); }
+}  // namespace oc::ops::cpu

@@ -14,9 +14,10 @@
 #include "core/bf16.h"
 #include "core/check.h"
 #include "ops/cpu/gemm_internal.h"
+#include "ops/cpu/cpu_backend.h"
 #include "ops/cpu/scratch.h"
 #include "ops/dnnl_info.h"
-#include "ops/gemm.h"
+#include "ops/cpu/gemm.h"
 
 namespace oc::ops {
 namespace cpu {
@@ -216,3 +217,14 @@ template void gemm_batched<double>(int64_t, bool, bool, int64_t, int64_t, int64_
                                    int64_t, const double*, int64_t, int64_t, float, double*, int64_t, int64_t, Prec);
 
 }  // namespace oc::ops
+
+// The cpu backend's entry points for these ops (declared in ops/cpu/cpu_backend.h).
+namespace oc::ops::cpu {
+void run(const GemmArgs& a) {
+  ops::gemm(a.ta, a.tb, a.M, a.N, a.K, a.alpha, a.A, a.lda, a.B, a.ldb, a.beta, a.C, a.ldc, a.prec);
+}
+void run(const GemmBatchedArgs& a) {
+  ops::gemm_batched(a.batch, a.ta, a.tb, a.M, a.N, a.K, a.alpha, a.A, a.lda, a.stride_a, a.B, a.ldb, a.stride_b, a.beta,
+                    a.C, a.ldc, a.stride_c, a.prec);
+}
+}  // namespace oc::ops::cpu

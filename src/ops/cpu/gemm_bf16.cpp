@@ -14,11 +14,13 @@
 #include <type_traits>
 
 #include "core/check.h"
-#include "ops/bf16_gemm.h"
+#include "ops/cpu/gemm_bf16.h"
+#include "ops/cpu/cpu_backend.h"
+#include "ops/cpu/activation.h"
 #include "ops/cpu/bf16_convert.h"
 #include "ops/cpu/scratch.h"
 #include "ops/dnnl_info.h"
-#include "ops/gemm.h"
+#include "ops/cpu/gemm.h"
 
 namespace oc::ops {
 namespace cpu {
@@ -282,3 +284,11 @@ void gemm_bf16(bool ta, bool tb, int64_t M, int64_t N, int64_t K, const bf16* A,
 }
 
 }  // namespace oc::ops
+
+// The cpu backend's entry points for these ops (declared in ops/cpu/cpu_backend.h).
+namespace oc::ops::cpu {
+void run(const GemmBf16Args& a) { ops::gemm_bf16(a.ta, a.tb, a.M, a.N, a.K, a.A, a.lda, a.B, a.ldb, a.C, a.ldc, a.e); }
+void run(const GemmBf16ToBf16Args& a) {
+  ops::gemm_bf16(a.ta, a.tb, a.M, a.N, a.K, a.A, a.lda, a.B, a.ldb, a.C, a.ldc, a.e);
+}
+}  // namespace oc::ops::cpu

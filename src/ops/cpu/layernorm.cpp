@@ -1,7 +1,8 @@
 // LayerNorm over rows: two-pass mean/variance per row (biased variance, as torch), and a
 // backward whose weight/bias gradients are summed per thread and then in thread order
 // (deterministic for a given thread count, no atomics).
-#include "ops/layernorm.h"
+#include "ops/cpu/layernorm.h"
+#include "ops/cpu/cpu_backend.h"
 
 #include <omp.h>
 
@@ -77,3 +78,13 @@ OC_INSTANTIATE(double)
 #undef OC_INSTANTIATE
 
 }  // namespace oc::ops
+
+// The cpu backend's entry points for these ops (declared in ops/cpu/cpu_backend.h).
+namespace oc::ops::cpu {
+void run(const LayerNormForwardArgs& a) {
+  ops::layernorm_forward(a.out, a.mean, a.rstd, a.inp, a.weight, a.bias, a.N, a.C, a.eps);
+}
+void run(const LayerNormBackwardArgs& a) {
+  ops::layernorm_backward(a.dinp, a.dweight, a.dbias, a.dout, a.inp, a.weight, a.mean, a.rstd, a.N, a.C);
+}
+}  // namespace oc::ops::cpu

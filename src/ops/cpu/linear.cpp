@@ -1,5 +1,7 @@
 // nn.Linear and the [in, out] projections, forward and backward, as gemm calls plus a bias.
-#include "ops/linear.h"
+#include "ops/cpu/linear.h"
+#include "ops/cpu/cpu_backend.h"
+#include "ops/cpu/gemm.h"
 
 #include <omp.h>
 
@@ -73,3 +75,13 @@ OC_INSTANTIATE(double)
 #undef OC_INSTANTIATE
 
 }  // namespace oc::ops
+
+// The cpu backend's entry points for these ops (declared in ops/cpu/cpu_backend.h).
+namespace oc::ops::cpu {
+void run(const LinearForwardArgs& a) { ops::linear_forward(a.out, a.inp, a.weight, a.bias, a.M, a.K, a.N, a.prec); }
+void run(const LinearBackwardArgs& a) {
+  ops::linear_backward(a.dinp, a.dweight, a.dbias, a.dout, a.inp, a.weight, a.M, a.K, a.N, a.prec);
+}
+void run(const ProjForwardArgs& a) { ops::proj_forward(a.out, a.inp, a.w, a.M, a.K, a.N, a.prec); }
+void run(const ProjBackwardArgs& a) { ops::proj_backward(a.dinp, a.dw, a.dout, a.inp, a.w, a.M, a.K, a.N, a.prec); }
+}  // namespace oc::ops::cpu

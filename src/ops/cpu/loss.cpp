@@ -2,14 +2,15 @@
 // matrices live in scratch, are turned into dlogits in place, and four gemms carry the
 // gradients back to the features. Per-row partial sums are added in row order, so the loss
 // and d/dlogit_scale are deterministic for any thread count.
-#include "ops/loss.h"
+#include "ops/cpu/loss.h"
+#include "ops/cpu/cpu_backend.h"
 
 #include <algorithm>
 #include <cmath>
 
 #include "core/check.h"
 #include "ops/cpu/scratch.h"
-#include "ops/gemm.h"
+#include "ops/cpu/gemm.h"
 
 namespace oc::ops {
 namespace {
@@ -123,3 +124,13 @@ OC_INSTANTIATE(double)
 #undef OC_INSTANTIATE
 
 }  // namespace oc::ops
+
+// The cpu backend's entry points for these ops (declared in ops/cpu/cpu_backend.h).
+namespace oc::ops::cpu {
+void run(const L2NormForwardArgs& a) { ops::l2norm_forward(a.out, a.norm, a.inp, a.N, a.C); }
+void run(const L2NormBackwardArgs& a) { ops::l2norm_backward(a.dinp, a.dout, a.out, a.norm, a.N, a.C); }
+double run(const ClipLossArgs& a) {
+  return ops::clip_loss_forward_backward(a.dimg, a.dtxt, a.dimg_all, a.dtxt_all, a.dscale_log.get(), a.scratch, a.img,
+                                         a.txt, a.img_all, a.txt_all, a.scale, a.Nl, a.Na, a.E, a.label_offset);
+}
+}  // namespace oc::ops::cpu

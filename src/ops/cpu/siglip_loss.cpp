@@ -1,12 +1,13 @@
 // SigLIP's sigmoid loss block. The B x M logits are small (one rank's batch against one
 // block of texts), so one pass over them computes logits, loss and d logits in place, and
 // two GEMMs carry the gradient to the features.
-#include "ops/siglip_loss.h"
+#include "ops/cpu/loss.h"
+#include "ops/cpu/cpu_backend.h"
 
 #include <cmath>
 #include <vector>
 
-#include "ops/gemm.h"
+#include "ops/cpu/gemm.h"
 
 namespace oc::ops {
 namespace {
@@ -57,3 +58,11 @@ OC_INSTANTIATE(double)
 #undef OC_INSTANTIATE
 
 }  // namespace oc::ops
+
+// The cpu backend's entry points for these ops (declared in ops/cpu/cpu_backend.h).
+namespace oc::ops::cpu {
+double run(const SiglipLossArgs& a) {
+  return ops::siglip_loss_forward_backward(a.dimg, a.dtxt, a.dscale_log.get(), a.dbias.get(), a.img, a.txt, a.scale,
+                                           a.bias, a.B, a.M, a.E, a.positives);
+}
+}  // namespace oc::ops::cpu

@@ -1,6 +1,7 @@
 // LayerScale, token mean and token gather. Every reduction is split by output column (dgamma)
 // or output row and summed in a fixed order: deterministic for any thread count.
-#include "ops/tokens.h"
+#include "ops/cpu/tokens.h"
+#include "ops/cpu/cpu_backend.h"
 
 #include <algorithm>
 
@@ -115,3 +116,17 @@ OC_INSTANTIATE(double)
 #undef OC_INSTANTIATE
 
 }  // namespace oc::ops
+
+// The cpu backend's entry points for these ops (declared in ops/cpu/cpu_backend.h).
+namespace oc::ops::cpu {
+void run(const LayerScaleForwardArgs& a) { ops::layer_scale_forward(a.x, a.gamma, a.N, a.C); }
+void run(const LayerScaleBackwardArgs& a) { ops::layer_scale_backward(a.dgamma, a.o_dx, a.dy, a.gamma, a.N, a.C); }
+void run(const MeanTokensForwardArgs& a) { ops::mean_tokens_forward(a.out, a.inp, a.B, a.Tn, a.first, a.C); }
+void run(const MeanTokensBackwardArgs& a) { ops::mean_tokens_backward(a.dinp, a.dout, a.B, a.Tn, a.first, a.C); }
+void run(const GatherTokensForwardArgs& a) {
+  ops::gather_tokens_forward(a.out, a.inp, a.idx.data(), a.B, a.Tn, a.K, a.C);
+}
+void run(const GatherTokensBackwardArgs& a) {
+  ops::gather_tokens_backward(a.dinp, a.dout, a.idx.data(), a.B, a.Tn, a.K, a.C);
+}
+}  // namespace oc::ops::cpu

@@ -8,16 +8,16 @@
 #include <cmath>
 #include <map>
 #include <mutex>
+#include <span>
 
-#include "ops/attention.h"
-#include "ops/bf16_ops.h"
+#include "ops/cpu/attention.h"
+#include "ops/cpu/bf16_ops.h"
 #include "ops/cuda/cuda_backend.h"
 #include "ops/cuda/cuda_check.h"
 #include "ops/cuda/gemm_lt.h"
 #include "ops/cuda/host_fallback.h"
 #include "ops/cuda/kernels.h"
-#include "ops/loss.h"
-#include "ops/siglip_loss.h"
+#include "ops/cpu/loss.h"
 
 namespace oc::ops {
 namespace {
@@ -74,94 +74,112 @@ class CudaBackend final : public Backend {
   void synchronize() override { OC_CUDA_CHECK(cudaStreamSynchronize(s_)); }
 
   // ---- dense: cuBLASLt, fp32 compute without TF32 ----
-  void gemm(bool ta, bool tb, int64_t M, int64_t N, int64_t K, float alpha, const float* A, int64_t lda, const float* B,
-            int64_t ldb, float beta, float* C, int64_t ldc, Prec prec) override {
-    gemm_batched(1, ta, tb, M, N, K, alpha, A, lda, 0, B, ldb, 0, beta, C, ldc, 0, prec);
+  void run(const GemmArgs& a) override {
+    const auto& [ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, prec] = a;
+    run(GemmBatchedArgs{.batch = 1, .ta = ta, .tb = tb, .M = M, .N = N, .K = K, .alpha = alpha, .A = A, .lda = lda,
+                        .stride_a = 0, .B = B, .ldb = ldb, .stride_b = 0, .beta = beta, .C = C, .ldc = ldc,
+                        .stride_c = 0, .prec = prec});
   }
-  void gemm_batched(int64_t batch, bool ta, bool tb, int64_t M, int64_t N, int64_t K, float alpha, const float* A,
-                    int64_t lda, int64_t stride_a, const float* B, int64_t ldb, int64_t stride_b, float beta, float* C,
-                    int64_t ldc, int64_t stride_c, Prec prec) override {
+  void run(const GemmBatchedArgs& a) override {
+    const auto& [batch, ta, tb, M, N, K, alpha, A, lda, stride_a, B, ldb, stride_b, beta, C, ldc, stride_c, prec] = a;
     if (prec != Prec::F32) not_on_cuda("an fp32 GEMM with bf16-rounded operands (Prec::BF16)");
     k::LtGemm g{ta, tb, M, N, K, A, lda, stride_a, B, ldb, stride_b, C, ldc, stride_c, batch, false, alpha, beta};
     lt_->run(g, s_);
   }
-  void linear_forward(float* out, const float* inp, const float* weight, const float* bias, int64_t M, int64_t K,
-                      int64_t N, Prec prec) override {
+  void run(const LinearForwardArgs& a) override {
+    const auto& [out, inp, weight, bias, M, K, N, prec] = a;
     if (prec != Prec::F32) not_on_cuda("linear_forward with Prec::BF16");
     k::LtGemm g{false, true, M, N, K, inp, K, 0, weight, K, 0, out, N, 0};
     g.bias = bias;  // cuBLASLt bias epilogue
     lt_->run(g, s_);
   }
-  void linear_backward(float* dinp, float* dweight, float* dbias, const float* dout, const float* inp,
-                       const float* weight, int64_t M, int64_t K, int64_t N, Prec prec) override {
+  void run(const LinearBackwardArgs& a) override {
+    const auto& [dinp, dweight, dbias, dout, inp, weight, M, K, N, prec] = a;
     if (prec != Prec::F32) not_on_cuda("linear_backward with Prec::BF16");
-    if (dinp) gemm(false, false, M, K, N, 1.0f, dout, N, weight, K, 0.0f, dinp, K, prec);
-    gemm(true, false, N, K, M, 1.0f, dout, N, inp, K, 1.0f, dweight, K, prec);
+    if (dinp)
+      run(GemmArgs{.ta = false, .tb = false, .M = M, .N = K, .K = N, .alpha = 1.0f, .A = dout, .lda = N, .B = weight,
+                   .ldb = K, .beta = 0.0f, .C = dinp, .ldc = K, .prec = prec});
+    run(GemmArgs{.ta = true, .tb = false, .M = N, .N = K, .K = M, .alpha = 1.0f, .A = dout, .lda = N, .B = inp,
+                 .ldb = K, .beta = 1.0f, .C = dweight, .ldc = K, .prec = prec});
     if (dbias) {
       k::col_sums_acc(dbias, dout, M, N, s_);
       OC_LAUNCHED();
     }
   }
-  void proj_forward(float* out, const float* inp, const float* w, int64_t M, int64_t K, int64_t N, Prec prec) override {
-    gemm(false, false, M, N, K, 1.0f, inp, K, w, N, 0.0f, out, N, prec);
+  void run(const ProjForwardArgs& a) override {
+    const auto& [out, inp, w, M, K, N, prec] = a;
+    run(GemmArgs{.ta = false, .tb = false, .M = M, .N = N, .K = K, .alpha = 1.0f, .A = inp, .lda = K, .B = w, .ldb = N,
+                 .beta = 0.0f, .C = out, .ldc = N, .prec = prec});
   }
-  void proj_backward(float* dinp, float* dw, const float* dout, const float* inp, const float* w, int64_t M, int64_t K,
-                     int64_t N, Prec prec) override {
-    if (dinp) gemm(false, true, M, K, N, 1.0f, dout, N, w, N, 0.0f, dinp, K, prec);
-    gemm(true, false, K, N, M, 1.0f, inp, K, dout, N, 1.0f, dw, N, prec);
+  void run(const ProjBackwardArgs& a) override {
+    const auto& [dinp, dw, dout, inp, w, M, K, N, prec] = a;
+    if (dinp)
+      run(GemmArgs{.ta = false, .tb = true, .M = M, .N = K, .K = N, .alpha = 1.0f, .A = dout, .lda = N, .B = w,
+                   .ldb = N, .beta = 0.0f, .C = dinp, .ldc = K, .prec = prec});
+    run(GemmArgs{.ta = true, .tb = false, .M = K, .N = N, .K = M, .alpha = 1.0f, .A = inp, .lda = K, .B = dout,
+                 .ldb = N, .beta = 1.0f, .C = dw, .ldc = N, .prec = prec});
   }
 
   // ---- normalization, activation, residual: CUDA kernels ----
-  void layernorm_forward(float* out, float* mean, float* rstd, const float* inp, const float* weight, const float* bias,
-                         int64_t N, int64_t C, double eps) override {
+  void run(const LayerNormForwardArgs& a) override {
+    const auto& [out, mean, rstd, inp, weight, bias, N, C, eps] = a;
     k::layernorm_forward(out, mean, rstd, inp, weight, bias, N, C, eps, s_); OC_LAUNCHED();
   }
-  void layernorm_backward(float* dinp, float* dweight, float* dbias, const float* dout, const float* inp,
-                          const float* weight, const float* mean, const float* rstd, int64_t N, int64_t C) override {
+  void run(const LayerNormBackwardArgs& a) override {
+    const auto& [dinp, dweight, dbias, dout, inp, weight, mean, rstd, N, C] = a;
     k::layernorm_backward_dwdb(dweight, dbias, dout, inp, mean, rstd, N, C, s_); OC_LAUNCHED();
     k::layernorm_backward_dx(dinp, dout, inp, weight, mean, rstd, N, C, s_); OC_LAUNCHED();
   }
-  void act_forward(float* out, const float* inp, int64_t n, Act act) override {
+  void run(const ActForwardArgs& a) override {
+    const auto& [out, inp, n, act] = a;
     k::act_forward(out, inp, n, int(act), s_); OC_LAUNCHED();
   }
-  void act_backward(float* dinp, const float* dout, const float* inp, int64_t n, Act act) override {
+  void run(const ActBackwardArgs& a) override {
+    const auto& [dinp, dout, inp, n, act] = a;
     k::act_backward(dinp, dout, inp, n, int(act), s_); OC_LAUNCHED();
   }
-  void add_inplace(float* y, const float* x, int64_t n) override { k::add_inplace(y, x, n, s_); OC_LAUNCHED(); }
-  void layer_scale_forward(float* x, const float* gamma, int64_t N, int64_t C) override {
+  void run(const AddInplaceArgs& a) override {
+    const auto& [y, x, n] = a;
+    k::add_inplace(y, x, n, s_);
+    OC_LAUNCHED();
+  }
+  void run(const LayerScaleForwardArgs& a) override {
+    const auto& [x, gamma, N, C] = a;
     k::layer_scale_forward(x, gamma, N, C, s_); OC_LAUNCHED();
   }
-  void layer_scale_backward(float* dgamma, float* o_dx, const float* dy, const float* gamma, int64_t N,
-                            int64_t C) override {
+  void run(const LayerScaleBackwardArgs& a) override {
+    const auto& [dgamma, o_dx, dy, gamma, N, C] = a;
     k::layer_scale_backward(dgamma, o_dx, dy, gamma, N, C, s_); OC_LAUNCHED();
   }
-  void mean_tokens_forward(float* out, const float* inp, int64_t B, int64_t Tn, int64_t first, int64_t C) override {
+  void run(const MeanTokensForwardArgs& a) override {
+    const auto& [out, inp, B, Tn, first, C] = a;
     k::mean_tokens_forward(out, inp, B, Tn, first, C, s_); OC_LAUNCHED();
   }
-  void mean_tokens_backward(float* dinp, const float* dout, int64_t B, int64_t Tn, int64_t first, int64_t C) override {
+  void run(const MeanTokensBackwardArgs& a) override {
+    const auto& [dinp, dout, B, Tn, first, C] = a;
     k::mean_tokens_backward(dinp, dout, B, Tn, first, C, s_); OC_LAUNCHED();
   }
-  void gather_tokens_forward(float* out, const float* inp, const int32_t* idx, int64_t B, int64_t Tn, int64_t K,
-                             int64_t C) override {
+  void run(const GatherTokensForwardArgs& a) override {
+    const auto& [out, inp, idx, B, Tn, K, C] = a;
     k::gather_tokens_forward(out, inp, upload_index(idx, B * K, Tn, "gather_tokens"), B, Tn, K, C, s_); OC_LAUNCHED();
   }
-  void gather_tokens_backward(float* dinp, const float* dout, const int32_t* idx, int64_t B, int64_t Tn, int64_t K,
-                              int64_t C) override {
+  void run(const GatherTokensBackwardArgs& a) override {
+    const auto& [dinp, dout, idx, B, Tn, K, C] = a;
     k::gather_tokens_backward(dinp, dout, upload_index(idx, B * K, Tn, "gather_tokens"), B, Tn, K, C, s_);
     OC_LAUNCHED();
   }
 
   // ---- attention: SLOW HOST FALLBACK (no CUDA kernel yet) ----
-  void attention_forward(float* out, float* att, const float* qkv, int64_t B, int64_t Tn, int64_t C, int64_t H,
-                         bool causal, Prec prec) override {
+  void run(const AttentionForwardArgs& a) override {
+    const auto& [out, att, qkv, B, Tn, C, H, causal, prec] = a;
     k::HostMirror h(s_);
     float* o = h.io(out, B * Tn * C);
-    float* a = h.io(att, B * H * Tn * Tn);
-    ops::attention_forward(o, a, h.in(qkv, B * Tn * 3 * C), B, Tn, C, H, causal, prec);
+    float* p = h.io(att, B * H * Tn * Tn);
+    ops::attention_forward(o, p, h.in(qkv, B * Tn * 3 * C), B, Tn, C, H, causal, prec);
     h.finish();
   }
-  void attention_backward(float* dqkv, float* scratch, const float* dout, const float* qkv, const float* att, int64_t B,
-                          int64_t Tn, int64_t C, int64_t H, bool causal, Prec prec) override {
+  void run(const AttentionBackwardArgs& a) override {
+    const auto& [dqkv, scratch, dout, qkv, att, B, Tn, C, H, causal, prec] = a;
     k::HostMirror h(s_);
     float* d = h.io(dqkv, B * Tn * 3 * C);
     float* sc = h.io(scratch, B * H * Tn * Tn);
@@ -171,83 +189,94 @@ class CudaBackend final : public Backend {
   }
 
   // ---- embeddings and gathers: CUDA kernels (host index arrays are uploaded) ----
-  void im2patches(float* patches, const float* img, int64_t B, int64_t S, int64_t P) override {
+  void run(const Im2PatchesArgs& a) override {
+    const auto& [patches, img, B, S, P] = a;
     k::im2patches(patches, img, B, S, P, s_); OC_LAUNCHED();
   }
-  void vit_embed_forward(float* x, const float* patch_out, const float* cls, const float* pos, int64_t B, int64_t Np,
-                         int64_t C) override {
+  void run(const VitEmbedForwardArgs& a) override {
+    const auto& [x, patch_out, cls, pos, B, Np, C] = a;
     k::vit_embed_forward(x, patch_out, cls, pos, B, Np, C, s_); OC_LAUNCHED();
   }
-  void vit_embed_backward(float* dpatch_out, float* dcls, float* dpos, const float* dx, int64_t B, int64_t Np,
-                          int64_t C) override {
+  void run(const VitEmbedBackwardArgs& a) override {
+    const auto& [dpatch_out, dcls, dpos, dx, B, Np, C] = a;
     k::vit_embed_backward(dpatch_out, dcls, dpos, dx, B, Np, C, s_); OC_LAUNCHED();
   }
-  void token_embed_forward(float* x, const int32_t* tokens, const float* wte, const float* wpe, int64_t B, int64_t Tn,
-                           int64_t C, int64_t V) override {
+  void run(const TokenEmbedForwardArgs& a) override {
+    const auto& [x, tokens, wte, wpe, B, Tn, C, V] = a;
     k::token_embed_forward(x, upload_index(tokens, B * Tn, V, "token_embed"), wte, wpe, B, Tn, C, s_); OC_LAUNCHED();
   }
-  void token_embed_backward(float* dwte, float* dwpe, const float* dx, const int32_t* tokens, int64_t B, int64_t Tn,
-                            int64_t C, int64_t V) override {
+  void run(const TokenEmbedBackwardArgs& a) override {
+    const auto& [dwte, dwpe, dx, tokens, B, Tn, C, V] = a;
     k::token_embed_backward(dwte, dwpe, dx, upload_index(tokens, B * Tn, V, "token_embed"), B, Tn, C, s_);
     OC_LAUNCHED();
   }
   // out[b] = inp[b, idx[b]]: the token gather with K = 1.
-  void gather_rows_forward(float* out, const float* inp, const int32_t* idx, int64_t B, int64_t Tn,
-                           int64_t C) override {
-    gather_tokens_forward(out, inp, idx, B, Tn, 1, C);
+  void run(const GatherRowsForwardArgs& a) override {
+    const auto& [out, inp, idx, B, Tn, C] = a;
+    run(GatherTokensForwardArgs{.out = out, .inp = inp, .idx = idx, .B = B, .Tn = Tn, .K = 1, .C = C});
   }
-  void gather_rows_backward(float* dinp, const float* dout, const int32_t* idx, int64_t B, int64_t Tn,
-                            int64_t C) override {
-    gather_tokens_backward(dinp, dout, idx, B, Tn, 1, C);
+  void run(const GatherRowsBackwardArgs& a) override {
+    const auto& [dinp, dout, idx, B, Tn, C] = a;
+    run(GatherTokensBackwardArgs{.dinp = dinp, .dout = dout, .idx = idx, .B = B, .Tn = Tn, .K = 1, .C = C});
   }
 
   // ---- losses: L2 norm is a kernel; the two losses are SLOW HOST FALLBACKS ----
-  void l2norm_forward(float* out, float* norm, const float* inp, int64_t N, int64_t C) override {
+  void run(const L2NormForwardArgs& a) override {
+    const auto& [out, norm, inp, N, C] = a;
     k::l2norm_forward(out, norm, inp, N, C, s_); OC_LAUNCHED();
   }
-  void l2norm_backward(float* dinp, const float* dout, const float* out, const float* norm, int64_t N,
-                       int64_t C) override {
+  void run(const L2NormBackwardArgs& a) override {
+    const auto& [dinp, dout, out, norm, N, C] = a;
     k::l2norm_backward(dinp, dout, out, norm, N, C, s_); OC_LAUNCHED();
   }
-  double clip_loss_forward_backward(float* dimg, float* dtxt, float* dimg_all, float* dtxt_all, float* dscale_log,
-                                    float* scratch, const float* img, const float* txt, const float* img_all,
-                                    const float* txt_all, float scale, int64_t Nl, int64_t Na, int64_t E,
-                                    int64_t label_offset) override {
+  double run(const ClipLossArgs& a) override {
+    const auto& [dimg, dtxt, dimg_all, dtxt_all, dscale_log, scratch, img, txt, img_all, txt_all, scale, Nl, Na, E,
+                 label_offset] = a;
     k::HostMirror h(s_);
     const double loss = ops::clip_loss_forward_backward(
-        h.io(dimg, Nl * E), h.io(dtxt, Nl * E), h.io(dimg_all, Na * E), h.io(dtxt_all, Na * E), dscale_log,
-        h.io(scratch, 2 * Nl * Na), h.in(img, Nl * E), h.in(txt, Nl * E), h.in(img_all, Na * E),
-        h.in(txt_all, Na * E), scale, Nl, Na, E, label_offset);
+        h.io(dimg, Nl * E), h.io(dtxt, Nl * E), h.io(dimg_all, Na * E), h.io(dtxt_all, Na * E), dscale_log.get(),
+        h.io(scratch, 2 * Nl * Na), h.in(img, Nl * E), h.in(txt, Nl * E), h.in(img_all, Na * E), h.in(txt_all, Na * E),
+        scale, Nl, Na, E, label_offset);
     h.finish();
     return loss;
   }
-  double siglip_loss_forward_backward(float* dimg, float* dtxt, float* dscale_log, float* dbias, const float* img,
-                                      const float* txt, float scale, float bias, int64_t B, int64_t M, int64_t E,
-                                      bool positives) override {
+  double run(const SiglipLossArgs& a) override {
+    const auto& [dimg, dtxt, dscale_log, dbias, img, txt, scale, bias, B, M, E, positives] = a;
     k::HostMirror h(s_);
     const double loss =
-        ops::siglip_loss_forward_backward(h.io(dimg, B * E), h.io(dtxt, M * E), dscale_log, dbias, h.in(img, B * E),
-                                          h.in(txt, M * E), scale, bias, B, M, E, positives);
+        ops::siglip_loss_forward_backward(h.io(dimg, B * E), h.io(dtxt, M * E), dscale_log.get(), dbias.get(),
+                                          h.in(img, B * E), h.in(txt, M * E), scale, bias, B, M, E, positives);
     h.finish();
     return loss;
   }
 
   // ---- optimizer: CUDA kernels ----
-  void adamw_step(float* p, const float* g, float* m, float* v, int64_t n, float lr, float beta1, float beta2,
-                  float eps, float wd, int64_t step) override {
-    adamw_step_spans(p, g, m, v, {AdamWSpan{0, n, wd}}, lr, beta1, beta2, eps, step);
+  void run(const AdamWStepArgs& a) override {
+    const auto& [p, g, m, v, n, lr, beta1, beta2, eps, wd, step] = a;
+    const AdamWSpan all{0, n, wd};
+    run(AdamWStepSpansArgs{.p = p, .g = g, .m = m, .v = v, .spans = {&all, 1}, .lr = lr, .beta1 = beta1, .beta2 = beta2,
+                           .eps = eps, .step = step});
   }
-  void adamw_step_spans(float* p, const float* g, float* m, float* v, const std::vector<AdamWSpan>& spans, float lr,
-                        float beta1, float beta2, float eps, int64_t step) override;
-  double sum_squares(const float* x, int64_t n) override {
+  void run(const AdamWStepSpansArgs& a) override;
+  double run(const SumSquaresArgs& a) override {
+    const auto& [x, n] = a;
     double* d = static_cast<double*>(reduce_);
     k::sum_squares(d, d + 1, x, n, s_); OC_LAUNCHED();
     double r = 0;
     copy_to_host(&r, d, sizeof r);
     return r;
   }
-  void scale_inplace(float* x, int64_t n, float s) override { k::scale_inplace(x, n, s, s_); OC_LAUNCHED(); }
-  bool all_finite(const float* x, int64_t n) override {
+  void run(const RoundToBf16Args& a) override {
+    k::round_bf16_f32(a.x, a.x, a.n, s_);
+    OC_LAUNCHED();
+  }
+  void run(const ScaleInplaceArgs& a) override {
+    const auto& [x, n, s] = a;
+    k::scale_inplace(x, n, s, s_);
+    OC_LAUNCHED();
+  }
+  bool run(const AllFiniteArgs& a) override {
+    const auto& [x, n] = a;
     int* flag = static_cast<int*>(reduce_);
     zero(flag, sizeof(int));
     k::count_nonfinite(flag, x, n, s_); OC_LAUNCHED();
@@ -258,8 +287,8 @@ class CudaBackend final : public Backend {
 
   // ---- amp_bf16: GEMMs on cuBLASLt (bf16 inputs, fp32 accumulation); fused passes are
   // SLOW HOST FALLBACKS ----
-  void gemm_bf16(bool ta, bool tb, int64_t M, int64_t N, int64_t K, const bf16* A, int64_t lda, const bf16* B,
-                 int64_t ldb, float* C, int64_t ldc, const Epilogue& e) override {
+  void run(const GemmBf16Args& a) override {
+    const auto& [ta, tb, M, N, K, A, lda, B, ldb, C, ldc, e] = a;
     k::LtGemm g{ta, tb, M, N, K, A, lda, 0, B, ldb, 0, C, ldc, 0, 1, true, 1.0f, e.beta};
     g.bias = e.bias;
     lt_->run(g, s_);
@@ -268,8 +297,8 @@ class CudaBackend final : public Backend {
       OC_LAUNCHED();
     }
   }
-  void gemm_bf16(bool ta, bool tb, int64_t M, int64_t N, int64_t K, const bf16* A, int64_t lda, const bf16* B,
-                 int64_t ldb, bf16* C, int64_t ldc, const Epilogue& e) override {
+  void run(const GemmBf16ToBf16Args& a) override {
+    const auto& [ta, tb, M, N, K, A, lda, B, ldb, C, ldc, e] = a;
     OC_CHECK(e.beta == 0.0f, "gemm_bf16 with a bf16 output needs beta 0, not {}", e.beta);
     float* tmp = scratch_floats(size_t(M * N), 0);  // fp32 result, rounded once after the epilogue
     k::LtGemm g{ta, tb, M, N, K, A, lda, 0, B, ldb, 0, tmp, N, 0, 1, true, 1.0f, 0.0f};
@@ -278,55 +307,58 @@ class CudaBackend final : public Backend {
     k::rows_to_bf16(reinterpret_cast<k::bf16_t*>(C), ldc, tmp, N, M, N, e.act ? int(e.act_fn) : -1, s_);
     OC_LAUNCHED();
   }
-  void cast_to_bf16(bf16* dst, const float* src, int64_t n) override {
+  void run(const CastToBf16Args& a) override {
+    const auto& [dst, src, n] = a;
     k::cast_to_bf16(reinterpret_cast<k::bf16_t*>(dst), src, n, s_); OC_LAUNCHED();
   }
-  void layernorm_forward_bf16(bf16* out, float* mean, float* rstd, const float* inp, const float* weight,
-                              const float* bias, int64_t N, int64_t C, double eps) override {
+  void run(const LayerNormForwardBf16Args& a) override {
+    const auto& [out, mean, rstd, inp, weight, bias, N, C, eps] = a;
     k::HostMirror h(s_);
     ops::layernorm_forward_bf16(h.io(out, N * C), h.io(mean, N), h.io(rstd, N), h.in(inp, N * C), h.in(weight, C),
                                 h.in(bias, C), N, C, eps);
     h.finish();
   }
-  void add_layernorm_forward_bf16(float* xm, bf16* out, float* mean, float* rstd, const float* x, const float* weight,
-                                  const float* bias, int64_t N, int64_t C, double eps) override {
+  void run(const AddLayerNormForwardBf16Args& a) override {
+    const auto& [xm, out, mean, rstd, x, weight, bias, N, C, eps] = a;
     k::HostMirror h(s_);
     ops::add_layernorm_forward_bf16(h.io(xm, N * C), h.io(out, N * C), h.io(mean, N), h.io(rstd, N), h.in(x, N * C),
                                     h.in(weight, C), h.in(bias, C), N, C, eps);
     h.finish();
   }
-  void act_forward_bf16(bf16* out, const float* inp, int64_t n, Act act) override {
+  void run(const ActForwardBf16Args& a) override {
+    const auto& [out, inp, n, act] = a;
     k::HostMirror h(s_);
     ops::act_forward_bf16(h.io(out, n), h.in(inp, n), n, act);
     h.finish();
   }
-  void act_backward_bf16(bf16* dinp, float* dbias, const float* dout, const float* inp, int64_t M, int64_t N,
-                         Act act) override {
+  void run(const ActBackwardBf16Args& a) override {
+    const auto& [dinp, dbias, dout, inp, M, N, act] = a;
     k::HostMirror h(s_);
     ops::act_backward_bf16(h.io(dinp, M * N), h.io(dbias, N), h.in(dout, M * N), h.in(inp, M * N), M, N, act);
     h.finish();
   }
-  void act_value_grad_bf16(bf16* act16, bf16* dh16, float* dbias, const float* dact, const float* hh, int64_t M,
-                           int64_t N, Act act) override {
+  void run(const ActValueGradBf16Args& a) override {
+    const auto& [act16, dh16, dbias, dact, hh, M, N, act] = a;
     k::HostMirror h(s_);
     ops::act_value_grad_bf16(h.io(act16, M * N), h.io(dh16, M * N), h.io(dbias, N), h.in(dact, M * N),
                              h.in(hh, M * N), M, N, act);
     h.finish();
   }
-  void bias_grad_to_bf16(bf16* out, float* dbias, const float* dout, int64_t M, int64_t N) override {
+  void run(const BiasGradToBf16Args& a) override {
+    const auto& [out, dbias, dout, M, N] = a;
     k::HostMirror h(s_);
     ops::bias_grad_to_bf16(h.io(out, M * N), h.io(dbias, N), h.in(dout, M * N), M, N);
     h.finish();
   }
-  void attention_forward_bf16(bf16* out, float* att, const bf16* qkv, int64_t B, int64_t Tn, int64_t C, int64_t H,
-                              bool causal) override {
+  void run(const AttentionForwardBf16Args& a) override {
+    const auto& [out, att, qkv, B, Tn, C, H, causal] = a;
     k::HostMirror h(s_);
     ops::attention_forward_bf16(h.io(out, B * Tn * C), h.io(att, B * H * Tn * Tn), h.in(qkv, B * Tn * 3 * C), B, Tn, C,
                                 H, causal);
     h.finish();
   }
-  void attention_backward_bf16(float* dqkv, const bf16* dout, const bf16* qkv, const float* att, int64_t B, int64_t Tn,
-                               int64_t C, int64_t H) override {
+  void run(const AttentionBackwardBf16Args& a) override {
+    const auto& [dqkv, dout, qkv, att, B, Tn, C, H] = a;
     k::HostMirror h(s_);
     ops::attention_backward_bf16(h.io(dqkv, B * Tn * 3 * C), h.in(dout, B * Tn * C), h.in(qkv, B * Tn * 3 * C),
                                  h.in(att, B * H * Tn * Tn), B, Tn, C, H);
@@ -346,8 +378,8 @@ class CudaBackend final : public Backend {
   // Device scratch slot `slot` of at least `bytes` (grown, never shrunk; stream-ordered reuse).
   void* scratch(size_t bytes, int slot);
   float* scratch_floats(size_t n, int slot) { return static_cast<float*>(scratch(n * sizeof(float), slot)); }
-  // Checks a host index array (each value in [0, limit)) and copies it to device scratch.
-  const int32_t* upload_index(const int32_t* idx, int64_t n, int64_t limit, const char* op);
+  // Checks a host index array (n values, each in [0, limit)) and copies it to device scratch.
+  const int32_t* upload_index(std::span<const int32_t> idx, int64_t n, int64_t limit, const char* op);
 
   int device_ = 0;
   cudaStream_t s_ = nullptr;
@@ -359,8 +391,8 @@ class CudaBackend final : public Backend {
   std::vector<std::pair<void*, size_t>> scratch_ = std::vector<std::pair<void*, size_t>>(3, {nullptr, 0});
 };
 
-void CudaBackend::adamw_step_spans(float* p, const float* g, float* m, float* v, const std::vector<AdamWSpan>& spans,
-                                   float lr, float beta1, float beta2, float eps, int64_t step) {
+void CudaBackend::run(const AdamWStepSpansArgs& a) {
+  const auto& [p, g, m, v, spans, lr, beta1, beta2, eps, step] = a;
   OC_CHECK(step >= 1, "adamw_step: step {} must be >= 1 (1-based, after increment)", step);
   // The scalars of ops/ref/optim.cpp, computed the same way on the host.
   const double bc1 = 1.0 - std::pow(double(beta1), double(step));
@@ -433,11 +465,12 @@ void* CudaBackend::scratch(size_t bytes, int slot) {
   return p;
 }
 
-const int32_t* CudaBackend::upload_index(const int32_t* idx, int64_t n, int64_t limit, const char* op) {
+const int32_t* CudaBackend::upload_index(std::span<const int32_t> idx, int64_t n, int64_t limit, const char* op) {
+  OC_CHECK(int64_t(idx.size()) == n, "{}: {} indices where {} are needed", op, idx.size(), n);
   for (int64_t i = 0; i < n; ++i)
     OC_CHECK(idx[i] >= 0 && idx[i] < limit, "{}: index {} at {} outside [0, {})", op, idx[i], i, limit);
   void* d = scratch(size_t(n) * sizeof(int32_t), 1);
-  copy_from_host(d, idx, size_t(n) * sizeof(int32_t));
+  copy_from_host(d, idx.data(), size_t(n) * sizeof(int32_t));
   return static_cast<const int32_t*>(d);
 }
 

@@ -13,7 +13,7 @@ namespace oc::ops {
 // "" when at least one GPU is visible; otherwise what is missing, e.g. "no visible GPU
 // (cudaGetDeviceCount: no CUDA-capable device is detected)". Asked once per process.
 const std::string& cuda_unavailable_reason();
-std::unique_ptr<Backend> make_cuda_backend();  // device 0 (or LOCAL_RANK's, later)
+std::unique_ptr<Backend> make_cuda_backend();  // on GPU 0
 
 struct CudaDeviceInfo {
   int index = 0;

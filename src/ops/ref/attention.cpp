@@ -155,24 +155,24 @@ void backward_heads(float* dqkv, const In* dout, const In* qkv, const float* att
 
 }  // namespace
 
-void attention_forward(float* out, float* att, const float* qkv, int64_t B, int64_t Tn, int64_t C, int64_t H,
-                       bool causal, Prec prec) {
+void run(const AttentionForwardArgs& a) {
+  const auto& [out, att, qkv, B, Tn, C, H, causal, prec] = a;
   forward_heads(out, att, qkv, B, Tn, C, H, causal, prec == Prec::BF16);
 }
 
-void attention_backward(float* dqkv, float* /*scratch: not needed here*/, const float* dout, const float* qkv,
-                        const float* att, int64_t B, int64_t Tn, int64_t C, int64_t H, bool /*causal: in att*/,
-                        Prec prec) {
+void run(const AttentionBackwardArgs& a) {
+  const auto& [dqkv, scratch, dout, qkv, att, B, Tn, C, H, causal, prec] =
+      a;  // scratch: not needed here; causal: in att
   backward_heads(dqkv, dout, qkv, att, B, Tn, C, H, prec == Prec::BF16);
 }
 
-void attention_forward_bf16(bf16* out, float* att, const bf16* qkv, int64_t B, int64_t Tn, int64_t C, int64_t H,
-                            bool causal) {
+void run(const AttentionForwardBf16Args& a) {
+  const auto& [out, att, qkv, B, Tn, C, H, causal] = a;
   forward_heads(out, att, qkv, B, Tn, C, H, causal, true);
 }
 
-void attention_backward_bf16(float* dqkv, const bf16* dout, const bf16* qkv, const float* att, int64_t B, int64_t Tn,
-                             int64_t C, int64_t H) {
+void run(const AttentionBackwardBf16Args& a) {
+  const auto& [dqkv, dout, qkv, att, B, Tn, C, H] = a;
   backward_heads(dqkv, dout, qkv, att, B, Tn, C, H, true);
 }
 

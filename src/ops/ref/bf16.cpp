@@ -27,8 +27,8 @@ double epilogue(double acc, int64_t j, double c_old, const Epilogue& e) {
 
 }  // namespace
 
-void gemm_bf16(bool ta, bool tb, int64_t M, int64_t N, int64_t K, const bf16* A, int64_t lda, const bf16* B,
-               int64_t ldb, float* C, int64_t ldc, const Epilogue& e) {
+void run(const GemmBf16Args& a) {
+  const auto& [ta, tb, M, N, K, A, lda, B, ldb, C, ldc, e] = a;
   for (int64_t i = 0; i < M; ++i)
     for (int64_t j = 0; j < N; ++j) {
       float& c = C[i * ldc + j];
@@ -36,32 +36,36 @@ void gemm_bf16(bool ta, bool tb, int64_t M, int64_t N, int64_t K, const bf16* A,
     }
 }
 
-void gemm_bf16(bool ta, bool tb, int64_t M, int64_t N, int64_t K, const bf16* A, int64_t lda, const bf16* B,
-               int64_t ldb, bf16* C, int64_t ldc, const Epilogue& e) {
+void run(const GemmBf16ToBf16Args& a) {
+  const auto& [ta, tb, M, N, K, A, lda, B, ldb, C, ldc, e] = a;
   OC_CHECK(e.beta == 0.0f, "gemm_bf16 with a bf16 output cannot accumulate (beta={})", e.beta);
   for (int64_t i = 0; i < M; ++i)
     for (int64_t j = 0; j < N; ++j)
       C[i * ldc + j] = to_bf16(float(epilogue(dot_bf16(ta, tb, i, j, K, A, lda, B, ldb), j, 0.0, e)));
 }
 
-void cast_to_bf16(bf16* dst, const float* src, int64_t n) {
+void run(const CastToBf16Args& a) {
+  const auto& [dst, src, n] = a;
   for (int64_t i = 0; i < n; ++i) dst[i] = to_bf16(src[i]);
 }
 
-void layernorm_forward_bf16(bf16* out, float* mean, float* rstd, const float* inp, const float* weight,
-                            const float* bias, int64_t N, int64_t C, double eps) {
+void run(const LayerNormForwardBf16Args& a) {
+  const auto& [out, mean, rstd, inp, weight, bias, N, C, eps] = a;
   std::vector<float> tmp(size_t(N * C));
-  layernorm_forward(tmp.data(), mean, rstd, inp, weight, bias, N, C, eps);
-  cast_to_bf16(out, tmp.data(), N * C);
+  run(LayerNormForwardArgs{.out = tmp.data(), .mean = mean, .rstd = rstd, .inp = inp, .weight = weight, .bias = bias,
+                           .N = N, .C = C, .eps = eps});
+  run(CastToBf16Args{.dst = out, .src = tmp.data(), .n = N * C});
 }
 
-void add_layernorm_forward_bf16(float* xm, bf16* out, float* mean, float* rstd, const float* x, const float* weight,
-                                const float* bias, int64_t N, int64_t C, double eps) {
-  add_inplace(xm, x, N * C);
-  layernorm_forward_bf16(out, mean, rstd, xm, weight, bias, N, C, eps);
+void run(const AddLayerNormForwardBf16Args& a) {
+  const auto& [xm, out, mean, rstd, x, weight, bias, N, C, eps] = a;
+  run(AddInplaceArgs{.y = xm, .x = x, .n = N * C});
+  run(LayerNormForwardBf16Args{.out = out, .mean = mean, .rstd = rstd, .inp = xm, .weight = weight, .bias = bias,
+                               .N = N, .C = C, .eps = eps});
 }
 
-void act_forward_bf16(bf16* out, const float* inp, int64_t n, Act act) {
+void run(const ActForwardBf16Args& a) {
+  const auto& [out, inp, n, act] = a;
   for (int64_t i = 0; i < n; ++i) out[i] = to_bf16(float(act_value(inp[i], act)));
 }
 
@@ -74,24 +78,30 @@ void colsums_and_round(bf16* out, float* dbias, const std::vector<float>& d, int
       for (int64_t i = 0; i < M; ++i) s += d[size_t(i * N + j)];
       dbias[j] = float(dbias[j] + s);
     }
-  cast_to_bf16(out, d.data(), M * N);
+  run(CastToBf16Args{.dst = out, .src = d.data(), .n = M * N});
 }
 }  // namespace
 
-void act_backward_bf16(bf16* dinp, float* dbias, const float* dout, const float* inp, int64_t M, int64_t N, Act act) {
+void run(const ActBackwardBf16Args& a) {
+  const auto& [dinp, dbias, dout, inp, M, N, act] = a;
   std::vector<float> d(size_t(M * N));
-  act_backward(d.data(), dout, inp, M * N, act);
+  run(ActBackwardArgs{.dinp = d.data(), .dout = dout, .inp = inp, .n = M * N, .act = act});
   colsums_and_round(dinp, dbias, d, M, N);
 }
 
-void act_value_grad_bf16(bf16* act16, bf16* dh16, float* dbias, const float* dact, const float* h, int64_t M, int64_t N,
-                         Act act) {
-  act_forward_bf16(act16, h, M * N, act);
-  act_backward_bf16(dh16, dbias, dact, h, M, N, act);
+void run(const ActValueGradBf16Args& a) {
+  const auto& [act16, dh16, dbias, dact, h, M, N, act] = a;
+  run(ActForwardBf16Args{.out = act16, .inp = h, .n = M * N, .act = act});
+  run(ActBackwardBf16Args{.dinp = dh16, .dbias = dbias, .dout = dact, .inp = h, .M = M, .N = N, .act = act});
 }
 
-void bias_grad_to_bf16(bf16* out, float* dbias, const float* dout, int64_t M, int64_t N) {
+void run(const BiasGradToBf16Args& a) {
+  const auto& [out, dbias, dout, M, N] = a;
   colsums_and_round(out, dbias, std::vector<float>(dout, dout + M * N), M, N);
+}
+
+void run(const RoundToBf16Args& a) {
+  for (int64_t i = 0; i < a.n; ++i) a.x[i] = round_bf16(a.x[i]);
 }
 
 }  // namespace oc::ops::ref

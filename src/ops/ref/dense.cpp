@@ -12,8 +12,8 @@ namespace {
 double operand(float x, Prec prec) { return prec == Prec::BF16 ? double(round_bf16(x)) : double(x); }
 }  // namespace
 
-void gemm(bool ta, bool tb, int64_t M, int64_t N, int64_t K, float alpha, const float* A, int64_t lda, const float* B,
-          int64_t ldb, float beta, float* C, int64_t ldc, Prec prec) {
+void run(const GemmArgs& a) {
+  const auto& [ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, prec] = a;
   OC_CHECK(M >= 0 && N >= 0 && K >= 0, "gemm: negative size M={} N={} K={}", M, N, K);
   OC_CHECK(lda >= std::max<int64_t>(1, ta ? M : K) && ldb >= std::max<int64_t>(1, tb ? K : N) &&
                ldc >= std::max<int64_t>(1, N),
@@ -32,11 +32,11 @@ void gemm(bool ta, bool tb, int64_t M, int64_t N, int64_t K, float alpha, const 
     }
 }
 
-void gemm_batched(int64_t batch, bool ta, bool tb, int64_t M, int64_t N, int64_t K, float alpha, const float* A,
-                  int64_t lda, int64_t stride_a, const float* B, int64_t ldb, int64_t stride_b, float beta, float* C,
-                  int64_t ldc, int64_t stride_c, Prec prec) {
+void run(const GemmBatchedArgs& a) {
+  const auto& [batch, ta, tb, M, N, K, alpha, A, lda, stride_a, B, ldb, stride_b, beta, C, ldc, stride_c, prec] = a;
   for (int64_t b = 0; b < batch; ++b)
-    gemm(ta, tb, M, N, K, alpha, A + b * stride_a, lda, B + b * stride_b, ldb, beta, C + b * stride_c, ldc, prec);
+    run(GemmArgs{.ta = ta, .tb = tb, .M = M, .N = N, .K = K, .alpha = alpha, .A = A + b * stride_a, .lda = lda,
+                 .B = B + b * stride_b, .ldb = ldb, .beta = beta, .C = C + b * stride_c, .ldc = ldc, .prec = prec});
 }
 
 namespace {
@@ -50,8 +50,8 @@ void add_column_sums(float* dbias, const float* d, int64_t M, int64_t N) {
 }
 }  // namespace
 
-void linear_forward(float* out, const float* inp, const float* weight, const float* bias, int64_t M, int64_t K,
-                    int64_t N, Prec prec) {
+void run(const LinearForwardArgs& a) {
+  const auto& [out, inp, weight, bias, M, K, N, prec] = a;
   for (int64_t i = 0; i < M; ++i)
     for (int64_t j = 0; j < N; ++j) {
       double acc = bias ? double(bias[j]) : 0.0;
@@ -60,25 +60,35 @@ void linear_forward(float* out, const float* inp, const float* weight, const flo
     }
 }
 
-void linear_backward(float* dinp, float* dweight, float* dbias, const float* dout, const float* inp,
-                     const float* weight, int64_t M, int64_t K, int64_t N, Prec prec) {
-  if (dinp) gemm(false, false, M, K, N, 1.0f, dout, N, weight, K, 0.0f, dinp, K, prec);    // dout @ W
-  if (dweight) gemm(true, false, N, K, M, 1.0f, dout, N, inp, K, 1.0f, dweight, K, prec);  // += dout^T @ inp
+void run(const LinearBackwardArgs& a) {
+  const auto& [dinp, dweight, dbias, dout, inp, weight, M, K, N, prec] = a;
+  if (dinp)
+    run(GemmArgs{.ta = false, .tb = false, .M = M, .N = K, .K = N, .alpha = 1.0f, .A = dout, .lda = N, .B = weight,
+                 .ldb = K, .beta = 0.0f, .C = dinp, .ldc = K, .prec = prec});  // dout @ W
+  if (dweight)
+    run(GemmArgs{.ta = true, .tb = false, .M = N, .N = K, .K = M, .alpha = 1.0f, .A = dout, .lda = N, .B = inp,
+                 .ldb = K, .beta = 1.0f, .C = dweight, .ldc = K, .prec = prec});  // += dout^T @ inp
   if (dbias) add_column_sums(dbias, dout, M, N);
 }
 
-void proj_forward(float* out, const float* inp, const float* w, int64_t M, int64_t K, int64_t N, Prec prec) {
-  gemm(false, false, M, N, K, 1.0f, inp, K, w, N, 0.0f, out, N, prec);
+void run(const ProjForwardArgs& a) {
+  const auto& [out, inp, w, M, K, N, prec] = a;
+  run(GemmArgs{.ta = false, .tb = false, .M = M, .N = N, .K = K, .alpha = 1.0f, .A = inp, .lda = K, .B = w, .ldb = N,
+               .beta = 0.0f, .C = out, .ldc = N, .prec = prec});
 }
 
-void proj_backward(float* dinp, float* dw, const float* dout, const float* inp, const float* w, int64_t M, int64_t K,
-                   int64_t N, Prec prec) {
-  if (dinp) gemm(false, true, M, K, N, 1.0f, dout, N, w, N, 0.0f, dinp, K, prec);  // dout @ w^T
-  if (dw) gemm(true, false, K, N, M, 1.0f, inp, K, dout, N, 1.0f, dw, N, prec);    // += inp^T @ dout
+void run(const ProjBackwardArgs& a) {
+  const auto& [dinp, dw, dout, inp, w, M, K, N, prec] = a;
+  if (dinp)
+    run(GemmArgs{.ta = false, .tb = true, .M = M, .N = K, .K = N, .alpha = 1.0f, .A = dout, .lda = N, .B = w, .ldb = N,
+                 .beta = 0.0f, .C = dinp, .ldc = K, .prec = prec});  // dout @ w^T
+  if (dw)
+    run(GemmArgs{.ta = true, .tb = false, .M = K, .N = N, .K = M, .alpha = 1.0f, .A = inp, .lda = K, .B = dout,
+                 .ldb = N, .beta = 1.0f, .C = dw, .ldc = N, .prec = prec});  // += inp^T @ dout
 }
 
-void layernorm_forward(float* out, float* mean, float* rstd, const float* inp, const float* weight, const float* bias,
-                       int64_t N, int64_t C, double eps) {
+void run(const LayerNormForwardArgs& a) {
+  const auto& [out, mean, rstd, inp, weight, bias, N, C, eps] = a;
   for (int64_t i = 0; i < N; ++i) {
     const float* x = inp + i * C;
     double m = 0;
@@ -94,8 +104,8 @@ void layernorm_forward(float* out, float* mean, float* rstd, const float* inp, c
   }
 }
 
-void layernorm_backward(float* dinp, float* dweight, float* dbias, const float* dout, const float* inp,
-                        const float* weight, const float* mean, const float* rstd, int64_t N, int64_t C) {
+void run(const LayerNormBackwardArgs& a) {
+  const auto& [dinp, dweight, dbias, dout, inp, weight, mean, rstd, N, C] = a;
   std::vector<double> dw(size_t(C), 0.0), db(size_t(C), 0.0);
   for (int64_t i = 0; i < N; ++i) {
     const float* x = inp + i * C;
@@ -134,15 +144,18 @@ double act_derivative(double x, Act act) {
   return s + 1.702 * x * s * (1.0 - s);
 }
 
-void act_forward(float* out, const float* inp, int64_t n, Act act) {
+void run(const ActForwardArgs& a) {
+  const auto& [out, inp, n, act] = a;
   for (int64_t i = 0; i < n; ++i) out[i] = float(act_value(inp[i], act));
 }
 
-void act_backward(float* dinp, const float* dout, const float* inp, int64_t n, Act act) {
+void run(const ActBackwardArgs& a) {
+  const auto& [dinp, dout, inp, n, act] = a;
   for (int64_t i = 0; i < n; ++i) dinp[i] = float(double(dout[i]) * act_derivative(inp[i], act));
 }
 
-void add_inplace(float* y, const float* x, int64_t n) {
+void run(const AddInplaceArgs& a) {
+  const auto& [y, x, n] = a;
   for (int64_t i = 0; i < n; ++i) y[i] += x[i];
 }
 

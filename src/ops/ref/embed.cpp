@@ -4,7 +4,8 @@
 
 namespace oc::ops::ref {
 
-void im2patches(float* patches, const float* img, int64_t B, int64_t S, int64_t P) {
+void run(const Im2PatchesArgs& a) {
+  const auto& [patches, img, B, S, P] = a;
   OC_CHECK(P > 0 && S % P == 0, "im2patches: image size {} not a multiple of patch size {}", S, P);
   const int64_t G = S / P;
   // patches[b, gy*G + gx, (c*P + ky)*P + kx] = img[b, c, gy*P + ky, gx*P + kx]
@@ -18,8 +19,8 @@ void im2patches(float* patches, const float* img, int64_t B, int64_t S, int64_t 
                   img[((b * 3 + c) * S + gy * P + ky) * S + gx * P + kx];
 }
 
-void vit_embed_forward(float* x, const float* patch_out, const float* cls, const float* pos, int64_t B, int64_t Np,
-                       int64_t C) {
+void run(const VitEmbedForwardArgs& a) {
+  const auto& [x, patch_out, cls, pos, B, Np, C] = a;
   for (int64_t b = 0; b < B; ++b)
     for (int64_t t = 0; t <= Np; ++t)
       for (int64_t c = 0; c < C; ++c) {
@@ -28,8 +29,8 @@ void vit_embed_forward(float* x, const float* patch_out, const float* cls, const
       }
 }
 
-void vit_embed_backward(float* dpatch_out, float* dcls, float* dpos, const float* dx, int64_t B, int64_t Np,
-                        int64_t C) {
+void run(const VitEmbedBackwardArgs& a) {
+  const auto& [dpatch_out, dcls, dpos, dx, B, Np, C] = a;
   for (int64_t t = 0; t <= Np; ++t)
     for (int64_t c = 0; c < C; ++c) {
       double sum = 0;
@@ -44,22 +45,23 @@ void vit_embed_backward(float* dpatch_out, float* dcls, float* dpos, const float
 }
 
 namespace {
-void check_tokens(const int32_t* tokens, int64_t n, int64_t V) {
+void check_tokens(std::span<const int32_t> tokens, int64_t n, int64_t V) {
+  OC_CHECK(int64_t(tokens.size()) == n, "token_embed: {} token ids for {} positions", tokens.size(), n);
   for (int64_t i = 0; i < n; ++i)
     OC_CHECK(tokens[i] >= 0 && tokens[i] < V, "token_embed: token {} at position {} outside vocabulary [0, {})",
              tokens[i], i, V);
 }
 }  // namespace
 
-void token_embed_forward(float* x, const int32_t* tokens, const float* wte, const float* wpe, int64_t B, int64_t Tn,
-                         int64_t C, int64_t V) {
+void run(const TokenEmbedForwardArgs& a) {
+  const auto& [x, tokens, wte, wpe, B, Tn, C, V] = a;
   check_tokens(tokens, B * Tn, V);
   for (int64_t bt = 0; bt < B * Tn; ++bt)
     for (int64_t c = 0; c < C; ++c) x[bt * C + c] = wte[int64_t(tokens[bt]) * C + c] + wpe[(bt % Tn) * C + c];
 }
 
-void token_embed_backward(float* dwte, float* dwpe, const float* dx, const int32_t* tokens, int64_t B, int64_t Tn,
-                          int64_t C, int64_t V) {
+void run(const TokenEmbedBackwardArgs& a) {
+  const auto& [dwte, dwpe, dx, tokens, B, Tn, C, V] = a;
   check_tokens(tokens, B * Tn, V);
   // In token order, as a sequential scatter-add defines it.
   for (int64_t bt = 0; bt < B * Tn; ++bt)
@@ -69,14 +71,18 @@ void token_embed_backward(float* dwte, float* dwpe, const float* dx, const int32
     }
 }
 
-void gather_rows_forward(float* out, const float* inp, const int32_t* idx, int64_t B, int64_t Tn, int64_t C) {
+void run(const GatherRowsForwardArgs& a) {
+  const auto& [out, inp, idx, B, Tn, C] = a;
+  OC_CHECK(int64_t(idx.size()) == B, "gather_rows: {} indices for {} rows", idx.size(), B);
   for (int64_t b = 0; b < B; ++b) {
     OC_CHECK(idx[b] >= 0 && idx[b] < Tn, "gather_rows: index {} of row {} outside [0, {})", idx[b], b, Tn);
     for (int64_t c = 0; c < C; ++c) out[b * C + c] = inp[(b * Tn + idx[b]) * C + c];
   }
 }
 
-void gather_rows_backward(float* dinp, const float* dout, const int32_t* idx, int64_t B, int64_t Tn, int64_t C) {
+void run(const GatherRowsBackwardArgs& a) {
+  const auto& [dinp, dout, idx, B, Tn, C] = a;
+  OC_CHECK(int64_t(idx.size()) == B, "gather_rows: {} indices for {} rows", idx.size(), B);
   for (int64_t b = 0; b < B; ++b) {
     OC_CHECK(idx[b] >= 0 && idx[b] < Tn, "gather_rows: index {} of row {} outside [0, {})", idx[b], b, Tn);
     for (int64_t c = 0; c < C; ++c) dinp[(b * Tn + idx[b]) * C + c] += dout[b * C + c];

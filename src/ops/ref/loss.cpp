@@ -19,7 +19,8 @@ double dot_rows(const float* a, const float* b, int64_t E) {
 }
 }  // namespace
 
-void l2norm_forward(float* out, float* norm, const float* inp, int64_t N, int64_t C) {
+void run(const L2NormForwardArgs& a) {
+  const auto& [out, norm, inp, N, C] = a;
   for (int64_t i = 0; i < N; ++i) {
     const double n = std::sqrt(dot_rows(inp + i * C, inp + i * C, C));
     norm[i] = float(n);
@@ -27,7 +28,8 @@ void l2norm_forward(float* out, float* norm, const float* inp, int64_t N, int64_
   }
 }
 
-void l2norm_backward(float* dinp, const float* dout, const float* out, const float* norm, int64_t N, int64_t C) {
+void run(const L2NormBackwardArgs& a) {
+  const auto& [dinp, dout, out, norm, N, C] = a;
   for (int64_t i = 0; i < N; ++i) {
     const float* g = dout + i * C;
     const float* y = out + i * C;
@@ -40,10 +42,9 @@ void l2norm_backward(float* dinp, const float* dout, const float* out, const flo
   }
 }
 
-double clip_loss_forward_backward(float* dimg, float* dtxt, float* dimg_all, float* dtxt_all, float* dscale_log,
-                                  float* /*scratch: not needed here*/, const float* img, const float* txt,
-                                  const float* img_all, const float* txt_all, float scale, int64_t Nl, int64_t Na,
-                                  int64_t E, int64_t label_offset) {
+double run(const ClipLossArgs& a) {
+  const auto& [dimg, dtxt, dimg_all, dtxt_all, dscale_log, scratch, img, txt, img_all, txt_all, scale, Nl, Na, E,
+               label_offset] = a;
   OC_CHECK(Nl > 0 && label_offset >= 0 && label_offset + Nl <= Na,
            "clip_loss: local rows [{}, {}) not inside the {} gathered columns", label_offset, label_offset + Nl, Na);
   const double w = 1.0 / double(2 * Nl);
@@ -96,9 +97,8 @@ double clip_loss_forward_backward(float* dimg, float* dtxt, float* dimg_all, flo
   return loss;
 }
 
-double siglip_loss_forward_backward(float* dimg, float* dtxt, float* dscale_log, float* dbias, const float* img,
-                                    const float* txt, float scale, float bias, int64_t B, int64_t M, int64_t E,
-                                    bool positives) {
+double run(const SiglipLossArgs& a) {
+  const auto& [dimg, dtxt, dscale_log, dbias, img, txt, scale, bias, B, M, E, positives] = a;
   std::vector<double> G(size_t(B * M));  // d loss / d (img_i . txt_j)
   double loss = 0, d_scale = 0, d_bias = 0;
   for (int64_t i = 0; i < B; ++i)

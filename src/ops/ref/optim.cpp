@@ -8,8 +8,8 @@
 
 namespace oc::ops::ref {
 
-void adamw_step(float* p, const float* g, float* m, float* v, int64_t n, float lr, float beta1, float beta2, float eps,
-                float wd, int64_t step) {
+void run(const AdamWStepArgs& a) {
+  const auto& [p, g, m, v, n, lr, beta1, beta2, eps, wd, step] = a;
   OC_CHECK(step >= 1, "adamw_step: step {} must be >= 1 (1-based, after increment)", step);
   const double bc1 = 1.0 - std::pow(double(beta1), double(step));
   const double bc2 = 1.0 - std::pow(double(beta2), double(step));
@@ -24,23 +24,27 @@ void adamw_step(float* p, const float* g, float* m, float* v, int64_t n, float l
   }
 }
 
-void adamw_step_spans(float* p, const float* g, float* m, float* v, const std::vector<AdamWSpan>& spans, float lr,
-                      float beta1, float beta2, float eps, int64_t step) {
+void run(const AdamWStepSpansArgs& a) {
+  const auto& [p, g, m, v, spans, lr, beta1, beta2, eps, step] = a;
   for (const AdamWSpan& s : spans)
-    adamw_step(p + s.offset, g + s.offset, m + s.offset, v + s.offset, s.n, lr, beta1, beta2, eps, s.wd, step);
+    run(AdamWStepArgs{.p = p + s.offset, .g = g + s.offset, .m = m + s.offset, .v = v + s.offset, .n = s.n, .lr = lr,
+                      .beta1 = beta1, .beta2 = beta2, .eps = eps, .wd = s.wd, .step = step});
 }
 
-double sum_squares(const float* x, int64_t n) {
+double run(const SumSquaresArgs& a) {
+  const auto& [x, n] = a;
   double s = 0;
   for (int64_t i = 0; i < n; ++i) s += double(x[i]) * x[i];
   return s;
 }
 
-void scale_inplace(float* x, int64_t n, float s) {
+void run(const ScaleInplaceArgs& a) {
+  const auto& [x, n, s] = a;
   for (int64_t i = 0; i < n; ++i) x[i] *= s;
 }
 
-bool all_finite(const float* x, int64_t n) {
+bool run(const AllFiniteArgs& a) {
+  const auto& [x, n] = a;
   for (int64_t i = 0; i < n; ++i)
     if (!std::isfinite(x[i])) return false;
   return true;

@@ -1,28 +1,16 @@
-// GEMMs whose operands are already bfloat16 (amp_bf16: weights converted once per step,
-// activations written in bf16 by the op that produces them), with the epilogue fused:
-// bias, the sum with the old C, GELU/QuickGELU, and the output stored in fp32 or bf16.
-// Products are accumulated in fp32 (bf16 values are exact in fp32), so on CPUs without
-// native bf16 the operands are widened to fp32 and run through sgemm: the same math.
+// The CPU kernels of the bf16-operand GEMMs (contract: GemmBf16Args, GemmBf16ToBf16Args in
+// ops/gemm_bf16.h): oneDNN's bf16 matmul primitives, cached per shape, where the CPU has
+// AVX512-BF16/AMX; elsewhere the operands widened to fp32 for sgemm (the same math).
 #pragma once
 #include <cstdint>
 
 #include "core/bf16.h"
-#include "ops/activation.h"
+#include "ops/gemm_bf16.h"
 
 namespace oc::ops {
 
-struct Epilogue {
-  const float* bias = nullptr;  // [N], added to every row
-  float beta = 0.0f;            // C = acc + bias + beta * C (fp32 output only)
-  bool act = false;             // then C = act_fn(C)
-  Act act_fn = Act::Gelu;
-};
-
-// C[M,N] = epilogue(op(A) @ op(B)), row-major; A is [M,K] (or [K,M] when trans_a), B is
-// [K,N] (or [N,K] when trans_b); lda/ldb/ldc are row strides in elements.
 void gemm_bf16(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, const bf16* A, int64_t lda,
                const bf16* B, int64_t ldb, float* C, int64_t ldc, const Epilogue& e = {});
-// Same, the fp32 result rounded to bf16 (round to nearest even) when stored. beta must be 0.
 void gemm_bf16(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, const bf16* A, int64_t lda,
                const bf16* B, int64_t ldb, bf16* C, int64_t ldc, const Epilogue& e = {});
 
