@@ -1,5 +1,6 @@
 // The flags of every command but train and eval (whose flags, shared with these where the
 // meaning is the same, are in flags_train.cpp).
+#include "cli/args.h"
 #include "core/flags.h"
 
 namespace oc {
@@ -11,7 +12,7 @@ void add_inference_flags(FlagList* l) {
   l->section("inference");
   l->add("json", T::Flag, "", "print the result as JSON (one object; classify: one per image)")
       .on({"eval", "classify", "index build", "index search", "bench train", "bench infer", "bench zeroshot",
-           "bench data", "data inspect", "logs compare", "info"});
+           "bench data", "data inspect", "logs compare", "info"}).bind(&cli::EvalCommandArgs::json);
   l->add("image", T::List, "", "image files").on({"classify"});
   l->add("labels", T::List, "", "candidate texts").on({"classify"});
   l->add("images", T::String, "", "images: a file, a folder (recursive), a pattern (*, {a,b}, {000..999}) or shards "
