@@ -207,7 +207,7 @@ void fill_flags(const Options& o, const std::vector<std::pair<std::type_index, v
       for (const auto& [type, settings] : targets)
         if (b.target == type) {
           bound = true;
-          if (!values.empty()) b.write(settings, FlagText{o.command(), f.spec, values});
+          if (!values.empty()) b.write(settings, FlagText{o.command(), f.spec, values, o.given(f.spec.name)});
         }
     // Not read: the no-op flags, the ones not built, and the ones with a single accepted value.
     OC_CHECK(bound || f.status == "no-op" || !f.spec.not_built.empty() || f.spec.choices.size() == 1,

@@ -2,15 +2,16 @@
 // flag of every `openclip` command is declared ONCE (name, aliases, type, default, help that
 // lists the accepted values, validation, the commands that take it) together with the typed
 // field it writes (`.bind(&TrainArgs::lr)`, or a handler `[](TrainArgs& a, double v) {...}`).
-// A command parses into its settings struct with parse_flags("train", args, &a) and then reads
+// A command parses into its settings struct with parse_flags("serve", args, &a) and then reads
 // fields, never flags by name. Cross-flag rules ("--a needs --b") are checked in one place
 // (flags.cpp) when a command parses. `openclip help <command>`, `--help`, docs/CLI.md and the
 // README's flag table are generated from the registry.
 //
 // Adding a flag: one line in flags_train.cpp (train/eval/data) or flags_tools.cpp (the other
-// commands), plus the field in the command's settings struct if it is new, e.g.
-//   add("device", T::String, "cpu", "where to compute").on({"train", "eval"}).choices({"cpu", "cuda"})
-//       .bind(&TrainArgs::device).bind(&EvalCommandArgs::device);
+// commands), plus the field in the command's settings struct if it is new (TrainArgs,
+// data::DataFlags, or src/cli/args.h), e.g.
+//   add("max-wait-ms", T::Int, "5", "how long a request waits").on({"serve"})
+//       .bind(&serve::ServeOptions::max_wait_ms);
 // then regenerate the docs (cmake --build build --target cli-docs). The default is the
 // registry's (written into the field when the flag is not given); a flag whose default is
 // empty ("None") leaves the field as the struct initializes it.
@@ -44,6 +45,7 @@ struct FlagText {
   const std::string& command;
   const OptionSpec& spec;
   const std::vector<std::string>& values;
+  bool given;  // on the command line (else the default)
 };
 
 namespace flag_detail {
@@ -61,7 +63,8 @@ std::vector<double> as_doubles(const FlagText& t); // a user error naming the fl
 [[noreturn]] void not_in_table(const FlagText& t);
 
 // The value of `t` as a V: bool, int (a narrow Int flag), int64_t (a wide one), double,
-// std::string, std::vector<std::string>, std::vector<double>, or an std::optional of these.
+// std::string, std::vector<std::string>, std::vector<double>, or an std::optional of these
+// (set only when the flag is given: None otherwise, whatever the default).
 template <class V> V convert(const FlagText& t) {
   if constexpr (is_optional<V>::value) {
     return V(convert<typename V::value_type>(t));
@@ -117,7 +120,10 @@ struct Flag {
   // Writes the value into `member` of the settings struct S (converted as flag_detail::convert).
   template <class S, class M> Flag& bind(M S::*member) {
     check_value_type<typename flag_detail::value_of<M>::type>();
-    return add_binding<S>([member](S& s, const FlagText& t) { s.*member = flag_detail::convert<M>(t); });
+    return add_binding<S>([member](S& s, const FlagText& t) {
+      if (flag_detail::is_optional<M>::value && !t.given) return;
+      s.*member = flag_detail::convert<M>(t);
+    });
   }
   // Writes the value through a handler [](S& settings, V value) {...} (V converted as above):
   // for a conversion, a check that needs the value, or a field of a member struct.
@@ -215,6 +221,7 @@ template <class S> bool parse_flags(const std::string& command, const std::vecto
   o.parse(args);
   if (o.help_requested()) return print_help(o), false;
   fill_flags(o, settings);
+  if constexpr (requires { settings->positional = o.positional(); }) settings->positional = o.positional();
   return true;
 }
 std::string cli_markdown();        // docs/CLI.md

@@ -40,18 +40,20 @@ static void add_data_flags(FlagList* l) {
          "OpenCLIP scores every row as its own pair").on(te).ours().bind(&D::val_dedup_images);
   l->add("dataset-type", T::String, "auto", "data format; auto = by extension (synthetic-learnable is ours)")
       .on({"train", "eval", "bench data"}).choices({"auto", "webdataset", "csv", "synthetic", "synthetic-learnable"})
-      .bind(&D::dataset_type);
+      .bind(&D::dataset_type).bind(&data::DataConfig::type, data::kDatasetTypeNames);
   l->add("dataset-resampled", T::Flag, "", "sample shards with replacement (webdataset training)").on(te)
       .bind(&D::dataset_resampled);
   l->add("no-shuffle", T::Flag, "", "no shard, sample or CSV shuffling (deterministic accuracy comparisons)").on(te).ours()
       .bind(&D::no_shuffle);
   l->add("csv-separator", T::String, "\t", "CSV separator (TAB by default, as OpenCLIP; '\\t' is TAB too)")
       .on({"train", "eval", "data split", "data shards", "data inspect"}).def("data inspect", "\\t")
-      .bind(&D::csv_separator);
+      .bind(&D::csv_separator).bind(&cli::DataToolArgs::csv_separator);
   l->add("csv-img-key", T::String, "filepath", "CSV column with image paths (relative to the CSV's folder)")
-      .on({"train", "eval", "data split", "data shards", "data inspect"}).bind(&D::csv_img_key);
+      .on({"train", "eval", "data split", "data shards", "data inspect"}).bind(&D::csv_img_key)
+      .bind(&cli::DataToolArgs::csv_img_key);
   l->add("csv-caption-key", T::String, "title", "CSV column with captions")
-      .on({"train", "eval", "data shards", "data inspect"}).bind(&D::csv_caption_key);
+      .on({"train", "eval", "data shards", "data inspect"}).bind(&D::csv_caption_key)
+      .bind(&cli::DataToolArgs::csv_caption_key);
   l->add("csv-label-key", T::String, "", "optional CSV column with integer class labels (zero-shot evaluation)")
       .on(te).ours().bind(&D::csv_label_key);
   l->add("imagenet-val", T::String, "", "ImageNet val folder (one sub-folder per class) for zero-shot").on(te)
@@ -68,11 +70,13 @@ static void add_data_flags(FlagList* l) {
          "nothing is downloaded)").on({"train"}).v3().bind(&TA::cache_dir);
   l->add("workers", T::Int, "2", "data loader threads per process (0: in the calling thread)")
       .on({"train", "eval", "bench data", "demo"}).def("train", "4").def("demo", "1").at_least(0)
-      .at_most(kMaxWorkers, "the cap on loader threads").bind(&D::workers);
+      .at_most(kMaxWorkers, "the cap on loader threads").bind(&D::workers).bind(&data::DataConfig::workers);
   l->add("batch-size", T::Int, "64", "batch size (per process)")
       .on({"train", "eval", "embed", "index build", "bench train", "bench infer", "bench zeroshot", "bench data", "demo"})
       .def("embed", "32").def("index build", "32").def("bench train", "128").def("demo", "128").at_least(1)
-      .bind(&D::batch_size).bind(&EvalArgs::batch_size);
+      .bind(&D::batch_size).bind(&EvalArgs::batch_size).bind(&openclip::LoadOptions::batch_size)
+      .bind(&index::BuildOptions::batch).bind(&cli::BenchArgs::batch_size)
+      .bind(&data::DataConfig::batch_size);
 }
 
 static void add_optimization_flags(FlagList* l) {
@@ -92,7 +96,7 @@ static void add_optimization_flags(FlagList* l) {
       .not_built("timm optimizers are not part of openclip-cpp").on(t).v3();
   l->add("warmup", T::Int, "10000", "warm-up steps (bench data: untimed batches first)")
       .on({"train", "bench data", "demo"}).def("bench data", "3").def("demo", "100").at_least(0).wide()
-      .bind(&TA::warmup);
+      .bind(&TA::warmup).bind(&cli::BenchDataArgs::warmup);
   l->add("opt", T::String, "adamw", "optimizer").on(t).choices({"adamw"}).v3();
   l->add("use-bn-sync", T::Flag, "", "SyncBatchNorm").not_built("ViT models have no BatchNorm").on(t);
   l->add("skip-scheduler", T::Flag, "", "keep the LR at --lr").on(t).bind(&TA::skip_scheduler);
@@ -125,7 +129,8 @@ static void add_optimization_flags(FlagList* l) {
          "more)").on(t).bind(&TA::lock_text_freeze_layer_norm);
   l->add("seed", T::Int, "0", "random seed (data split: of the choice; data fashion-mnist: of the captions)")
       .on({"train", "bench train", "bench infer", "bench data", "demo", "data split", "data fashion-mnist"})
-      .bind(&TA::seed);
+      .bind(&TA::seed).bind(&cli::BenchArgs::seed).bind([](data::DataConfig& c, int v) { c.seed = uint64_t(v); })
+      .bind(&cli::DataToolArgs::seed);
   l->add("siglip", T::Flag, "", "SigLIP's sigmoid loss (init logit_scale ln 10, logit_bias -10; neighbour exchange "
          "across ranks)").on(t).bind(&TA::siglip);
   l->add("loss-dist-impl", T::String, "", "SigLIP's distributed implementation (2.24 has no flag and always uses "
@@ -148,13 +153,16 @@ static void add_model_flags(FlagList* l) {
          "vocabulary from $OPENCLIP_HF_TOKENIZER_VOCAB or the data folders)")
       .on({"train", "eval", "classify", "embed", "index build", "bench train", "bench infer", "bench zeroshot", "demo",
            "tokenize", "serve"})
-      .def("demo", "fmnist-S").def("tokenize", "").bind(&TA::model).bind(&EvalArgs::model);
+      .def("demo", "fmnist-S").def("tokenize", "").bind(&TA::model).bind(&EvalArgs::model)
+      .bind(&cli::ModelArgs::model).bind(&index::BuildOptions::model).bind(&serve::ServeOptions::model)
+      .bind(&cli::BenchArgs::model).bind(&cli::TokenizeArgs::model);
   l->add("pretrained", T::String, "", "weights file (.pt/.bin/.pth/.safetensors, or an epoch_N.pt checkpoint; index "
          "search: default the path recorded in the index); train and eval also take an OpenCLIP 2.24 tag of the "
          "model (e.g. laion2b_s34b_b79k): its preprocessing applies and its weights are read from the download "
          "cache (--cache-dir, the Hugging Face cache, ~/.cache/clip)")
       .on({"train", "eval", "classify", "embed", "index build", "index search", "serve"})
-      .bind(&TA::pretrained).bind(&EvalArgs::pretrained);
+      .bind(&TA::pretrained).bind(&EvalArgs::pretrained).bind(&cli::ModelArgs::pretrained)
+      .bind(&index::BuildOptions::weights).bind(&cli::IndexSearchArgs::pretrained).bind(&serve::ServeOptions::weights);
   l->add("pretrained-image", T::Flag, "", "timm ImageNet weights").not_built("timm towers are not supported").on(t);
   l->add("image-mean", T::List, "", "normalization mean (1 or 3 values)").on(t).bind(&TA::image_mean);
   l->add("image-std", T::List, "", "normalization std (1 or 3 values)").on(t).bind(&TA::image_std);
@@ -188,12 +196,14 @@ static void add_model_flags(FlagList* l) {
                      "bench zeroshot", "demo", "serve"})
                 .def("train", "amp").def("demo", "fp32")
                 .choices({"amp", "amp_bf16", "amp_bfloat16", "bf16", "pure_bf16", "fp32"})
-      .bind(&TA::precision).bind(&EvalArgs::precision);
+      .bind(&TA::precision).bind(&EvalArgs::precision).bind(&openclip::LoadOptions::precision)
+      .bind(&index::BuildOptions::precision).bind(&serve::ServeOptions::precision)
+      .bind(&cli::BenchArgs::precision, kPrecisionNames).bind(&cli::BenchArgs::precision_spelled);
   for (const char* c : kInference) p.def(c, "fp32");
   l->add("device", T::String, "cpu", "compute backend: cpu, ref (plain reference loops), or cuda in a CUDA build "
          "with a visible GPU (otherwise an error saying which is missing); `openclip info` lists them")
       .on({"train", "eval", "classify", "embed", "bench train", "bench infer", "bench zeroshot"}).v3()
-      .bind(&TA::device).bind(&EvalArgs::device);
+      .bind(&TA::device).bind(&EvalArgs::device).bind(&openclip::LoadOptions::device).bind(&cli::BenchArgs::device);
   l->add("dist-url", T::String, "", "distributed init URL (MPI is used)").on(t).no_op();
   l->add("dist-backend", T::String, "", "distributed backend (MPI is used)").on(t).no_op();
   l->add("horovod", T::Flag, "", "Horovod").not_built("use mpirun: the MPI communicator replaces Horovod").on(t);
@@ -201,7 +211,8 @@ static void add_model_flags(FlagList* l) {
   l->add("no-set-device-rank", T::Flag, "", "accepted for compatibility (no effect on CPU)").on(t).no_op();
   l->add("threads", T::Int, "0", "compute threads per process (0 = all cores)")
       .on({"train", "eval", "bench train", "bench infer", "bench zeroshot", "demo"}).ours().at_least(0)
-      .at_most(kMaxThreads, "the cap on compute threads").bind(&TA::threads).bind(&EvalArgs::threads);
+      .at_most(kMaxThreads, "the cap on compute threads").bind(&TA::threads).bind(&EvalArgs::threads)
+      .bind(&cli::BenchArgs::threads);
   l->add("dist-timeout", T::Float, "600", "seconds a collective may wait for the other ranks before the job is "
          "aborted with a message (a rank died or hangs)").on(t).ours().bind(&TA::dist_timeout);
 }

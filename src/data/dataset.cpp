@@ -7,11 +7,8 @@
 namespace oc::data {
 
 Result<DatasetType> parse_dataset_type(const std::string& n) {
-  if (n == "auto") return DatasetType::Auto;
-  if (n == "webdataset") return DatasetType::WebDataset;
-  if (n == "csv") return DatasetType::Csv;
-  if (n == "synthetic") return DatasetType::Synthetic;
-  if (n == "synthetic-learnable") return DatasetType::SyntheticLearnable;
+  for (const auto& [name, t] : kDatasetTypeNames)
+    if (n == name) return t;
   return Err{fmt::format("--dataset-type '{}': choose auto, webdataset, csv, synthetic or synthetic-learnable", n)};
 }
 

@@ -4,6 +4,8 @@
 #pragma once
 #include <cstdint>
 #include <string>
+#include <string_view>
+#include <utility>
 #include <vector>
 
 #include "core/result.h"
@@ -13,7 +15,14 @@ namespace oc::data {
 
 enum class DatasetType { Auto, WebDataset, Csv, Synthetic, SyntheticLearnable };
 
-// "auto", "webdataset", "csv", "synthetic", "synthetic-learnable".
+// --dataset-type's spellings (the flag registry binds through this table).
+inline constexpr std::pair<std::string_view, DatasetType> kDatasetTypeNames[] = {
+    {"auto", DatasetType::Auto},           {"webdataset", DatasetType::WebDataset},
+    {"csv", DatasetType::Csv},             {"synthetic", DatasetType::Synthetic},
+    {"synthetic-learnable", DatasetType::SyntheticLearnable},
+};
+
+// A spelling of kDatasetTypeNames.
 Result<DatasetType> parse_dataset_type(const std::string& name);
 const char* dataset_type_name(DatasetType t);
 // Auto: .csv/.tsv -> csv; .tar, a brace pattern or a pipe: command -> webdataset; anything
