@@ -54,7 +54,7 @@ int search(const std::vector<std::string>& args) {
   index::Searcher s(q.positional[0]);
   const std::string weights = q.pretrained.empty() ? s.meta().weights : q.pretrained;
   index::check_same_model(s.meta(), s.dir(), s.meta().model, index::weights_checksum(weights));
-  index::Encoder enc({s.meta().model, weights, "fp32", 1});
+  index::Encoder enc({s.meta().model, weights, Precision::Fp32, 1});
   std::vector<float> e(size_t(enc.embed_dim()));
   if (q.text) {
     if (q.text->empty()) OC_USER_ERROR("--text is empty");

@@ -196,9 +196,9 @@ static void add_model_flags(FlagList* l) {
                      "bench zeroshot", "demo", "serve"})
                 .def("train", "amp").def("demo", "fp32")
                 .choices({"amp", "amp_bf16", "amp_bfloat16", "bf16", "pure_bf16", "fp32"})
-      .bind(&TA::precision).bind(&EvalArgs::precision).bind(&openclip::LoadOptions::precision)
-      .bind(&index::BuildOptions::precision).bind(&serve::ServeOptions::precision)
-      .bind(&cli::BenchArgs::precision, kPrecisionNames).bind(&cli::BenchArgs::precision_spelled);
+      .bind(&TA::precision).bind(&openclip::LoadOptions::precision).bind(&cli::BenchArgs::precision_spelled)
+      .bind(&EvalArgs::precision, kPrecisionNames).bind(&index::BuildOptions::precision, kPrecisionNames)
+      .bind(&serve::ServeOptions::precision, kPrecisionNames).bind(&cli::BenchArgs::precision, kPrecisionNames);
   for (const char* c : kInference) p.def(c, "fp32");
   l->add("device", T::String, "cpu", "compute backend: cpu, ref (plain reference loops), or cuda in a CUDA build "
          "with a visible GPU (otherwise an error saying which is missing); `openclip info` lists them")

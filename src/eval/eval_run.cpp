@@ -36,7 +36,7 @@ std::map<std::string, double> eval(const EvalArgs& a) {
   Clip model(src.cfg, ops::backend(ops::resolve_device(a.device)));
   load_weights(model, src.weights);
   apply_hint(src.preprocess, &ev.base.preprocess);
-  model.set_precision(parse_precision(a.precision));
+  model.set_precision(a.precision);
   model.plan_inference(a.batch_size);
   ev.base.context_length = model.cfg().text.context_length;
   ev.base.preprocess.size = model.cfg().vision.image_size;

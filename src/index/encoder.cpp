@@ -14,7 +14,7 @@ Encoder::Encoder(const EncoderOptions& opt) : opt_(opt), max_batch_(std::max(1, 
   clip_ = std::make_unique<Clip>(load_model_config(opt.model));
   if (opt.weights.empty()) clip_->init(0);
   else load_weights(*clip_, opt.weights);
-  clip_->set_precision(parse_precision(opt.precision));
+  clip_->set_precision(opt.precision);
   clip_->plan_inference(max_batch_);
   tok_ = model_tokenizer(clip_->cfg());
   pre_.size = clip_->cfg().vision.image_size;

@@ -20,7 +20,7 @@ namespace oc::index {
 struct EncoderOptions {
   std::string model = "ViT-B-32";  // config name or JSON path
   std::string weights;             // "" = random init (seed 0), for tests and benchmarks
-  std::string precision = "fp32";
+  Precision precision = Precision::Fp32;
   int max_batch = 32;              // largest batch a call may pass
 };
 
