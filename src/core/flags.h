@@ -118,6 +118,8 @@ struct Flag {
   bool used_by(const std::string& command) const;
 
   // Writes the value into `member` of the settings struct S (converted as flag_detail::convert).
+  // The bind calls come last on a registry line: they check the field against .wide() and
+  // .choices().
   template <class S, class M> Flag& bind(M S::*member) {
     check_value_type<typename flag_detail::value_of<M>::type>();
     return add_binding<S>([member](S& s, const FlagText& t) {
