@@ -2,6 +2,8 @@
 // after a few warm-up batches (thread start, the shuffle buffer's initial fill).
 #include "cli/bench_data.h"
 
+#include "cli/args.h"
+
 #include <cstdio>
 #include <memory>
 
@@ -17,23 +19,14 @@
 namespace oc::cli {
 
 int run_bench_data(const std::vector<std::string>& args) {
-  Options o = options_for("bench data");
-  o.parse(args);
-  if (o.help_requested()) return std::printf("%s", o.help().c_str()), 0;
-  data::DataConfig cfg;
-  auto type = data::parse_dataset_type(o.get("dataset-type"));
-  if (!type) OC_USER_ERROR("{}", type.error());
-  cfg.type = *type;
-  if (o.positional().size() > 1) OC_USER_ERROR("bench data: one data pattern at most");
-  cfg.data = o.positional().empty() ? "" : o.positional()[0];
+  BenchDataArgs a;
+  if (!parse_flags("bench data", args, &a)) return 0;
+  data::DataConfig& cfg = a;  // type, workers, batch size, image size, decoding and seed: from the flags
+  if (a.positional.size() > 1) OC_USER_ERROR("bench data: one data pattern at most");
+  cfg.data = a.positional.empty() ? "" : a.positional[0];
   if (cfg.data.empty() && cfg.type != data::DatasetType::Synthetic && cfg.type != data::DatasetType::SyntheticLearnable)
     OC_USER_ERROR("bench data: give a shard pattern or CSV, or --dataset-type synthetic");
-  cfg.workers = int(o.get_int("workers"));
-  cfg.batch_size = int(o.get_int("batch-size"));
-  cfg.preprocess.size = int(o.get_int("image-size"));
-  cfg.decode_min_side = int(o.get_int("decode-min-side"));
-  cfg.seed = uint64_t(o.get_int("seed"));
-  const int64_t batches = o.get_int("batches"), warm = o.get_int("warmup");
+  const int64_t batches = a.batches, warm = a.warmup;
   if (batches < 1 || warm < 0) OC_USER_ERROR("bench data: --batches >= 1 and --warmup >= 0");
   cfg.num_samples = (batches + warm) * cfg.batch_size;
   auto resolved = data::resolve_dataset_type(cfg.type, cfg.data);
@@ -74,7 +67,7 @@ int run_bench_data(const std::vector<std::string>& args) {
                       {"skipped", dl.stats().counts()},
                       {"cpu", machine_info().cpu_model},
                       {"logical_cpus", machine_info().logical_cpus}};
-  if (o.flag("json")) {
+  if (a.json) {
     std::printf("%s\n", j.dump().c_str());
   } else {
     std::printf("bench data %s  workers %d  batch %d  image %d\n  %.1f samples/s (%lld batches, %.2f s; warm-up %lld "

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "cli/args.h"
 #include "cli/bench_data.h"
 #include "cli/command.h"
 #include "core/check.h"
@@ -84,18 +85,18 @@ double cpu_seconds() {
 
 // The model of `bench infer|zeroshot`: --model, --precision and --device, randomly initialized
 // from `seed` (the speed does not depend on the weights), encoding in chunks of B.
-InferenceModel random_model(const Options& o, int64_t B, uint64_t seed) {
+InferenceModel random_model(const BenchArgs& a, int64_t B, uint64_t seed) {
   InferenceOptions io;
-  io.model = o.get("model");
-  io.precision = o.get("precision");
-  io.device = o.get("device");
+  io.model = a.model;
+  io.precision = a.precision;
+  io.device = a.device;
   io.max_batch = int(B);
   io.seed = seed;
   return InferenceModel(io);
 }
 
-void text_lengths(const Options& o, int ctx, int* lo, int* hi) {
-  std::string t = o.get("text-len");
+void text_lengths(const BenchArgs& a, int ctx, int* lo, int* hi) {
+  const std::string& t = a.text_len;
   if (t == "caption") {
     *lo = 8, *hi = 24;
   } else {
@@ -104,26 +105,25 @@ void text_lengths(const Options& o, int ctx, int* lo, int* hi) {
 }
 
 int run_train(const std::vector<std::string>& args) {
-  Options o = options_for("bench train");
-  o.parse(args);
-  if (o.help_requested()) return std::printf("%s", o.help().c_str()), 0;
-  if (o.get_int("threads") > 0) set_num_threads(int(o.get_int("threads")));
-  ModelCfg cfg = load_model_config(o.get("model"));
-  const int64_t B = o.get_int("batch-size"), steps = o.get_int("steps"), warm = o.get_int("warmup-steps");
+  BenchArgs a;
+  if (!parse_flags("bench train", args, &a)) return 0;
+  if (a.threads > 0) set_num_threads(a.threads);
+  ModelCfg cfg = load_model_config(a.model);
+  const int64_t B = a.batch_size, steps = a.steps, warm = a.warmup_steps;
   OC_CHECK(B > 0 && steps > 0, "batch size and steps must be positive");
-  Precision prec = parse_precision(o.get("precision"));
-  Clip model(cfg, ops::backend(ops::resolve_device(o.get("device"))));
-  model.init(uint64_t(o.get_int("seed")));
+  const Precision prec = a.precision;
+  Clip model(cfg, ops::backend(ops::resolve_device(a.device)));
+  model.init(uint64_t(a.seed));
   model.set_precision(prec);
   model.plan_training(B);
   AdamW opt(model.table(), default_adamw(cfg.name), model.backend());
   ContrastiveStep step(model, B);
-  Rng rng(uint64_t(o.get_int("seed")) + 1);
+  Rng rng(uint64_t(a.seed) + 1);
   const int S = cfg.vision.image_size, ctx = cfg.text.context_length;
   std::vector<float> images(size_t(B * 3 * S * S));
   for (auto& v : images) v = float(rng.normal());
   int lo, hi;
-  text_lengths(o, ctx, &lo, &hi);
+  text_lengths(a, ctx, &lo, &hi);
   std::vector<int32_t> tokens = synthetic_tokens(B, ctx, cfg.text.vocab_size, lo, hi, rng);
 
   auto one = [&]() {
@@ -177,7 +177,7 @@ int run_train(const std::vector<std::string>& args) {
   for (auto& e : profile::report())
     ops_j.push_back({{"name", e.name}, {"seconds_per_step", e.seconds / double(steps)}, {"calls_per_step", e.calls / steps}});
   j["profile"] = ops_j;
-  if (o.flag("json")) {
+  if (a.json) {
     std::printf("%s\n", j.dump().c_str());
     return 0;
   }
@@ -196,21 +196,20 @@ int run_train(const std::vector<std::string>& args) {
 }
 
 int run_infer(const std::vector<std::string>& args) {
-  Options o = options_for("bench infer");
-  o.parse(args);
-  if (o.help_requested()) return std::printf("%s", o.help().c_str()), 0;
-  if (o.get_int("threads") > 0) set_num_threads(int(o.get_int("threads")));
-  const int64_t B = o.get_int("batch-size"), steps = o.get_int("steps"), warm = o.get_int("warmup-steps");
-  Precision prec = parse_precision(o.get("precision"));
-  InferenceModel inf(random_model(o, B, uint64_t(o.get_int("seed"))));
+  BenchArgs a;
+  if (!parse_flags("bench infer", args, &a)) return 0;
+  if (a.threads > 0) set_num_threads(a.threads);
+  const int64_t B = a.batch_size, steps = a.steps, warm = a.warmup_steps;
+  const Precision prec = a.precision;
+  InferenceModel inf(random_model(a, B, uint64_t(a.seed)));
   Clip& model = inf.clip();
   const ModelCfg& cfg = inf.cfg();
-  Rng rng(uint64_t(o.get_int("seed")) + 1);
+  Rng rng(uint64_t(a.seed) + 1);
   const int S = cfg.vision.image_size, ctx = cfg.text.context_length;
   std::vector<float> images(size_t(B * 3 * S * S)), out(size_t(B * cfg.embed_dim));
   for (auto& v : images) v = float(rng.normal());
   int lo, hi;
-  text_lengths(o, ctx, &lo, &hi);
+  text_lengths(a, ctx, &lo, &hi);
   std::vector<int32_t> tokens = synthetic_tokens(B, ctx, cfg.text.vocab_size, lo, hi, rng);
   for (int64_t i = 0; i < warm; ++i) model.encode_image(images.data(), B, out.data());
   profile::reset();
@@ -232,7 +231,7 @@ int run_infer(const std::vector<std::string>& args) {
   for (auto& e : profile::report())
     ops_j.push_back({{"name", e.name}, {"seconds_per_batch", e.seconds / double(steps)}, {"calls_per_batch", e.calls / steps}});
   j["encode_image_profile"] = ops_j;
-  if (o.flag("json")) {
+  if (a.json) {
     std::printf("%s\n", j.dump().c_str());
   } else {
     std::printf("bench infer %s  batch %lld  %s  threads %d\n  encode_image %.2f images/s   encode_text %.1f texts/s "
@@ -249,17 +248,16 @@ int run_infer(const std::vector<std::string>& args) {
 // Zero-shot evaluation cost: the classifier (C classes x T templates through the text
 // tower, OpenCLIP's build_zero_shot_classifier) and images/s through the image tower + logits.
 int run_zeroshot(const std::vector<std::string>& args) {
-  Options o = options_for("bench zeroshot");
-  o.parse(args);
-  if (o.help_requested()) return std::printf("%s", o.help().c_str()), 0;
-  if (o.get_int("threads") > 0) set_num_threads(int(o.get_int("threads")));
-  const int64_t B = o.get_int("batch-size"), N = o.get_int("images");
-  InferenceModel inf(random_model(o, B, 0));
+  BenchArgs a;
+  if (!parse_flags("bench zeroshot", args, &a)) return 0;
+  if (a.threads > 0) set_num_threads(a.threads);
+  const int64_t B = a.batch_size, N = a.images;
+  InferenceModel inf(random_model(a, B, 0));
   Clip& model = inf.clip();
   const ModelCfg& cfg = inf.cfg();
   ZeroShotTask task = imagenet_task();
-  task.classnames.resize(std::min<size_t>(task.classnames.size(), size_t(o.get_int("classes"))));
-  task.templates.resize(std::min<size_t>(task.templates.size(), size_t(o.get_int("templates"))));
+  task.classnames.resize(std::min<size_t>(task.classnames.size(), size_t(a.classes)));
+  task.templates.resize(std::min<size_t>(task.templates.size(), size_t(a.templates)));
   const TextTokenizer& tok = *inf.tokenizer();
   Timer t;
   std::vector<float> W = zeroshot_classifier(model, tok, task, B);
@@ -277,15 +275,15 @@ int run_zeroshot(const std::vector<std::string>& args) {
     ops::gemm<float>(false, true, n, C, E, 100.0f, feats.data(), E, W.data(), E, 0.0f, logits.data(), C);
   }
   const double ips = double(N) / t.seconds();
-  nlohmann::json j = {{"model", cfg.name}, {"precision", o.get("precision")}, {"classes", C},
+  nlohmann::json j = {{"model", cfg.name}, {"precision", a.precision_spelled}, {"classes", C},
                       {"templates", task.templates.size()}, {"classifier_seconds", cls_s},
                       {"prompts_per_second", double(C) * double(task.templates.size()) / cls_s},
                       {"images_per_second", ips}, {"threads", num_threads()}};
-  if (o.flag("json")) std::printf("%s\n", j.dump().c_str());
+  if (a.json) std::printf("%s\n", j.dump().c_str());
   else
     std::printf("bench zeroshot %s %s: classifier %lld classes x %zu templates in %.1f s (%.1f prompts/s); "
                 "%.2f images/s\n",
-                cfg.name.c_str(), o.get("precision").c_str(), (long long)C, task.templates.size(), cls_s,
+                cfg.name.c_str(), a.precision_spelled.c_str(), (long long)C, task.templates.size(), cls_s,
                 double(C) * double(task.templates.size()) / cls_s, ips);
   return 0;
 }

@@ -4,6 +4,7 @@
 #include <nlohmann/json.hpp>
 #include <openclip/openclip.h>
 
+#include "cli/args.h"
 #include "cli/command.h"
 #include "core/check.h"
 #include "core/flags.h"
@@ -12,20 +13,17 @@ namespace oc::cli {
 namespace {
 
 int run(const std::vector<std::string>& args) {
-  Options o = options_for("classify");
-  o.parse(args);
-  if (o.help_requested()) return std::printf("%s", o.help().c_str()), 0;
-  if (!o.has("pretrained")) OC_USER_ERROR("classify needs --pretrained WEIGHTS");
-  auto images = o.list("image"), labels = o.list("labels");
+  ClassifyArgs a;
+  if (!parse_flags("classify", args, &a)) return 0;
+  if (a.pretrained.empty()) OC_USER_ERROR("classify needs --pretrained WEIGHTS");
+  const auto& images = a.images;
+  const auto& labels = a.labels;
   if (images.empty()) OC_USER_ERROR("classify needs --image FILE...");
   if (labels.empty()) OC_USER_ERROR("classify needs --labels TEXT... (at least one label)");
-  openclip::LoadOptions lo;
-  lo.precision = o.get("precision");
-  lo.device = o.get("device");
-  auto model = openclip::Model::load(o.get("model"), o.get("pretrained"), lo);
+  auto model = openclip::Model::load(a.model, a.pretrained, a);
   auto probs = model.classify(images, labels);
   for (size_t i = 0; i < images.size(); ++i) {
-    if (o.flag("json")) {
+    if (a.json) {
       nlohmann::json j = {{"image", images[i]}, {"labels", labels}, {"probs", probs[i]}};
       std::printf("%s\n", j.dump().c_str());
     } else {

@@ -2,6 +2,7 @@
 // layout (called from cmd_data.cpp).
 #include <cstdio>
 
+#include "cli/args.h"
 #include "cli/cmd_data.h"
 #include "core/check.h"
 #include "core/flags.h"
@@ -11,30 +12,29 @@
 namespace oc::cli {
 
 int data_shards(const std::vector<std::string>& args) {
-  Options o = options_for("data shards");
-  o.parse(args);
-  if (o.help_requested()) return std::printf("%s", o.help().c_str()), 0;
-  if (o.has("from-csv") == o.has("from-folder"))
+  DataToolArgs a;
+  if (!parse_flags("data shards", args, &a)) return 0;
+  if (a.from_csv.empty() == a.from_folder.empty())
     OC_USER_ERROR("data shards: give exactly one of --from-csv FILE or --from-folder DIR");
-  if (!o.has("out")) OC_USER_ERROR("data shards: --out is required");
+  if (a.out.empty()) OC_USER_ERROR("data shards: --out is required");
   Result<std::vector<data::ShardInput>> in = std::vector<data::ShardInput>{};
-  if (o.has("from-csv")) {
-    auto sep = data::parse_separator(o.get("csv-separator"));
+  if (!a.from_csv.empty()) {
+    auto sep = data::parse_separator(a.csv_separator);
     if (!sep) OC_USER_ERROR("{}", sep.error());
-    in = data::inputs_from_csv(o.get("from-csv"), *sep, o.get("csv-img-key"), o.get("csv-caption-key"));
+    in = data::inputs_from_csv(a.from_csv, *sep, a.csv_img_key, a.csv_caption_key);
   } else {
-    in = data::inputs_from_folder(o.get("from-folder"));
+    in = data::inputs_from_folder(a.from_folder);
   }
   if (!in) OC_USER_ERROR("{}", in.error());
   data::ShardToolOptions t;
-  t.out = o.get("out");
-  t.shard_size = o.get_int("shard-size");
-  t.image_size = int(o.get_int("image-size"));
-  auto mode = data::parse_resize_mode(o.get("resize-mode"));
+  t.out = a.out;
+  t.shard_size = a.shard_size;
+  t.image_size = a.image_size;
+  auto mode = data::parse_resize_mode(a.resize_mode);
   if (!mode) OC_USER_ERROR("{}", mode.error());
   t.resize_mode = *mode;
-  t.quality = int(o.get_int("encode-quality"));
-  t.first_caption_only = o.flag("first-caption-only");
+  t.quality = a.encode_quality;
+  t.first_caption_only = a.first_caption_only;
   auto r = data::write_shards(*in, t);
   std::printf("%lld samples -> %lld shard(s) in %s (%lld already done): %lld written, %lld unreadable, "
               "%lld failed to decode\n",

@@ -5,6 +5,7 @@
 #include <memory>
 #include <openclip/openclip.h>
 
+#include "cli/args.h"
 #include "cli/command.h"
 #include "core/check.h"
 #include "core/fs.h"
@@ -42,31 +43,26 @@ std::vector<std::string> image_list(const std::string& spec) {
 }
 
 int run(const std::vector<std::string>& args) {
-  Options o = options_for("embed");
-  o.parse(args);
-  if (o.help_requested()) return std::printf("%s", o.help().c_str()), 0;
-  if (!o.has("pretrained")) OC_USER_ERROR("embed needs --pretrained WEIGHTS");
-  if (o.has("images") == o.has("texts")) OC_USER_ERROR("embed needs exactly one of --images or --texts");
-  const std::string out = o.get("out");
+  EmbedArgs a;
+  if (!parse_flags("embed", args, &a)) return 0;
+  if (a.pretrained.empty()) OC_USER_ERROR("embed needs --pretrained WEIGHTS");
+  if (a.images.empty() == a.texts.empty()) OC_USER_ERROR("embed needs exactly one of --images or --texts");
+  const std::string& out = a.out;
   const bool st = out.size() > 12 && out.substr(out.size() - 12) == ".safetensors";
   if (!st && !(out.size() > 4 && out.substr(out.size() - 4) == ".npy"))
     OC_USER_ERROR("--out must end in .npy or .safetensors");
-  openclip::LoadOptions lo;
-  lo.precision = o.get("precision");
-  lo.device = o.get("device");
-  lo.batch_size = int(o.get_int("batch-size"));
-  auto model = openclip::Model::load(o.get("model"), o.get("pretrained"), lo);
+  auto model = openclip::Model::load(a.model, a.pretrained, a);
   std::vector<std::vector<float>> e;
   std::vector<std::string> names;
-  if (o.has("images")) {
-    names = image_list(o.get("images"));
-    e = model.encode_image_files(names, !o.flag("no-normalize"));
+  if (!a.images.empty()) {
+    names = image_list(a.images);
+    e = model.encode_image_files(names, !a.no_normalize);
   } else {
-    std::ifstream f(o.get("texts"));
-    if (!f) OC_USER_ERROR("cannot open {}", o.get("texts"));
+    std::ifstream f(a.texts);
+    if (!f) OC_USER_ERROR("cannot open {}", a.texts);
     for (std::string line; std::getline(f, line);) names.push_back(line);
-    if (names.empty()) OC_USER_ERROR("{}: no texts", o.get("texts"));
-    e = model.encode_texts(names, !o.flag("no-normalize"));
+    if (names.empty()) OC_USER_ERROR("{}: no texts", a.texts);
+    e = model.encode_texts(names, !a.no_normalize);
   }
   const int64_t N = int64_t(e.size()), E = model.embed_dim();
   std::vector<float> flat;
@@ -74,7 +70,7 @@ int run(const std::vector<std::string>& args) {
   TensorView view{DType::F32, {N, E}, flat.data()};
   if (st) {
     std::vector<std::pair<std::string, TensorView>> t = {{"embeddings", view}};
-    io::write_safetensors(out, t, {{"kind", o.has("images") ? "image" : "text"}, {"model", o.get("model")}});
+    io::write_safetensors(out, t, {{"kind", a.images.empty() ? "text" : "image"}, {"model", a.model}});
   } else {
     io::write_npy(out, view);
   }

@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <nlohmann/json.hpp>
 
+#include "cli/args.h"
 #include "cli/command.h"
 #include "core/check.h"
 #include "core/fs.h"
@@ -17,30 +18,21 @@ namespace oc::cli {
 namespace {
 
 int run(const std::vector<std::string>& args) {
-  Options o = options_for("eval");
-  o.parse(args);
-  if (o.help_requested()) return std::printf("%s", o.help().c_str()), 0;
-  EvalArgs e;
-  e.model = o.get("model");
-  e.pretrained = o.get("pretrained");
-  e.precision = o.get("precision");
-  e.device = o.get("device");
-  e.batch_size = int(o.get_int("batch-size"));
-  e.threads = int(o.get_int("threads"));
+  EvalCommandArgs e;
+  if (!parse_flags("eval", args, &e)) return 0;
   EvalData& ev = e.data;
-  Status s = data::apply_data_options(o, false, &ev.base);
+  Status s = data::data_config(e, /*train=*/false, &ev.base);
   if (!s) OC_USER_ERROR("{}", s.error());
-  ev.imagenet_val = o.get("imagenet-val");
-  ev.zeroshot_data = o.get("zeroshot-data");
-  set_zeroshot_classnames(&ev, o.get("zeroshot-classnames"));
-  ev.templates_file = o.get("zeroshot-templates");
+  ev.imagenet_val = e.imagenet_val;
+  ev.zeroshot_data = e.zeroshot_data;
+  set_zeroshot_classnames(&ev, e.zeroshot_classnames);
+  ev.templates_file = e.zeroshot_templates;
   ev.val_data = ev.base.data;
   ev.val_num_samples = ev.base.num_samples;
-  ev.dedup_images = o.flag("val-dedup-images");
-  ev.workers = int(o.get_int("workers"));
-  ev.predictions_dir = o.get("predictions-dir");
+  ev.dedup_images = e.val_dedup_images;
+  ev.workers = e.workers;
   const std::map<std::string, double> m = eval(e);
-  if (o.flag("json")) {
+  if (e.json) {
     std::printf("%s\n", nlohmann::json(m).dump().c_str());
   } else {
     for (auto& [k, v] : m) std::printf("%-32s %.4f\n", k.c_str(), v);

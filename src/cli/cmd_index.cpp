@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <nlohmann/json.hpp>
 
+#include "cli/args.h"
 #include "cli/command.h"
 #include "core/check.h"
 #include "core/flags.h"
@@ -21,23 +22,13 @@ const char* kUsage =
     "  search  the nearest images of an index to a text (or an image)\n";
 
 int build(const std::vector<std::string>& args) {
-  Options o = options_for("index build");
-  o.parse(args);
-  if (o.help_requested()) return std::printf("%s", o.help().c_str()), 0;
-  if (o.has("pretrained") == o.flag("random-init")) OC_USER_ERROR("index build needs --pretrained WEIGHTS (or --random-init)");
-  index::BuildOptions b;
-  b.model = o.get("model");
-  b.weights = o.get("pretrained");
-  b.precision = o.get("precision");
-  b.device = o.get("device");
-  b.images = o.get("images");
-  b.out = o.get("out");
-  b.faiss = o.get("faiss");
-  b.batch = int(o.get_int("batch-size"));
+  IndexBuildArgs b;
+  if (!parse_flags("index build", args, &b)) return 0;
+  if (b.weights.empty() != b.random_init) OC_USER_ERROR("index build needs --pretrained WEIGHTS (or --random-init)");
   if (b.batch < 1) OC_USER_ERROR("--batch-size must be at least 1");
   auto r = index::build_index(b);
   const double ips = r.embed_seconds > 0 ? r.added / r.embed_seconds : 0;
-  if (o.flag("json")) {
+  if (b.json) {
     nlohmann::json j = {{"index", b.out}, {"added", r.added}, {"already_indexed", r.already}, {"failed", r.failed},
                         {"total", r.total}, {"faiss", r.faiss_kind}, {"embed_seconds", r.embed_seconds},
                         {"images_per_second", ips}};
@@ -54,39 +45,38 @@ int search(const std::vector<std::string>& args) {
   std::vector<std::string> a = args;
   for (auto& s : a)
     if (s == "-k") s = "--k";
-  Options o = options_for("index search");
-  o.parse(a);
-  if (o.help_requested()) return std::printf("%s", o.help().c_str()), 0;
-  if (o.positional().size() != 1) OC_USER_ERROR("index search needs one INDEX_DIR");
-  if (o.has("text") == o.has("image")) OC_USER_ERROR("index search needs exactly one of --text or --image");
-  const int k = int(o.get_int("k"));
+  IndexSearchArgs q;
+  if (!parse_flags("index search", a, &q)) return 0;
+  if (q.positional.size() != 1) OC_USER_ERROR("index search needs one INDEX_DIR");
+  if (q.text.has_value() == q.image.has_value()) OC_USER_ERROR("index search needs exactly one of --text or --image");
+  const int k = q.k;
   if (k < 1) OC_USER_ERROR("-k must be at least 1");
-  index::Searcher s(o.positional()[0]);
+  index::Searcher s(q.positional[0]);
   const ModelSource src =
-      resolve_model_source(s.meta().model, o.has("pretrained") ? o.get("pretrained") : s.meta().weights);
+      resolve_model_source(s.meta().model, q.pretrained.empty() ? s.meta().weights : q.pretrained);
   index::check_same_model(s.meta(), s.dir(), s.meta().model, index::weights_checksum(src.weights));
   InferenceOptions io;
-  io.device = o.get("device");
+  io.device = q.device;
   io.max_batch = 1;
   InferenceModel enc(src, io);
-  std::vector<float> q;
-  if (o.has("text")) {
-    if (o.get("text").empty()) OC_USER_ERROR("--text is empty");
-    const std::vector<std::string> t = {o.get("text")};
-    q = enc.encode_texts(t);
+  std::vector<float> e;
+  if (q.text) {
+    if (q.text->empty()) OC_USER_ERROR("--text is empty");
+    const std::vector<std::string> t = {*q.text};
+    e = enc.encode_texts(t);
   } else {
-    auto img = decode_image_file(o.get("image"));
-    if (!img) OC_USER_ERROR("{}: {}", o.get("image"), img.error());
+    auto img = decode_image_file(*q.image);
+    if (!img) OC_USER_ERROR("{}: {}", *q.image, img.error());
     const ImageU8* p = &img.value();
-    q = enc.encode_images({&p, 1});
+    e = enc.encode_images({&p, 1});
   }
-  auto hits = s.search(q.data(), k);
-  if (o.flag("json")) {
+  auto hits = s.search(e.data(), k);
+  if (q.json) {
     nlohmann::json res = nlohmann::json::array();
     for (auto& h : hits)
       res.push_back({{"id", h.id}, {"score", h.score}, {"key", h.item->key}, {"path", h.item->path},
                      {"caption", h.item->caption}});
-    nlohmann::json j = {{"query", o.has("text") ? o.get("text") : o.get("image")}, {"results", res}};
+    nlohmann::json j = {{"query", q.text ? *q.text : *q.image}, {"results", res}};
     std::printf("%s\n", j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace).c_str());
   } else {
     for (size_t i = 0; i < hits.size(); ++i)

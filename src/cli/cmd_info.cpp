@@ -6,6 +6,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "cli/args.h"
 #include "cli/command.h"
 #include "core/machine.h"
 #include "core/flags.h"
@@ -73,11 +74,10 @@ nlohmann::json info_json() {
 }
 
 int run(const std::vector<std::string>& args) {
-  Options opt = options_for("info");
-  opt.parse(args);
-  if (opt.help_requested()) return std::printf("%s", opt.help().c_str()), 0;
+  RunToolArgs opt;
+  if (!parse_flags("info", args, &opt)) return 0;
   nlohmann::json j = info_json();
-  if (opt.flag("json")) {
+  if (opt.json) {
     std::printf("%s\n", j.dump().c_str());
     return 0;
   }

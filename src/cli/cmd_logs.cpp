@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <nlohmann/json.hpp>
 
+#include "cli/args.h"
 #include "cli/command.h"
 #include "core/check.h"
 #include "core/flags.h"
@@ -14,12 +15,11 @@ namespace oc::cli {
 namespace {
 
 int run_export(const std::vector<std::string>& args) {
-  Options o = options_for("logs export");
-  o.parse(args);
-  if (o.help_requested()) return std::printf("%s", o.help().c_str()), 0;
-  if (o.positional().size() != 1) OC_USER_ERROR("logs export takes one run folder or event file");
-  auto all = read_run_scalars(o.positional()[0]);
-  const std::string tag = o.get("tag"), fmt = o.get("format");
+  RunToolArgs o;
+  if (!parse_flags("logs export", args, &o)) return 0;
+  if (o.positional.size() != 1) OC_USER_ERROR("logs export takes one run folder or event file");
+  auto all = read_run_scalars(o.positional[0]);
+  const std::string tag = o.tag, fmt = o.format;
   if (fmt != "csv" && fmt != "json") OC_USER_ERROR("--format {}: choose csv or json", fmt);
   std::vector<std::string> tags;
   for (auto& [t, _] : all)
@@ -27,7 +27,7 @@ int run_export(const std::vector<std::string>& args) {
   if (tags.empty()) {
     std::string have;
     for (auto& [t, _] : all) have += (have.empty() ? "" : ", ") + t;
-    OC_USER_ERROR("{}: no tag '{}' (tags: {})", o.positional()[0], tag, have);
+    OC_USER_ERROR("{}: no tag '{}' (tags: {})", o.positional[0], tag, have);
   }
   if (fmt == "csv") {
     std::printf("tag,step,value,wall_time\n");
@@ -45,22 +45,21 @@ int run_export(const std::vector<std::string>& args) {
 }
 
 int run_compare(const std::vector<std::string>& args) {
-  Options o = options_for("logs compare");
-  o.parse(args);
-  if (o.help_requested()) return std::printf("%s", o.help().c_str()), 0;
-  if (o.positional().size() != 2) OC_USER_ERROR("logs compare takes two runs: A (candidate) and B (reference)");
-  const std::string tag = o.get("tag");
-  auto a = read_run_scalars(o.positional()[0]), b = read_run_scalars(o.positional()[1]);
-  if (!a.count(tag)) OC_USER_ERROR("{}: no tag '{}'", o.positional()[0], tag);
-  if (!b.count(tag)) OC_USER_ERROR("{}: no tag '{}'", o.positional()[1], tag);
+  RunToolArgs o;
+  if (!parse_flags("logs compare", args, &o)) return 0;
+  if (o.positional.size() != 2) OC_USER_ERROR("logs compare takes two runs: A (candidate) and B (reference)");
+  const std::string tag = o.tag;
+  auto a = read_run_scalars(o.positional[0]), b = read_run_scalars(o.positional[1]);
+  if (!a.count(tag)) OC_USER_ERROR("{}: no tag '{}'", o.positional[0], tag);
+  if (!b.count(tag)) OC_USER_ERROR("{}: no tag '{}'", o.positional[1], tag);
   CompareResult r = compare_series(a[tag], b[tag]);
   if (r.rows.empty()) OC_USER_ERROR("the runs have no step of '{}' in common", tag);
-  const double bound = o.get_float("max-rel-diff");
+  const double bound = o.max_rel_diff;
   const bool pass = r.max_rel_diff <= bound;
   auto rows = r.rows;
   std::sort(rows.begin(), rows.end(), [](auto& x, auto& y) { return x.rel_diff > y.rel_diff; });
-  rows.resize(std::min(rows.size(), size_t(o.get_int("top"))));
-  if (o.flag("json")) {
+  rows.resize(std::min(rows.size(), size_t(o.top)));
+  if (o.json) {
     nlohmann::json j = {{"tag", tag}, {"pass", pass}, {"max_rel_diff", r.max_rel_diff}, {"bound", bound},
                         {"common_steps", r.rows.size()}, {"only_a", r.only_a}, {"only_b", r.only_b}};
     for (auto& x : rows) j["worst"].push_back({{"step", x.step}, {"a", x.a}, {"b", x.b}, {"rel_diff", x.rel_diff}});

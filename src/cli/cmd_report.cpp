@@ -2,6 +2,7 @@
 // training run (curves, zero-shot accuracy, confusion matrix, example predictions).
 #include <cstdio>
 
+#include "cli/args.h"
 #include "cli/command.h"
 #include "core/check.h"
 #include "core/flags.h"
@@ -11,13 +12,12 @@ namespace oc::cli {
 namespace {
 
 int run(const std::vector<std::string>& args) {
-  Options o = options_for("report");
-  o.parse(args);
-  if (o.help_requested()) return std::printf("%s", o.help().c_str()), 0;
-  if (o.positional().size() != 1) OC_USER_ERROR("report takes one run folder (e.g. logs/<name>); got {}", o.positional().size());
+  RunToolArgs o;
+  if (!parse_flags("report", args, &o)) return 0;
+  if (o.positional.size() != 1) OC_USER_ERROR("report takes one run folder (e.g. logs/<name>); got {}", o.positional.size());
   report::ReportOptions ro;
-  ro.title = o.get("title");
-  std::printf("%s\n", report::write_report(o.positional()[0], o.get("out"), ro).c_str());
+  ro.title = o.title;
+  std::printf("%s\n", report::write_report(o.positional[0], o.out, ro).c_str());
   return 0;
 }
 

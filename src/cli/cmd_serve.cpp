@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <thread>
 
+#include "cli/args.h"
 #include "cli/command.h"
 #include "core/check.h"
 #include "core/flags.h"
@@ -38,37 +39,13 @@ std::string read_key_file(const std::string& path) {
 }
 
 int run(const std::vector<std::string>& args) {
-  Options o = options_for("serve");
-  o.parse(args);
-  if (o.help_requested()) return std::printf("%s", o.help().c_str()), 0;
-  if (o.has("pretrained") == o.flag("random-init")) OC_USER_ERROR("serve needs --pretrained WEIGHTS (or --random-init)");
-  serve::ServeOptions s;
-  s.model = o.get("model");
-  s.weights = o.get("pretrained");
-  s.precision = o.get("precision");
-  s.device = o.get("device");
-  s.index_dir = o.get("index");
-  s.host = o.get("host");
-  s.port = int(o.get_int("port"));
-  s.max_batch = int(o.get_int("max-batch"));
-  s.max_wait_ms = int(o.get_int("max-wait-ms"));
-  s.max_queue = int(o.get_int("max-queue"));
-  s.http_threads = int(o.get_int("http-threads"));
-  s.max_body = size_t(o.get_int("max-body-bytes"));
-  s.max_pixels = o.get_int("max-image-pixels");
-  s.max_text_bytes = size_t(o.get_int("max-text-bytes"));
-  s.max_inputs = int(o.get_int("max-inputs"));
-  s.max_connections = int(o.get_int("max-connections"));
-  s.max_request_pixels = o.get_int("max-request-pixels");
-  s.max_request_text_bytes = size_t(o.get_int("max-request-text-bytes"));
-  s.header_timeout_s = double(o.get_int("header-timeout"));
-  s.body_timeout_s = double(o.get_int("body-timeout"));
-  s.drain_seconds = double(o.get_int("drain-seconds"));
-  s.api_key = o.get("api-key");
-  if (o.has("api-key-file")) s.api_key = read_key_file(o.get("api-key-file"));
-  s.insecure_no_auth = o.flag("insecure-no-auth");
-  s.allowed_hosts = serve::split_list(o.get("allowed-hosts"));
-  s.cors_origins = serve::split_list(o.get("cors-origin"));
+  ServeArgs a;
+  if (!parse_flags("serve", args, &a)) return 0;
+  if (a.weights.empty() != a.random_init) OC_USER_ERROR("serve needs --pretrained WEIGHTS (or --random-init)");
+  serve::ServeOptions& s = a;
+  if (!a.api_key_file.empty()) s.api_key = read_key_file(a.api_key_file);
+  s.allowed_hosts = serve::split_list(a.allowed_hosts_list);
+  s.cors_origins = serve::split_list(a.cors_origin_list);
   if (s.port < 0 || s.port > 65535) OC_USER_ERROR("--port must be 0..65535");
   if (s.max_batch < 1 || s.max_wait_ms < 0 || s.max_queue < 1 || s.max_inputs < 1 || s.max_connections < 1)
     OC_USER_ERROR("--max-batch, --max-queue, --max-inputs and --max-connections must be at least 1, --max-wait-ms at least 0");

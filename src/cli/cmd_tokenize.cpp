@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "cli/args.h"
 #include "cli/command.h"
 #include "core/check.h"
 #include "core/fs.h"
@@ -105,44 +106,43 @@ TextTokenizerSpec spec_from_model(const std::string& model) {
   return text_tokenizer_spec_from_config(text.value(), model);
 }
 
-std::unique_ptr<TextTokenizer> tokenizer_from_options(const Options& opt) {
+std::unique_ptr<TextTokenizer> tokenizer_from_options(const TokenizeArgs& opt) {
   TextTokenizerSpec spec;
-  if (opt.has("model")) {
-    if (opt.has("hf-tokenizer") || opt.flag("strip-sep-token"))
+  if (!opt.model.empty()) {
+    if (!opt.hf_tokenizer.empty() || opt.strip_sep_token)
       OC_USER_ERROR("--model selects the tokenizer from its config: do not combine it with --hf-tokenizer or "
                     "--strip-sep-token");
-    spec = spec_from_model(opt.get("model"));
+    spec = spec_from_model(opt.model);
   } else {
-    spec.hf_tokenizer_name = opt.get("hf-tokenizer");
-    spec.strip_sep_token = opt.flag("strip-sep-token");
+    spec.hf_tokenizer_name = opt.hf_tokenizer;
+    spec.strip_sep_token = opt.strip_sep_token;
   }
-  if (opt.given("context-length") || !opt.has("model")) {
-    const int64_t ctx = opt.get_int("context-length");
+  if (opt.context_length_given || opt.model.empty()) {
+    const int64_t ctx = opt.context_length;
     if (ctx < 1 || ctx > (1 << 20)) OC_USER_ERROR("--context-length must be in [1, 1048576], got {}", ctx);
     spec.context_length = int(ctx);
   }
   if (spec.hf_tokenizer_name.empty()) {
-    if (opt.has("hf-tokenizer-vocab"))
+    if (!opt.hf_tokenizer_vocab.empty())
       OC_USER_ERROR("--hf-tokenizer-vocab is the vocabulary of a Hugging Face tokenizer, but the tokenizer is "
                     "CLIP's BPE (no --hf-tokenizer, or a --model without hf_tokenizer_name)");
-    spec.vocab_path = opt.get("vocab");
+    spec.vocab_path = opt.vocab;
   } else {
-    if (opt.has("vocab"))
+    if (!opt.vocab.empty())
       OC_USER_ERROR("--vocab is CLIP's BPE vocabulary; the {} tokenizer reads --hf-tokenizer-vocab",
                     spec.hf_tokenizer_name);
-    spec.vocab_path = opt.get("hf-tokenizer-vocab");
+    spec.vocab_path = opt.hf_tokenizer_vocab;
   }
   return make_text_tokenizer(spec);
 }
 
 int run(const std::vector<std::string>& args) {
-  Options opt = options_for("tokenize");
-  opt.parse(args);
-  if (opt.help_requested()) return std::printf("%s", opt.help().c_str()), 0;
+  TokenizeArgs opt;
+  if (!parse_flags("tokenize", args, &opt)) return 0;
   std::unique_ptr<TextTokenizer> tok = tokenizer_from_options(opt);
   const int64_t ctx = tok->context_length();
 
-  const std::string input = opt.get("input");
+  const std::string& input = opt.input;
   FILE* in = input == "-" ? stdin : std::fopen(input.c_str(), "rb");
   if (!in) OC_USER_ERROR("cannot open --input {}: {}", input, std::strerror(errno));
   LineReader reader(in);
@@ -151,7 +151,7 @@ int run(const std::vector<std::string>& args) {
   std::vector<int32_t> ids;
   std::string out;
   size_t line_base = 0, n_bad = 0;
-  const bool decode = opt.flag("decode");
+  const bool decode = opt.decode;
   while (reader.next_chunk(lines)) {
     const size_t n = lines.size();
     errors.assign(n, "");

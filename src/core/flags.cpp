@@ -1,6 +1,9 @@
 #include "core/flags.h"
 
 #include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 #include <functional>
@@ -8,6 +11,36 @@
 #include "core/check.h"
 
 namespace oc {
+
+namespace flag_detail {
+
+std::string joined(const FlagText& t) {
+  std::string r;
+  for (size_t i = 0; i < t.values.size(); ++i) r += (i ? " " : "") + t.values[i];
+  return r;
+}
+
+int64_t as_int(const FlagText& t) { return std::strtoll(t.values.at(0).c_str(), nullptr, 10); }
+
+double as_double(const FlagText& t) { return std::strtod(t.values.at(0).c_str(), nullptr); }
+
+std::vector<double> as_doubles(const FlagText& t) {
+  std::vector<double> out;
+  for (auto& v : t.values) {
+    char* end = nullptr;
+    double d = std::strtod(v.c_str(), &end);
+    if (v.empty() || *end || !std::isfinite(d))
+      OC_USER_ERROR("openclip {}: --{} takes finite numbers, got '{}'", t.command, t.spec.name, v);
+    out.push_back(d);
+  }
+  return out;
+}
+
+void not_in_table(const FlagText& t) {
+  OC_USER_ERROR("openclip {}: --{} {}: choose one of {}", t.command, t.spec.name, joined(t), fmt::join(t.spec.choices, ", "));
+}
+
+}  // namespace flag_detail
 
 bool Flag::used_by(const std::string& command) const {
   return std::find(commands.begin(), commands.end(), command) != commands.end();
@@ -161,6 +194,26 @@ Options options_for(const std::string& command) {
     if (all) o.add_rule(r.check);
   }
   return o;
+}
+
+void print_help(const Options& o) { std::printf("%s", o.help().c_str()); }
+
+void fill_flags(const Options& o, const std::vector<std::pair<std::type_index, void*>>& targets) {
+  for (const Flag& f : all_flags()) {
+    if (!f.used_by(o.command())) continue;
+    const std::vector<std::string> values = o.text(f.spec.name);
+    bool bound = false;
+    for (const FlagBinding& b : f.bindings)
+      for (const auto& [type, settings] : targets)
+        if (b.target == type) {
+          bound = true;
+          if (!values.empty()) b.write(settings, FlagText{o.command(), f.spec, values, o.given(f.spec.name)});
+        }
+    // Not read: the no-op flags, the ones not built, and the ones with a single accepted value.
+    OC_CHECK(bound || f.status == "no-op" || !f.spec.not_built.empty() || f.spec.choices.size() == 1,
+             "flag --{} of '{}' writes no field of the command's settings (bind it in the registry)", f.spec.name,
+             o.command());
+  }
 }
 
 std::string cli_markdown() {

@@ -213,6 +213,15 @@ std::vector<std::string> Options::list(const std::string& name) const {
   return out;
 }
 
+std::vector<std::string> Options::text(const std::string& name) const {
+  const auto& s = spec(name);
+  if (s.type == OptType::Flag) return {flag(name) ? "true" : "false"};
+  if (s.type == OptType::List) return list(name);
+  if (auto it = values_.find(name); it != values_.end()) return it->second;
+  if (s.default_value.empty()) return {};
+  return {s.default_value};
+}
+
 std::vector<double> Options::float_list(const std::string& name) const {
   std::vector<double> out;
   for (auto& v : list(name)) {

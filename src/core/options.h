@@ -61,6 +61,9 @@ class Options {
   std::vector<std::string> list(const std::string& name) const;
   std::vector<double> float_list(const std::string& name) const;
   const std::vector<std::string>& positional() const { return positional_; }
+  // The text values of a flag: as given, else its default (a List's split at spaces; a
+  // switch's {"true"} or {"false"}); empty when it has neither (None).
+  std::vector<std::string> text(const std::string& name) const;
   void set(const std::string& name, const std::string& value);  // programmatic override
 
   std::string help() const;

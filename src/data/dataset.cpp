@@ -7,11 +7,8 @@
 namespace oc::data {
 
 Result<DatasetType> parse_dataset_type(const std::string& n) {
-  if (n == "auto") return DatasetType::Auto;
-  if (n == "webdataset") return DatasetType::WebDataset;
-  if (n == "csv") return DatasetType::Csv;
-  if (n == "synthetic") return DatasetType::Synthetic;
-  if (n == "synthetic-learnable") return DatasetType::SyntheticLearnable;
+  for (const auto& [name, t] : kDatasetTypeNames)
+    if (n == name) return t;
   return Err{fmt::format("--dataset-type '{}': choose auto, webdataset, csv, synthetic or synthetic-learnable", n)};
 }
 
@@ -41,25 +38,25 @@ Result<DatasetType> resolve_dataset_type(DatasetType t, const std::string& data)
       "name .tar shards or a .csv/.tsv file, or pass --dataset-type", data, ext)};
 }
 
-Status apply_data_options(const Options& o, bool train, DataConfig* cfg) {
-  auto type = parse_dataset_type(o.get("dataset-type"));
+Status data_config(const DataFlags& f, bool train, DataConfig* cfg) {
+  auto type = parse_dataset_type(f.dataset_type);
   if (!type) return Err{type.error()};
   cfg->type = *type;
   cfg->train = train;
-  cfg->data = o.get(train ? "train-data" : "val-data");
-  std::string n = train ? "train-num-samples" : "val-num-samples";
-  cfg->num_samples = o.has(n) ? o.get_int(n) : -1;
-  cfg->resampled = train && o.flag("dataset-resampled");
-  cfg->upsampling_factors = train ? o.get("train-data-upsampling-factors") : "";
-  cfg->shuffle = !o.flag("no-shuffle");
-  auto sep = parse_separator(o.get("csv-separator"));
+  cfg->data = train ? f.train_data : f.val_data;
+  const int64_t n = train ? f.train_num_samples : f.val_num_samples;
+  cfg->num_samples = n > 0 ? n : -1;
+  cfg->resampled = train && f.dataset_resampled;
+  cfg->upsampling_factors = train ? f.upsampling_factors : "";
+  cfg->shuffle = !f.no_shuffle;
+  auto sep = parse_separator(f.csv_separator);
   if (!sep) return Err{sep.error()};
   cfg->csv_separator = *sep;
-  cfg->csv_img_key = o.get("csv-img-key");
-  cfg->csv_caption_key = o.get("csv-caption-key");
-  cfg->csv_label_key = o.get("csv-label-key");
-  cfg->workers = int(o.get_int("workers"));
-  if (cfg->workers < 0) return Err{"--workers must be >= 0"};
+  cfg->csv_img_key = f.csv_img_key;
+  cfg->csv_caption_key = f.csv_caption_key;
+  cfg->csv_label_key = f.csv_label_key;
+  cfg->batch_size = f.batch_size;
+  cfg->workers = f.workers;
   return Status::success();
 }
 

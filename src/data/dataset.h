@@ -1,11 +1,13 @@
-// What to load and how: OpenCLIP's data flags gathered in one struct and the dataset type
-// (auto by extension, as OpenCLIP). The flags themselves are declared in core/flags_train.cpp.
+// What to load and how: OpenCLIP's data flags as parsed (DataFlags), the loader's settings
+// (DataConfig), the one mapping between them, and the dataset type (auto by extension, as
+// OpenCLIP). The flags themselves are declared and bound in core/flags_train.cpp.
 #pragma once
 #include <cstdint>
 #include <string>
+#include <string_view>
+#include <utility>
 #include <vector>
 
-#include "core/options.h"
 #include "core/result.h"
 #include "image/transform.h"
 
@@ -13,7 +15,14 @@ namespace oc::data {
 
 enum class DatasetType { Auto, WebDataset, Csv, Synthetic, SyntheticLearnable };
 
-// "auto", "webdataset", "csv", "synthetic", "synthetic-learnable".
+// --dataset-type's spellings (the flag registry binds through this table).
+inline constexpr std::pair<std::string_view, DatasetType> kDatasetTypeNames[] = {
+    {"auto", DatasetType::Auto},           {"webdataset", DatasetType::WebDataset},
+    {"csv", DatasetType::Csv},             {"synthetic", DatasetType::Synthetic},
+    {"synthetic-learnable", DatasetType::SyntheticLearnable},
+};
+
+// A spelling of kDatasetTypeNames.
 Result<DatasetType> parse_dataset_type(const std::string& name);
 const char* dataset_type_name(DatasetType t);
 // Auto: .csv/.tsv -> csv; .tar, a brace pattern or a pipe: command -> webdataset; anything
@@ -47,9 +56,22 @@ struct DataConfig {
   int warn_full = 5;            // skipped-sample warnings printed in full per reason
 };
 
-// Fills the data fields of cfg from parsed options (train = true uses --train-*, else --val-*).
-// Preprocessing, batch size and the world layout are left to the caller; the cross-flag
-// rules (upsampling factors need --dataset-resampled) were checked by the parser.
-Status apply_data_options(const Options& o, bool train, DataConfig* cfg);
+// The data flags that train and eval share, as parsed: each is written by its registry entry
+// (core/flags_train.cpp), with the registry's defaults. TrainArgs derives from it.
+struct DataFlags {
+  std::string train_data, val_data, dataset_type, csv_separator, csv_img_key, csv_caption_key, csv_label_key,
+      imagenet_val, upsampling_factors, zeroshot_data, zeroshot_classnames, zeroshot_templates;
+  int64_t train_num_samples = 0, val_num_samples = 0;  // 0 = unknown (None)
+  bool dataset_resampled = false, no_shuffle = false;
+  bool val_dedup_images = false;  // ours: retrieval counts the captions of one image as one image
+  int workers = 0, batch_size = 0;
+};
+
+// The loader's data settings from the data flags: train = true reads --train-data (its sample
+// count, resampling and upsampling factors), else --val-data. Preprocessing, the seed and the
+// world layout are left to the caller; the cross-flag rules (upsampling factors need
+// --dataset-resampled) were checked by the parser. An unknown dataset type or separator is
+// an error naming the flag.
+Status data_config(const DataFlags& f, bool train, DataConfig* cfg);
 
 }  // namespace oc::data

@@ -5,11 +5,13 @@
 #include <string>
 
 #include "eval/evaluate.h"
+#include "model/precision.h"
 
 namespace oc {
 
 struct EvalArgs {
-  std::string model = "ViT-B-32", pretrained, precision = "fp32";
+  std::string model = "ViT-B-32", pretrained;
+  Precision precision = Precision::Fp32;
   std::string device = "cpu";  // a registered backend (ops::resolve_device)
   int batch_size = 64;
   int threads = 0;  // 0: as set

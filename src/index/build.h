@@ -4,10 +4,13 @@
 #include <cstdint>
 #include <string>
 
+#include "model/precision.h"
+
 namespace oc::index {
 
 struct BuildOptions {
-  std::string model = "ViT-B-32", weights, precision = "fp32";
+  std::string model = "ViT-B-32", weights;
+  Precision precision = Precision::Fp32;
   std::string device = "cpu";  // --device (ops::resolve_device)
   std::string images;  // folder, pattern or shards
   std::string out;     // index folder (appended to when it exists)

@@ -24,7 +24,7 @@ Model Model::load(const std::string& model, const std::string& weights, const Lo
   oc::InferenceOptions o;
   o.model = model;
   o.weights = weights;
-  o.precision = opt.precision;
+  o.precision = oc::parse_precision(opt.precision);
   o.device = opt.device;
   o.vocab = opt.vocab;
   o.max_batch = opt.batch_size;

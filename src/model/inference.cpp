@@ -36,7 +36,7 @@ InferenceModel::InferenceModel(const ModelSource& src, const InferenceOptions& o
   clip_ = std::make_unique<Clip>(src.cfg, ops::backend(ops::resolve_device(opt.device)));
   if (src.weights.empty()) clip_->init(opt.seed);
   else load_weights(*clip_, src.weights);
-  clip_->set_precision(parse_precision(opt.precision));
+  clip_->set_precision(opt.precision);
   clip_->plan_inference(max_batch_);
   tok_ = model_tokenizer(clip_->cfg(), opt.vocab);
   apply_hint(src.preprocess, &pre_);

@@ -24,6 +24,7 @@
 #include "image/transform.h"
 #include "model/clip.h"
 #include "model/model_source.h"
+#include "model/precision.h"
 #include "text/text_tokenizer.h"
 
 namespace oc {
@@ -32,7 +33,7 @@ struct InferenceOptions {
   std::string model = "ViT-B-32";  // --model: config name, JSON path or hub folder
   std::string weights;             // --pretrained: file or tag ("" = the hub folder's, else random init)
   std::string cache_dir;           // --cache-dir: where a tag's weights are looked for
-  std::string precision = "fp32";  // --precision (parse_precision)
+  Precision precision = Precision::Fp32;  // --precision
   std::string device = "cpu";      // --device (ops::resolve_device: a clear error for a missing backend)
   std::string vocab;               // the tokenizer's vocabulary file ("" = the usual search)
   int max_batch = 32;              // the chunk every encode call runs in

@@ -7,14 +7,10 @@ namespace oc {
 
 Precision parse_precision(const std::string& name, std::string* note) {
   if (note) note->clear();
-  if (name == "fp32") return Precision::Fp32;
-  if (name == "amp_bf16" || name == "amp_bfloat16") return Precision::AmpBf16;
-  if (name == "amp") {
-    if (note) *note = "precision 'amp' means fp16 autocast with a GradScaler on CUDA; on the CPU it runs as bf16 autocast (amp_bf16)";
-    return Precision::AmpBf16;
-  }
-  if (name == "bf16") return Precision::Bf16;
-  if (name == "pure_bf16") return Precision::PureBf16;
+  if (name == "amp" && note)
+    *note = "precision 'amp' means fp16 autocast with a GradScaler on CUDA; on the CPU it runs as bf16 autocast (amp_bf16)";
+  for (const auto& [spelling, p] : kPrecisionNames)
+    if (name == spelling) return p;
   if (name == "fp16" || name == "pure_fp16")
     OC_USER_ERROR("--precision {}: fp16 weights are not supported on the CPU backend; use amp_bf16 or fp32", name);
   OC_USER_ERROR("--precision {}: unknown; choose one of amp, amp_bf16, amp_bfloat16, bf16, pure_bf16, fp32", name);

@@ -2,6 +2,7 @@
 #pragma once
 #include <string>
 #include <string_view>
+#include <utility>
 
 #include "model/params.h"
 #include "ops/backend.h"
@@ -19,9 +20,16 @@ enum class Precision {
   PureBf16, // `pure_bf16`: every parameter kept at a bf16 value, as model.to(bfloat16)
 };
 
-// Accepts fp32, amp, amp_bf16, amp_bfloat16, bf16, pure_bf16. On a CPU, OpenCLIP's `amp`
-// (fp16 autocast + GradScaler on CUDA) means bf16 autocast; `note` says so for the log.
-// fp16/pure_fp16 are rejected with a reason.
+// The spellings --precision accepts (OpenCLIP's) and the mode each selects: the flag registry
+// binds the flag through this table, so a command gets the enum from parsing. OpenCLIP's
+// `amp` (fp16 autocast + GradScaler on CUDA) means bf16 autocast here.
+inline constexpr std::pair<std::string_view, Precision> kPrecisionNames[] = {
+    {"amp", Precision::AmpBf16}, {"amp_bf16", Precision::AmpBf16}, {"amp_bfloat16", Precision::AmpBf16},
+    {"bf16", Precision::Bf16},   {"pure_bf16", Precision::PureBf16}, {"fp32", Precision::Fp32},
+};
+
+// A spelling from kPrecisionNames, for the edges that take text (TrainArgs, the public API):
+// `note` says what `amp` means, for the log. fp16/pure_fp16 are rejected with a reason.
 Precision parse_precision(const std::string& name, std::string* note = nullptr);
 const char* precision_name(Precision p);
 inline ops::Prec matmul_prec(Precision p) { return p == Precision::Fp32 ? ops::Prec::F32 : ops::Prec::BF16; }

@@ -8,10 +8,13 @@
 #include <string>
 #include <vector>
 
+#include "model/precision.h"
+
 namespace oc::serve {
 
 struct ServeOptions {
-  std::string model = "ViT-B-32", weights, precision = "fp32";
+  std::string model = "ViT-B-32", weights;
+  Precision precision = Precision::Fp32;
   std::string device = "cpu";  // --device (ops::resolve_device)
   std::string index_dir;  // "" = no search endpoints
   std::string host = "127.0.0.1";

@@ -4,51 +4,55 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <optional>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "core/options.h"
+#include "data/dataset.h"
 
 namespace oc {
 
-// Resolved settings the trainer uses (after OpenCLIP's defaults-by-model are applied): what
-// train(const TrainArgs&) takes. The CLI fills it from the flags (resolve_train_args); a
-// program starts from train_defaults() and sets fields.
-struct TrainArgs {
-  // data
-  std::string train_data, val_data, dataset_type = "auto", csv_separator = "\t", csv_img_key = "filepath",
-      csv_caption_key = "title", csv_label_key, imagenet_val, upsampling_factors, zeroshot_data, zeroshot_classnames,
-      zeroshot_templates;
-  int64_t train_num_samples = 0, val_num_samples = 0;  // 0 = unknown
-  bool dataset_resampled = false, no_shuffle = false;
-  int workers = 4, batch_size = 64;
+struct AdamWCfg;
+
+// The settings of a training run: what train(const TrainArgs&) takes. The CLI fills it from
+// the flags (resolve_train_args: each registry entry writes its field, with the registry's
+// defaults); a program starts from train_defaults() and sets fields. A field without an
+// initializer here takes the registry's default; the ones with one hold OpenCLIP's None.
+struct TrainArgs : data::DataFlags {
+  using FlagParts = std::tuple<data::DataFlags>;  // the data flags are bound to the base
   // optimization
-  int epochs = 32, epochs_cooldown = 0, accum_freq = 1, seed = 0;
-  double lr = 5e-4, beta1 = 0.9, beta2 = 0.98, eps = 1e-6, wd = 0.2, grad_clip_norm = 0;
-  int64_t warmup = 10000;
-  std::string lr_scheduler = "cosine";
-  double lr_cooldown_end = 0, lr_cooldown_power = 1;
+  int epochs = 0, epochs_cooldown = 0, accum_freq = 0, seed = 0;  // epochs_cooldown 0: None
+  double lr = 5e-4;                         // None: OpenCLIP's 5e-4 for every model
+  std::optional<double> beta1, beta2, eps;  // None: OpenCLIP's default for the model (adamw_cfg)
+  double wd = 0, grad_clip_norm = 0;        // grad_clip_norm 0: None (no clipping)
+  int64_t warmup = 0;
+  std::string lr_scheduler;
+  double lr_cooldown_end = 0, lr_cooldown_power = 0;
   bool skip_scheduler = false, grad_checkpointing = false, local_loss = false, gather_with_grad = false,
        global_batch_gradient = false, siglip = false;
   bool lock_image = false, lock_text = false, lock_text_freeze_layer_norm = false;
   int lock_image_unlocked_groups = 0, lock_text_unlocked_layers = 0;
   // model
-  std::string model, pretrained, precision, aug_cfg, image_interpolation, image_resize_mode;
+  std::string model, pretrained, aug_cfg, image_interpolation, image_resize_mode;
+  // --precision as spelled (OpenCLIP's run name and params.txt show it; the run parses it once
+  // into a Precision when it starts).
+  std::string precision;
   std::string cache_dir;  // --cache-dir: where --pretrained TAG's weights are looked for
-  std::string device = "cpu";  // a registered backend (ops::resolve_device)
+  std::string device;     // a registered backend (ops::resolve_device)
   std::vector<double> image_mean, image_std;
-  int force_context_length = 0, force_image_size = 0;
+  int force_context_length = 0, force_image_size = 0;  // 0: None
   bool force_quick_gelu = false;
-  double force_patch_dropout = -1;  // < 0: the config's
+  double force_patch_dropout = -1;  // < 0: None (the config's)
   // logging / checkpoints / eval
   std::string logs, name, report_to, resume;
-  bool val_dedup_images = false;  // ours: retrieval counts the captions of one image as one image
   bool log_local = false, debug = false, save_most_recent = false, delete_previous_checkpoint = false;
-  int log_every_n_steps = 100, save_frequency = 1, zeroshot_frequency = 2, val_frequency = 1, max_bad_steps = 10;
+  int log_every_n_steps = 0, save_frequency = 0, zeroshot_frequency = 0, val_frequency = 0, max_bad_steps = 0;
   int64_t checkpoint_every_n_steps = 0;
-  int keep_step_checkpoints = 2;  // newest step checkpoints kept (0: all)
+  int keep_step_checkpoints = 0;  // newest step checkpoints kept (0: all)
   int threads = 0;
-  double dist_timeout = 600;  // seconds a collective waits for the other ranks
+  double dist_timeout = 0;  // seconds a collective waits for the other ranks
   // Every flag of `openclip train` as given or defaulted ("flag-name" -> value), for the
   // settings OpenCLIP logs that have no field here (no-op flags); train_settings() lays the
   // fields over it.
@@ -60,7 +64,10 @@ struct TrainArgs {
   std::function<int64_t(int64_t steps_done, double train_seconds)> replan;
 };
 
+// The settings from `openclip train`'s parsed flags, checked where a check needs several fields.
 TrainArgs resolve_train_args(const Options& o);
+// The optimizer's settings: --lr, --wd and the betas and eps given, else OpenCLIP's for the model.
+AdamWCfg adamw_cfg(const TrainArgs& a);
 // The registry's defaults of `openclip train` for this model, resolved (batch 64, AdamW's
 // betas and eps by model name as OpenCLIP, ...).
 TrainArgs train_defaults(const std::string& model = "ViT-B-32");

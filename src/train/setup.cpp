@@ -75,26 +75,10 @@ PreprocessCfg preprocess_config(const TrainArgs& a, const ModelCfg& cfg, const P
   return p;
 }
 
-// The loader's settings from the data fields of the run.
+// The loader's settings from the data fields of the run (data::data_config: the one mapping).
 data::DataConfig data_config(const TrainArgs& a) {
   data::DataConfig dc;
-  auto type = data::parse_dataset_type(a.dataset_type);
-  if (!type) OC_USER_ERROR("{}", type.error());
-  dc.type = *type;
-  dc.train = true;
-  dc.data = a.train_data;
-  dc.num_samples = a.train_num_samples > 0 ? a.train_num_samples : -1;
-  dc.resampled = a.dataset_resampled;
-  dc.upsampling_factors = a.upsampling_factors;
-  dc.shuffle = !a.no_shuffle;
-  auto sep = data::parse_separator(a.csv_separator);
-  if (!sep) OC_USER_ERROR("{}", sep.error());
-  dc.csv_separator = *sep;
-  dc.csv_img_key = a.csv_img_key;
-  dc.csv_caption_key = a.csv_caption_key;
-  dc.csv_label_key = a.csv_label_key;
-  dc.batch_size = a.batch_size;
-  dc.workers = a.workers;
+  if (Status st = data::data_config(a, /*train=*/true, &dc); !st) OC_USER_ERROR("{}", st.error());
   dc.seed = uint64_t(a.seed);
   return dc;
 }
@@ -168,8 +152,7 @@ void build_learner(TrainSession& s) {
   model.plan_training(a.batch_size, a.grad_checkpointing);
   l.trainable = trainable_mask(model, a);
   l.logit_scale = model.params() + model.table().find("logit_scale")->offset;
-  AdamWCfg ac;
-  ac.lr = a.lr, ac.beta1 = a.beta1, ac.beta2 = a.beta2, ac.eps = a.eps, ac.wd = a.wd;
+  const AdamWCfg ac = adamw_cfg(a);
   l.opt = std::make_unique<AdamW>(model.table(), ac, model.backend());
   ScheduleCfg& sc = l.schedule;
   sc.kind = parse_lr_schedule(a.lr_scheduler);
@@ -178,8 +161,8 @@ void build_learner(TrainSession& s) {
   sc.cooldown_end = a.lr_cooldown_end;
   sc.cooldown_power = a.lr_cooldown_power;
   log::info("Created AdamW (adamw) optimizer: lr: {}, betas: ({}, {}), eps: {}, weight_decay: {}, amsgrad: False",
-            python_float_str(a.lr), python_float_str(a.beta1), python_float_str(a.beta2), python_float_str(a.eps),
-            python_float_str(a.wd));
+            python_float_str(ac.lr), python_float_str(ac.beta1), python_float_str(ac.beta2), python_float_str(ac.eps),
+            python_float_str(ac.wd));
 }
 
 void build_feed(TrainSession& s) {
