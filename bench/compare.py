@@ -204,7 +204,7 @@ def table(args, figs, done, model, flags, versions, t_start, t_end):
              f"Date: {first} to {last} (UTC); 1-minute load average during the measurements "
              + (f"{min(loads):.2f}-{max(loads):.2f}" if loads else "?")
              + (f"; ran at {', '.join(sched)}" if sched else ""),
-             f"Ours: {args.binary} ({versions['ours']}); theirs: torch {versions.get('torch', '?')}, "
+             f"Ours: {os.path.relpath(args.binary, ROOT) if os.path.abspath(args.binary).startswith(ROOT + os.sep) else os.path.basename(args.binary)} ({versions['ours']}); theirs: torch {versions.get('torch', '?')}, "
              f"open_clip {versions.get('open_clip', '?')}; {args.rounds} rounds of A B, median (min-max)",
              "",
              "| figure | unit | ours | theirs | ours / theirs |",

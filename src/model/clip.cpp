@@ -26,6 +26,7 @@ void Clip::init(uint64_t seed) {
 
 void Clip::set_precision(Precision p) {
   const bool replan = B_max_ > 0 && (p != Precision::Fp32) != bf16_acts();
+  if (p != prec_) release_f32();  // prepared for the precision that was
   prec_ = p;
   if (!replan) return;
   if (training_) plan_training(B_max_, checkpoint_);
@@ -48,7 +49,43 @@ void Clip::refresh_bf16(bool vision, bool text) {
   if (text) w16_stale_text_ = false;
 }
 
+namespace {
+// f(weight, rows, cols) for every block's GEMM weight of `blocks` (shapes from the table).
+template <class F>
+void each_gemm_weight(const ParamTable& table, const float* base, const std::vector<BlockParams>& blocks, F f) {
+  for (const BlockParams& b : blocks)
+    for (const float* w : {b.in_w, b.out_w, b.fc_w, b.proj_w}) {
+      const ParamInfo* info = nullptr;
+      for (const ParamInfo& pi : table.params)
+        if (base + pi.offset == w) info = &pi;
+      OC_CHECK(info && info->shape.size() == 2, "fp32 weights: no matrix parameter at offset {}", w - base);
+      f(w, int64_t(info->shape[0]), int64_t(info->shape[1]));
+    }
+}
+}  // namespace
+
+void Clip::prepare_f32(bool vision, bool text) {
+  if (vision && !f32_prepared_vision_) {
+    each_gemm_weight(table_, params_.data(), p_.v_blocks,
+                     [&](const float* w, int64_t n, int64_t k) { be_->prepare_weight_f32(w, n, k); });
+    f32_prepared_vision_ = true;
+  }
+  if (text && !f32_prepared_text_) {
+    each_gemm_weight(table_, params_.data(), p_.t_blocks,
+                     [&](const float* w, int64_t n, int64_t k) { be_->prepare_weight_f32(w, n, k); });
+    f32_prepared_text_ = true;
+  }
+}
+
+void Clip::release_f32() {
+  auto release = [&](const float* w, int64_t, int64_t) { be_->release_weight_f32(w); };
+  if (f32_prepared_vision_) each_gemm_weight(table_, params_.data(), p_.v_blocks, release);
+  if (f32_prepared_text_) each_gemm_weight(table_, params_.data(), p_.t_blocks, release);
+  f32_prepared_vision_ = f32_prepared_text_ = false;
+}
+
 void Clip::plan_training(int64_t B_max, bool checkpoint) {
+  release_f32();  // the optimizer writes the weights from now on
   training_ = true;
   checkpoint_ = checkpoint;
   B_max_ = B_max;
@@ -87,6 +124,7 @@ void Clip::encode_image(const float* images, int64_t B, float* out, bool normali
   OC_CHECK(B_max_ > 0, "call plan_inference or plan_training before encode_image");
   const int64_t E = cfg_.embed_dim, S = cfg_.vision.image_size, img = 3 * S * S;
   if (bf16_acts() && (training_ || w16_stale_vision_)) refresh_bf16(true, false);
+  if (!bf16_acts() && !training_) prepare_f32(true, false);
   for (int64_t b0 = 0; b0 < B; b0 += B_max_) {
     const int64_t n = std::min(B_max_, B - b0);
     const float* f = vision_.forward(p_, images + b0 * img, n, matmul_prec(prec_), normalize);
@@ -98,6 +136,7 @@ void Clip::encode_text(const int32_t* tokens, int64_t B, float* out, bool normal
   OC_CHECK(B_max_ > 0, "call plan_inference or plan_training before encode_text");
   const int64_t E = cfg_.embed_dim, ctx = cfg_.text.context_length;
   if (bf16_acts() && (training_ || w16_stale_text_)) refresh_bf16(false, true);
+  if (!bf16_acts() && !training_) prepare_f32(false, true);
   for (int64_t b0 = 0; b0 < B; b0 += B_max_) {
     const int64_t n = std::min(B_max_, B - b0);
     const float* f = text_.forward(p_, tokens + b0 * ctx, n, matmul_prec(prec_), normalize);

@@ -90,6 +90,10 @@ class Backend {
   // anything else or freed. The default keeps nothing.
   virtual void prepare_weight_bf16(const bf16* /*W*/, int64_t /*N*/, int64_t /*K*/) {}
   virtual void release_weight_bf16(const bf16* /*W*/) {}
+  // The same for an fp32 weight W [N, K] that the next LinearForward runs read (fp32 inference:
+  // a GEMM on a plain weight repacks it on every call, most of the cost at a few rows).
+  virtual void prepare_weight_f32(const float* /*W*/, int64_t /*N*/, int64_t /*K*/) {}
+  virtual void release_weight_f32(const float* /*W*/) {}
 
  protected:
   // nullptr when the memory cannot be had; alloc() turns that into the error, followed by

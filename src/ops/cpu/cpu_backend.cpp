@@ -3,6 +3,7 @@
 #include "ops/cpu/cpu_backend.h"
 
 #include "ops/cpu/gemm_bf16.h"
+#include "ops/cpu/linear_packed.h"
 #include "ops/host_backend.h"
 
 namespace oc::ops {
@@ -20,6 +21,8 @@ class CpuBackend final : public KernelBackend<CpuKernels> {
   std::string_view name() const override { return "cpu"; }
   void prepare_weight_bf16(const bf16* W, int64_t N, int64_t K) override { ops::prepare_weight_bf16(W, N, K); }
   void release_weight_bf16(const bf16* W) override { ops::release_weight_bf16(W); }
+  void prepare_weight_f32(const float* W, int64_t N, int64_t K) override { ops::prepare_weight_f32(W, N, K); }
+  void release_weight_f32(const float* W) override { ops::release_weight_f32(W); }
 };
 
 }  // namespace

@@ -2,10 +2,12 @@
 #include "ops/cpu/linear.h"
 #include "ops/cpu/cpu_backend.h"
 #include "ops/cpu/gemm.h"
+#include "ops/cpu/linear_packed.h"
 
 #include <omp.h>
 
 #include <algorithm>
+#include <type_traits>
 
 namespace oc::ops {
 namespace {
@@ -34,6 +36,8 @@ void column_sums_add(T* dbias, const T* dout, int64_t M, int64_t N) {
 template <typename T>
 void linear_forward(T* out, const T* inp, const T* weight, const T* bias, int64_t M, int64_t K, int64_t N,
                     Prec prec) {
+  if constexpr (std::is_same_v<T, float>)  // fp32 inference on a prepared weight (linear_packed.cpp)
+    if (prec == Prec::F32 && linear_forward_prepared(out, inp, weight, bias, M, K, N)) return;
   float beta = 0.0f;
   if (bias) {
     // Start from the bias and let the gemm accumulate onto it (beta = 1): no extra pass.
