@@ -48,25 +48,25 @@ static void add_data_flags(FlagList* l) {
       .at_most(kMaxWorkers, "the cap on loader threads");
   l->add("batch-size", T::Int, "64", "batch size (per process)")
       .on({"train", "eval", "embed", "index build", "bench train", "bench infer", "bench zeroshot", "bench data", "demo"})
-      .def("embed", "32").def("index build", "32").def("bench train", "128").def("demo", "128").at_least(1);
+      .def("embed", "32").def("index build", "32").def("bench train", "128").def("demo", "").at_least(1);
 }
 
 static void add_optimization_flags(FlagList* l) {
   l->section("optimization");
   const std::vector<std::string> t = {"train"};
   l->add("epochs", T::Int, "32", "epochs (demo: the zero-shot evaluation points)").on({"train", "demo"})
-      .def("demo", "10").at_least(0);
+      .def("demo", "").at_least(0);
   l->add("epochs-cooldown", T::Int, "", "cooldown epochs for const-cooldown").on(t);
-  l->add("lr", T::Float, "", "peak learning rate (train's default 5e-4)").on({"train", "demo"}).def("demo", "0.001")
+  l->add("lr", T::Float, "", "peak learning rate (train's default 5e-4)").on({"train", "demo"}).def("demo", "")
       .at_least(0);
   l->add("beta1", T::Float, "", "AdamW beta1 (default 0.9)").on(t);
   l->add("beta2", T::Float, "", "AdamW beta2 (default 0.98 for ViT models, else 0.999)").on(t);
   l->add("eps", T::Float, "", "AdamW epsilon (default 1e-6 for ViT models, else 1e-8)").on(t);
-  l->add("wd", T::Float, "0.2", "weight decay of the decay group").on({"train", "demo"}).def("demo", "0.1");
+  l->add("wd", T::Float, "0.2", "weight decay of the decay group").on({"train", "demo"}).def("demo", "");
   l->add("momentum", T::Float, "", "momentum (timm optimizers)")
       .not_built("timm optimizers are not part of openclip-cpp").on(t).v3();
   l->add("warmup", T::Int, "10000", "warm-up steps (bench data: untimed batches first)")
-      .on({"train", "bench data", "demo"}).def("bench data", "3").def("demo", "100").at_least(0).wide();
+      .on({"train", "bench data", "demo"}).def("bench data", "3").def("demo", "").at_least(0).wide();
   l->add("opt", T::String, "adamw", "optimizer").on(t).choices({"adamw"}).v3();
   l->add("use-bn-sync", T::Flag, "", "SyncBatchNorm").not_built("ViT models have no BatchNorm").on(t);
   l->add("skip-scheduler", T::Flag, "", "keep the LR at --lr").on(t);
@@ -117,7 +117,7 @@ static void add_model_flags(FlagList* l) {
          "vocabulary from $OPENCLIP_HF_TOKENIZER_VOCAB or the data folders)")
       .on({"train", "eval", "classify", "embed", "index build", "bench train", "bench infer", "bench zeroshot", "demo",
            "tokenize", "serve"})
-      .def("demo", "fmnist-S").def("tokenize", "");
+      .def("demo", "").def("tokenize", "");
   l->add("pretrained", T::String, "", "weights file (.pt/.bin/.pth/.safetensors, or an epoch_N.pt checkpoint; index "
          "search: default the path recorded in the index); train and eval also take an OpenCLIP 2.24 tag of the "
          "model (e.g. laion2b_s34b_b79k): its preprocessing applies and its weights are read from the download "
@@ -151,7 +151,7 @@ static void add_model_flags(FlagList* l) {
                    "in OpenCLIP); bf16, pure_bf16: bf16 weights; fp32; fp16 and pure_fp16 are refused on the CPU")
                 .on({"train", "eval", "classify", "embed", "index build", "bench train", "bench infer",
                      "bench zeroshot", "demo", "serve"})
-                .def("train", "amp").def("demo", "fp32")
+                .def("train", "amp").def("demo", "")
                 .choices({"amp", "amp_bf16", "amp_bfloat16", "bf16", "pure_bf16", "fp32"});
   for (const char* c : kInference) p.def(c, "fp32");
   l->add("device", T::String, "cpu", "compute backend: cpu, ref (plain reference loops), or cuda in a CUDA build "
@@ -175,7 +175,7 @@ static void add_logging_flags(FlagList* l) {
   l->add("logs", T::String, "./logs/", "where run folders go ('none' disables checkpoints and TensorBoard)").on(t);
   l->add("log-local", T::Flag, "", "each node's local rank 0 writes its own log file, out-<rank> (OpenCLIP's name, "
          "no extension)").on(t);
-  l->add("name", T::String, "", "run name (train: date-model-lr-batch-workers-precision; demo: fmnist-<date>)")
+  l->add("name", T::String, "", "run name (train: date-model-lr-batch-workers-precision; demo: <recipe>-<date>)")
       .on({"train", "demo"}).plain_name();
   l->add("report-to", T::String, "", "where scalars go: tensorboard (wandb and all are refused: no network)").on(t);
   l->add("wandb-notes", T::String, "", "wandb notes").on(t).no_op();
