@@ -51,6 +51,9 @@ DemoRecipe parse_demo_recipe(const std::string& text, const std::string& where) 
   r.seed = field<int>(j, "seed", integer, "an integer", where);
   const json m = j.contains("measured") ? j["measured"] : json();
   if (!m.is_object()) OC_USER_ERROR("{}: \"measured\" must be an object (train_seconds, samples, cpu)", where);
+  for (auto& [k, _] : m.items())
+    if (k != "train_seconds" && k != "samples" && k != "cpu" && k != "how")
+      OC_USER_ERROR("{}: unknown field \"measured.{}\"", where, k);
   r.measured_seconds = field<double>(m, "train_seconds", number, "a number", where + " measured");
   r.measured_samples = field<int64_t>(m, "samples", integer, "an integer", where + " measured");
   r.measured_cpu = field<std::string>(m, "cpu", str, "a string", where + " measured");

@@ -23,7 +23,8 @@ struct DemoRecipe {
   double max_passes = 0;  // at most this many passes over the training images
   int seed = 0;
   // What the recipe's training took where it was measured: `measured_seconds` for
-  // `measured_samples` on `measured_cpu` (the printed estimate scales it to the run).
+  // `measured_samples` on `measured_cpu` (the printed estimate scales it to the run); the
+  // file's optional "measured.how" says how the figure was taken.
   double measured_seconds = 0;
   int64_t measured_samples = 0;
   std::string measured_cpu;
