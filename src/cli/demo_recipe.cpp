@@ -7,6 +7,8 @@
 
 #include "core/check.h"
 #include "core/fs.h"
+#include "core/options.h"
+#include "image/transform.h"
 
 namespace oc::cli {
 
@@ -57,7 +59,13 @@ DemoRecipe parse_demo_recipe(const std::string& text, const std::string& where) 
   r.measured_seconds = field<double>(m, "train_seconds", number, "a number", where + " measured");
   r.measured_samples = field<int64_t>(m, "samples", integer, "an integer", where + " measured");
   r.measured_cpu = field<std::string>(m, "cpu", str, "a string", where + " measured");
-  if (r.name.empty() || r.model.empty()) OC_USER_ERROR("{}: \"name\" and \"model\" must not be empty", where);
+  if (r.model.empty()) OC_USER_ERROR("{}: \"model\" must not be empty", where);
+  // The name starts the default run folder's name (<name>-<date>).
+  if (std::string why = why_not_plain_name(r.name); !why.empty()) OC_USER_ERROR("{}: \"name\": {}", where, why);
+  PreprocessCfg aug;
+  if (Status st = parse_aug_cfg(r.aug_cfg, &aug); !st) OC_USER_ERROR("{}: \"aug_cfg\": {}", where, st.error());
+  if (r.lr_scheduler != "cosine" && r.lr_scheduler != "const")
+    OC_USER_ERROR("{}: \"lr_scheduler\" is {}; the demo runs cosine or const", where, r.lr_scheduler);
   if (r.batch_size <= 0 || r.samples <= 0 || r.epochs <= 0 || r.max_passes <= 0 || r.warmup < 0)
     OC_USER_ERROR("{}: batch_size, samples, epochs and max_passes must be positive, warmup not negative", where);
   if (!(r.lr > 0) || !(r.wd >= 0)) OC_USER_ERROR("{}: lr must be positive and wd not negative", where);

@@ -171,6 +171,13 @@ TEST(Demo, BadInputGivesClearErrors) {
   EXPECT_NE(r.out.find("lr_peak"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find(dir + "/bad.json"), std::string::npos) << r.out;
   EXPECT_FALSE(fs::exists(dir + "/fmnist"));
+  bad = tiny_recipe();
+  bad["aug_cfg"] = "scale=(0.8";
+  fs::write_atomic(dir + "/bad_aug.json", bad.dump());
+  r = run(test::openclip() + " demo --out '" + dir + "' --recipe '" + dir + "/bad_aug.json'");
+  EXPECT_NE(r.status, 0);
+  EXPECT_NE(r.out.find("aug_cfg"), std::string::npos) << r.out;
+  EXPECT_FALSE(fs::exists(dir + "/fmnist"));
   r = run(test::openclip() + " demo --minuts 3");
   EXPECT_NE(r.status, 0);
   EXPECT_NE(r.out.find("--minutes"), std::string::npos) << r.out;  // the nearest flag is suggested
