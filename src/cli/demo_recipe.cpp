@@ -75,7 +75,8 @@ DemoRecipe parse_demo_recipe(const std::string& text, const std::string& where) 
 }
 
 DemoRecipe load_demo_recipe(const std::string& path) {
-  if (path.empty()) return parse_demo_recipe(std::string(demo_recipe_json()), "configs/recipes/fmnist-demo.json (built in)");
+  if (path.empty())
+    return parse_demo_recipe(std::string(demo_recipe_json()), "configs/recipes/fmnist-demo.json (built in)");
   auto text = fs::read_text(path);
   if (!text) OC_USER_ERROR("--recipe: {}", text.error());
   return parse_demo_recipe(text.value(), path);

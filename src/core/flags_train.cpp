@@ -94,7 +94,8 @@ static void add_optimization_flags(FlagList* l) {
   l->add("lock-text-freeze-layer-norm", T::Flag, "", "required with --lock-text (3.x asserts it; it freezes nothing "
          "more)").on(t);
   l->add("seed", T::Int, "0", "random seed (data split: of the choice; data fashion-mnist: of the captions)")
-      .on({"train", "bench train", "bench infer", "bench data", "demo", "data split", "data fashion-mnist"});
+      .on({"train", "bench train", "bench infer", "bench data", "demo", "data split", "data fashion-mnist"})
+      .def("demo", "");
   l->add("siglip", T::Flag, "", "SigLIP's sigmoid loss (init logit_scale ln 10, logit_bias -10; neighbour exchange "
          "across ranks)").on(t);
   l->add("loss-dist-impl", T::String, "", "SigLIP's distributed implementation (2.24 has no flag and always uses "
