@@ -6,16 +6,19 @@
 //      with prompts not used in training;
 //   4. the HTML report (`openclip report`) from the event files, results.jsonl and the
 //      last evaluation's per-sample predictions (zeroshot_<task>.json);
-//   5. one JSON line: zeroshot_top1/top5, train_seconds, seconds_to_85, run_dir, report.
+//   5. one JSON line: zeroshot_top1/top5, train_seconds (and the CPU seconds of training),
+//      seconds_to_85/90, the recipe, the CPU kind, run_dir, report.
 #include <algorithm>
 #include <deque>
 #include <memory>
 #include <cmath>
 #include <cstdio>
 #include <ctime>
+#include <sys/resource.h>
 #include <nlohmann/json.hpp>
 
 #include "cli/command.h"
+#include "cli/demo_recipe.h"
 #include "core/check.h"
 #include "core/fs.h"
 #include "core/log.h"
@@ -34,23 +37,11 @@
 namespace oc::cli {
 namespace {
 
-// The recipe (README "The main job"): chosen by the experiments recorded in
-// docs/BENCHMARKS.md to reach the quality target within 10 minutes on 2 cores. By default
-// the run trains exactly kRecipeSamples samples with seed 0, so every run gives the same
-// model; --minutes sizes the run to a time budget instead.
-constexpr int64_t kRecipeSamples = 288000;  // 4.8 passes: 2,250 steps of 128
-// The measured time of the recipe: 290,560 samples trained in 546 s on the idle 2-core AMD EPYC
-// (docs/BENCHMARKS.md, 2026-11-30), i.e. 532 samples/s.
-constexpr double kRecipeSecondsPerSample = 546.0 / 290560.0;
-struct Recipe {
-  std::string model = "fmnist-S";
-  int batch_size = 128;
-  double lr = 1e-3, wd = 0.1;
-  int64_t warmup = 100;
-  int epochs = 10;          // evaluation points: the planned samples are split into this many epochs
-  double max_passes = 12;   // at most this many passes over the 60,000 training images
-  std::string precision = "fp32";
-};
+// The recipe (README "The main job") is one named file, configs/recipes/fmnist-demo.json
+// (cli/demo_recipe.h), chosen by the experiments recorded in docs/BENCHMARKS.md. By default the
+// run trains exactly its samples with its seed, so every run gives the same model; --minutes
+// sizes the run to a time budget instead.
+using Recipe = DemoRecipe;
 
 // Training samples/s of the recipe on this machine: three timed steps after one warm-up,
 // on random images and caption-length token rows (the speed does not depend on content).
@@ -128,6 +119,35 @@ class BudgetPlan {
   std::deque<std::pair<int64_t, double>> window_;  // (steps done, training seconds)
 };
 
+// The process CPU seconds of training (user + system, all threads), a figure that holds on a
+// shared machine where wall seconds do not: asked after every optimizer step (through
+// TrainArgs::replan, whose answer 0 keeps the plan), it sums the CPU time between steps,
+// leaving out the stretches that hold more than steps: up to the first step (start-up) and
+// the first step of each epoch (the evaluation and checkpoint before it), which it counts at
+// the mean rate of the others.
+class TrainCpuMeter {
+ public:
+  explicit TrainCpuMeter(int64_t steps_per_epoch) : steps_per_epoch_(steps_per_epoch) {}
+  void operator()(int64_t done) {
+    const double now = process_cpu_seconds();
+    if (prev_step_ >= 1 && done == prev_step_ + 1 && prev_step_ % steps_per_epoch_ != 0)
+      sum_ += now - prev_cpu_, ++counted_;
+    prev_step_ = done, prev_cpu_ = now;
+  }
+  // Estimated CPU seconds of all `steps` (0 when fewer than two steps were seen).
+  double seconds(int64_t steps) const { return counted_ > 0 ? sum_ / double(counted_) * double(steps) : 0.0; }
+
+ private:
+  static double process_cpu_seconds() {
+    rusage u{};
+    getrusage(RUSAGE_SELF, &u);
+    auto sec = [](const timeval& t) { return double(t.tv_sec) + 1e-6 * double(t.tv_usec); };
+    return sec(u.ru_utime) + sec(u.ru_stime);
+  }
+  int64_t steps_per_epoch_, prev_step_ = 0, counted_ = 0;
+  double prev_cpu_ = 0, sum_ = 0;
+};
+
 // Reads checkpoints/results.jsonl: per-epoch zero-shot top-1 and training seconds.
 struct EpochResult {
   int64_t epoch;
@@ -157,16 +177,19 @@ std::string demo_cpu_kind() {
   return oc::cpu_kind(m) + ", " + std::to_string(m.usable_threads) + " threads";
 }
 
+// The recipe file (--recipe, default the built-in one) with the flags given on the command
+// line laid over it.
 Recipe recipe_from(const Options& o) {
-  Recipe rc;
-  rc.model = o.get("model");
-  rc.batch_size = int(o.get_int("batch-size"));
-  rc.lr = o.get_float("lr");
-  rc.wd = o.get_float("wd");
-  rc.warmup = o.get_int("warmup");
-  rc.epochs = int(o.get_int("epochs"));
-  rc.max_passes = o.get_float("max-passes");
-  rc.precision = o.get("precision");
+  Recipe rc = load_demo_recipe(o.get("recipe"));
+  if (o.given("model")) rc.model = o.get("model");
+  if (o.given("batch-size")) rc.batch_size = int(o.get_int("batch-size"));
+  if (o.given("lr")) rc.lr = o.get_float("lr");
+  if (o.given("wd")) rc.wd = o.get_float("wd");
+  if (o.given("warmup")) rc.warmup = o.get_int("warmup");
+  if (o.given("epochs")) rc.epochs = int(o.get_int("epochs"));
+  if (o.given("max-passes")) rc.max_passes = o.get_float("max-passes");
+  if (o.given("precision")) rc.precision = o.get("precision");
+  if (o.given("seed")) rc.seed = int(o.get_int("seed"));
   (void)parse_precision(rc.precision);  // a bad value fails here, before the import and timing
   if (rc.batch_size <= 0 || rc.epochs <= 0) OC_USER_ERROR("--batch-size and --epochs must be positive");
   return rc;
@@ -209,11 +232,12 @@ RunLength size_run(const Options& o, const Recipe& rc, int64_t train_images) {
   const int64_t cap = int64_t(rc.max_passes * double(train_images));
   const bool budget_mode = o.has("minutes");
   if (samples <= 0 && !budget_mode) {
-    samples = std::min(kRecipeSamples, cap);
-    log::info("Demo recipe: {} at batch {}, lr {} (warm-up {}, cosine), wd {}, {}, seed {}: {} samples ({:.2f} passes) "
-              "in {} epochs; measured ~{:.0f} s of training on an idle 2-core AMD EPYC (docs/BENCHMARKS.md)",
-              rc.model, rc.batch_size, rc.lr, rc.warmup, rc.wd, rc.precision, o.get_int("seed"), samples,
-              double(samples) / 60000.0, rc.epochs, double(samples) * kRecipeSecondsPerSample);
+    samples = std::min(rc.samples, cap);
+    log::info("Demo recipe: {} = {} at batch {}, lr {} (warm-up {}, {}), wd {}, {}, aug {}, seed {}: {} samples "
+              "({:.2f} passes) in {} epochs; ~{:.0f} s of training on {} (docs/BENCHMARKS.md)",
+              rc.name, rc.model, rc.batch_size, rc.lr, rc.warmup, rc.lr_scheduler, rc.wd, rc.precision,
+              rc.aug_cfg.empty() ? "default" : rc.aug_cfg, rc.seed, samples, double(samples) / 60000.0, rc.epochs,
+              double(samples) * rc.seconds_per_sample(), rc.measured_cpu);
   } else if (samples <= 0) {
     const double minutes = o.get_float("minutes");
     const double sps = measure_samples_per_second(rc);
@@ -236,7 +260,7 @@ RunLength size_run(const Options& o, const Recipe& rc, int64_t train_images) {
   return r;
 }
 
-std::string run_name(const Options& o) {
+std::string run_name(const Options& o, const Recipe& rc) {
   std::string name = o.get("name");
   if (!name.empty()) return name;
   std::time_t t = std::time(nullptr);
@@ -244,24 +268,32 @@ std::string run_name(const Options& o) {
   localtime_r(&t, &tm);
   char date[64];
   std::strftime(date, sizeof date, "%Y_%m_%d-%H_%M_%S", &tm);
-  return fmt::format("fmnist-{}", date);
+  return fmt::format("{}-{}", rc.name, date);
 }
 
 TrainArgs demo_train_args(const Options& o, const Recipe& rc, const DemoData& d, const RunLength& len,
-                          const std::string& name) {
+                          const std::string& name, TrainCpuMeter* cpu) {
   TrainArgs t = train_defaults(rc.model);
   t.train_data = d.train;
   t.dataset_type = "webdataset";
   t.train_num_samples = len.per_epoch;
   t.batch_size = rc.batch_size;
   t.epochs = int(len.epochs);
-  if (len.plan) t.replan = [p = len.plan.get()](int64_t done, double secs) { return (*p)(done, secs); };
+  t.replan = [p = len.plan.get(), cpu](int64_t done, double secs) {
+    (*cpu)(done);
+    return p ? (*p)(done, secs) : int64_t(0);  // 0: the fixed run keeps its plan
+  };
   t.lr = rc.lr;
   t.wd = rc.wd;
   t.warmup = rc.warmup;
   t.workers = int(o.get_int("workers"));
   t.precision = rc.precision;
-  t.seed = int(o.get_int("seed"));
+  t.seed = rc.seed;
+  t.lr_scheduler = rc.lr_scheduler;
+  t.aug_cfg = rc.aug_cfg;
+  // In params.txt (and so in the report): which recipe and which CPU the run's figures are from.
+  t.flags["demo-recipe"] = rc.name;
+  t.flags["demo-cpu"] = cpu_kind();
   t.logs = fs::join(o.get("out"), "logs");
   t.name = name;
   t.report_to = "tensorboard";
@@ -296,8 +328,9 @@ int run(const std::vector<std::string>& args) {
     OC_USER_ERROR("--minutes must be positive (got {})", o.get("minutes"));
   const DemoData d = import_data(o);                           // 1. data
   const RunLength len = size_run(o, rc, d.train_images);        // 2. how long
-  const std::string name = run_name(o);                         // 3. train
-  const TrainArgs t = demo_train_args(o, rc, d, len, name);
+  const std::string name = run_name(o, rc);                        // 3. train
+  TrainCpuMeter cpu(len.steps_per_epoch);
+  const TrainArgs t = demo_train_args(o, rc, d, len, name, &cpu);
   const int rc_train = train(t);
   const std::string run_dir = fs::join(t.logs, name);
   if (rc_train != 0) OC_USER_ERROR("demo: training failed (exit status {}); see {}", rc_train, run_dir);
@@ -309,17 +342,20 @@ int run(const std::vector<std::string>& args) {
     OC_USER_ERROR("demo: {} has no zero-shot result for the last epoch", fs::join(run_dir, "checkpoints/results.jsonl"));
   const EpochResult& last = epochs.back();
   const std::string report = o.flag("no-report") ? "" : write_report(run_dir);
-  nlohmann::json seconds_to_85 = nullptr;
-  for (auto& e : epochs)
-    if (e.top1 >= 0.85) {
-      seconds_to_85 = std::round(e.train_seconds * 10) / 10;
-      break;
-    }
+  // The training seconds of the first evaluation at or above `top1` (null: none reached it).
+  auto seconds_to = [&](double top1) {
+    for (auto& e : epochs)
+      if (e.top1 >= top1) return nlohmann::json(std::round(e.train_seconds * 10) / 10);
+    return nlohmann::json(nullptr);
+  };
   nlohmann::json j = {{"zeroshot_top1", last.top1},
                       {"zeroshot_top5", last.top5},
                       {"train_seconds", std::round(last.train_seconds * 10) / 10},
-                      {"seconds_to_85", seconds_to_85},
+                      {"seconds_to_85", seconds_to(0.85)},
+                      {"seconds_to_90", seconds_to(0.90)},
+                      {"train_cpu_seconds", std::round(cpu.seconds(len.steps()) * 10) / 10},
                       {"samples", len.steps() * rc.batch_size},
+                      {"recipe", rc.name},
                       {"model", rc.model},
                       {"cpu", demo_cpu_kind()},
                       {"run_dir", run_dir},

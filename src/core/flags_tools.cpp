@@ -59,9 +59,10 @@ void add_demo_flags(FlagList* l) {
   l->section("demo");
   const std::vector<std::string> d = {"demo"};
   l->add("minutes", T::Float, "", "time-budget mode: size the run to this many minutes of training by a short timing "
-         "(default: the fixed recipe, 288,000 samples with seed 0: the same model on every run)").on(d);
+         "(default: the fixed recipe's samples and seed: the same model on every run)").on(d);
+  l->add("recipe", T::String, "", "recipe JSON file (default: the built-in configs/recipes/fmnist-demo.json)").on(d);
   l->add("out", T::String, "data/demo", "folder for the shards (out/fmnist) and runs (out/logs)").on(d);
-  l->add("max-passes", T::Float, "12", "cap on passes over the 60,000 training images (budget mode: a fast machine "
+  l->add("max-passes", T::Float, "", "cap on passes over the 60,000 training images (budget mode: a fast machine "
          "stops early)").on(d);
   l->add("samples", T::Int, "0", "train exactly this many samples (0: the recipe's, or as --minutes allows)").on(d).wide();
   l->add("source", T::String, "/usr/share/datasets/fashion-mnist",

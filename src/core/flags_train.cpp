@@ -73,7 +73,7 @@ static void add_data_flags(FlagList* l) {
       .at_most(kMaxWorkers, "the cap on loader threads").bind(&D::workers).bind(&data::DataConfig::workers);
   l->add("batch-size", T::Int, "64", "batch size (per process)")
       .on({"train", "eval", "embed", "index build", "bench train", "bench infer", "bench zeroshot", "bench data", "demo"})
-      .def("embed", "32").def("index build", "32").def("bench train", "128").def("demo", "128").at_least(1)
+      .def("embed", "32").def("index build", "32").def("bench train", "128").def("demo", "").at_least(1)
       .bind(&D::batch_size).bind(&EvalArgs::batch_size).bind(&openclip::LoadOptions::batch_size)
       .bind(&index::BuildOptions::batch).bind(&cli::BenchArgs::batch_size)
       .bind(&data::DataConfig::batch_size);
@@ -83,19 +83,19 @@ static void add_optimization_flags(FlagList* l) {
   l->section("optimization");
   const std::vector<std::string> t = {"train"};
   l->add("epochs", T::Int, "32", "epochs (demo: the zero-shot evaluation points)").on({"train", "demo"})
-      .def("demo", "10").at_least(0).bind(&TA::epochs);
+      .def("demo", "").at_least(0).bind(&TA::epochs);
   l->add("epochs-cooldown", T::Int, "", "cooldown epochs for const-cooldown").on(t).bind(&TA::epochs_cooldown);
-  l->add("lr", T::Float, "", "peak learning rate (train's default 5e-4)").on({"train", "demo"}).def("demo", "0.001")
+  l->add("lr", T::Float, "", "peak learning rate (train's default 5e-4)").on({"train", "demo"}).def("demo", "")
       .at_least(0).bind(&TA::lr);
   l->add("beta1", T::Float, "", "AdamW beta1 (default 0.9)").on(t).bind(&TA::beta1);
   l->add("beta2", T::Float, "", "AdamW beta2 (default 0.98 for ViT models, else 0.999)").on(t).bind(&TA::beta2);
   l->add("eps", T::Float, "", "AdamW epsilon (default 1e-6 for ViT models, else 1e-8)").on(t).bind(&TA::eps);
-  l->add("wd", T::Float, "0.2", "weight decay of the decay group").on({"train", "demo"}).def("demo", "0.1")
+  l->add("wd", T::Float, "0.2", "weight decay of the decay group").on({"train", "demo"}).def("demo", "")
       .bind(&TA::wd);
   l->add("momentum", T::Float, "", "momentum (timm optimizers)")
       .not_built("timm optimizers are not part of openclip-cpp").on(t).v3();
   l->add("warmup", T::Int, "10000", "warm-up steps (bench data: untimed batches first)")
-      .on({"train", "bench data", "demo"}).def("bench data", "3").def("demo", "100").at_least(0).wide()
+      .on({"train", "bench data", "demo"}).def("bench data", "3").def("demo", "").at_least(0).wide()
       .bind(&TA::warmup).bind(&cli::BenchDataArgs::warmup);
   l->add("opt", T::String, "adamw", "optimizer").on(t).choices({"adamw"}).v3();
   l->add("use-bn-sync", T::Flag, "", "SyncBatchNorm").not_built("ViT models have no BatchNorm").on(t);
@@ -129,7 +129,7 @@ static void add_optimization_flags(FlagList* l) {
          "more)").on(t).bind(&TA::lock_text_freeze_layer_norm);
   l->add("seed", T::Int, "0", "random seed (data split: of the choice; data fashion-mnist: of the captions)")
       .on({"train", "bench train", "bench infer", "bench data", "demo", "data split", "data fashion-mnist"})
-      .bind(&TA::seed).bind(&cli::BenchArgs::seed).bind([](data::DataConfig& c, int v) { c.seed = uint64_t(v); })
+      .def("demo", "").bind(&TA::seed).bind(&cli::BenchArgs::seed).bind([](data::DataConfig& c, int v) { c.seed = uint64_t(v); })
       .bind(&cli::DataToolArgs::seed);
   l->add("siglip", T::Flag, "", "SigLIP's sigmoid loss (init logit_scale ln 10, logit_bias -10; neighbour exchange "
          "across ranks)").on(t).bind(&TA::siglip);
@@ -153,7 +153,7 @@ static void add_model_flags(FlagList* l) {
          "vocabulary from $OPENCLIP_HF_TOKENIZER_VOCAB or the data folders)")
       .on({"train", "eval", "classify", "embed", "index build", "bench train", "bench infer", "bench zeroshot", "demo",
            "tokenize", "serve"})
-      .def("demo", "fmnist-S").def("tokenize", "").bind(&TA::model).bind(&EvalArgs::model)
+      .def("demo", "").def("tokenize", "").bind(&TA::model).bind(&EvalArgs::model)
       .bind(&cli::ModelArgs::model).bind(&index::BuildOptions::model).bind(&serve::ServeOptions::model)
       .bind(&cli::BenchArgs::model).bind(&cli::TokenizeArgs::model);
   l->add("pretrained", T::String, "", "weights file (.pt/.bin/.pth/.safetensors, or an epoch_N.pt checkpoint; index "
@@ -194,7 +194,7 @@ static void add_model_flags(FlagList* l) {
                    "in OpenCLIP); bf16, pure_bf16: bf16 weights; fp32; fp16 and pure_fp16 are refused on the CPU")
                 .on({"train", "eval", "classify", "embed", "index build", "bench train", "bench infer",
                      "bench zeroshot", "demo", "serve"})
-                .def("train", "amp").def("demo", "fp32")
+                .def("train", "amp").def("demo", "")
                 .choices({"amp", "amp_bf16", "amp_bfloat16", "bf16", "pure_bf16", "fp32"})
       .bind(&TA::precision).bind(&openclip::LoadOptions::precision).bind(&cli::BenchArgs::precision_spelled)
       .bind(&EvalArgs::precision, kPrecisionNames).bind(&index::BuildOptions::precision, kPrecisionNames)

@@ -194,6 +194,8 @@ std::string header(const RunData& run, const ReportOptions& opt, const std::map<
   s += fact("model", param("model")) + fact("precision", param("precision")) + fact("batch size", param("batch_size")) +
        fact("epochs", param("epochs")) + fact("learning rate", param("lr")) +
        fact("samples / epoch", param("train_num_samples")) + fact("steps logged", steps) + fact("final loss", final_loss);
+  // `openclip demo` runs: which recipe and which CPU their figures are from.
+  if (!param("demo_recipe").empty()) s += fact("demo recipe", param("demo_recipe")) + fact("CPU", param("demo_cpu"));
   s += "\n</dl>\n";
   if (!run.has_params)
     s += note("No <code>params.txt</code> in this folder, so the run's settings are unknown. " +

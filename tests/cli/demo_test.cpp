@@ -29,6 +29,20 @@ nlohmann::json last_json_line(const std::string& out) {
   return nlohmann::json::parse(out.substr(b == std::string::npos ? 0 : b + 1));
 }
 
+// The built-in recipe is the source tree's configs/recipes/fmnist-demo.json.
+nlohmann::json source_recipe() {
+  return nlohmann::json::parse(fs::read_text(OPENCLIP_SOURCE_DIR "/configs/recipes/fmnist-demo.json").value());
+}
+
+// A recipe for test-tiny on a slice: every field, as the file format requires.
+nlohmann::json tiny_recipe() {
+  return {{"name", "tiny-test-recipe"}, {"model", "test-tiny"}, {"batch_size", 64},   {"lr", 2e-3},
+          {"wd", 0.05},                 {"warmup", 2},          {"lr_scheduler", "cosine"},
+          {"precision", "fp32"},        {"aug_cfg", "scale=(0.8,1.0)"}, {"samples", 256},
+          {"epochs", 2},                {"max_passes", 1},      {"seed", 3},
+          {"measured", {{"train_seconds", 1.0}, {"samples", 256}, {"cpu", "a test"}}}};
+}
+
 TEST(Demo, RunsEndToEndAndWritesEverythingTheReportNeeds) {
   const std::string dir = test::fresh_dir("demo_e2e");
   auto r = run(demo_cmd(dir, "first"));
@@ -40,6 +54,15 @@ TEST(Demo, RunsEndToEndAndWritesEverythingTheReportNeeds) {
   EXPECT_EQ(j["samples"], 512);
   EXPECT_GT(j["train_seconds"].get<double>(), 0.0);
   EXPECT_TRUE(j.contains("seconds_to_85"));
+  EXPECT_TRUE(j.contains("seconds_to_90"));
+  EXPECT_GT(j["train_cpu_seconds"].get<double>(), 0.0);
+  // The default recipe is the built-in file's, named in the JSON line and params.txt (the report's source).
+  const std::string recipe = source_recipe()["name"];
+  EXPECT_EQ(j["recipe"], recipe);
+  EXPECT_FALSE(j["cpu"].get<std::string>().empty());
+  const std::string params = fs::read_text(run_dir + "/params.txt").value();
+  EXPECT_NE(params.find("demo_recipe: " + recipe + "\n"), std::string::npos) << params;
+  EXPECT_NE(params.find("demo_cpu: " + j["cpu"].get<std::string>() + "\n"), std::string::npos) << params;
   const double top1 = j["zeroshot_top1"], top5 = j["zeroshot_top5"];
   EXPECT_GE(top5, top1);
   EXPECT_LE(top5, 1.0);
@@ -83,6 +106,7 @@ TEST(Demo, RunsEndToEndAndWritesEverythingTheReportNeeds) {
 
   std::string html = fs::read_text(run_dir + "/report.html").value();
   EXPECT_NE(html.find("<svg"), std::string::npos);
+  EXPECT_NE(html.find("<dd>" + recipe + "</dd>"), std::string::npos) << "the report names the recipe";
 
   // A second run reuses the imported shards and, with the same recipe, gives the same model
   // bit for bit and the same results.
@@ -98,6 +122,33 @@ TEST(Demo, RunsEndToEndAndWritesEverythingTheReportNeeds) {
   EXPECT_EQ(j2["samples"], j["samples"]);
 }
 
+// Without flags, every setting of the run is the recipe file's; a flag given overrides its field.
+TEST(Demo, TakesItsSettingsFromTheRecipeFileAndFlagsOverrideThem) {
+  const std::string dir = test::fresh_dir("demo_recipe");
+  const std::string file = dir + "/tiny.json";
+  fs::write_atomic(file, tiny_recipe().dump(2));
+  const std::string cmd = test::openclip() + " demo --out '" + dir + "' --recipe '" + file +
+                          "' --limit 512 --threads 1 --no-report";
+  auto r = run(cmd + " --name from-file");
+  ASSERT_EQ(r.status, 0) << r.out;
+  nlohmann::json j = last_json_line(r.out);
+  EXPECT_EQ(j["recipe"], "tiny-test-recipe");
+  EXPECT_EQ(j["model"], "test-tiny");
+  EXPECT_EQ(j["samples"], 256);
+  std::string params = fs::read_text(dir + "/logs/from-file/params.txt").value();
+  for (const char* line : {"batch_size: 64\n", "lr: 0.002\n", "wd: 0.05\n", "warmup: 2\n", "epochs: 2\n",
+                           "seed: 3\n", "precision: fp32\n", "aug_cfg: scale=(0.8,1.0)\n", "lr_scheduler: cosine\n"})
+    EXPECT_NE(params.find(line), std::string::npos) << line << params;
+
+  r = run(cmd + " --name flags --batch-size 32 --lr 1e-3 --epochs 1");
+  ASSERT_EQ(r.status, 0) << r.out;
+  j = last_json_line(r.out);
+  EXPECT_EQ(j["samples"], 256);
+  params = fs::read_text(dir + "/logs/flags/params.txt").value();
+  for (const char* line : {"batch_size: 32\n", "lr: 0.001\n", "epochs: 1\n", "wd: 0.05\n"})
+    EXPECT_NE(params.find(line), std::string::npos) << line << params;
+}
+
 TEST(Demo, BadInputGivesClearErrors) {
   const std::string dir = test::fresh_dir("demo_bad");
   auto r = run(test::openclip() + " demo --out '" + dir + "' --minutes 0");
@@ -110,6 +161,23 @@ TEST(Demo, BadInputGivesClearErrors) {
   EXPECT_NE(r.status, 0);
   EXPECT_NE(r.out.find("fp64"), std::string::npos) << r.out;
   EXPECT_FALSE(fs::exists(dir + "/fmnist")) << "a bad flag must fail before the import";
+  // A recipe file with a misspelt field fails before the import, naming the field and the file.
+  nlohmann::json bad = tiny_recipe();
+  bad.erase("lr");
+  bad["lr_peak"] = 1e-3;
+  fs::write_atomic(dir + "/bad.json", bad.dump());
+  r = run(test::openclip() + " demo --out '" + dir + "' --recipe '" + dir + "/bad.json'");
+  EXPECT_NE(r.status, 0);
+  EXPECT_NE(r.out.find("lr_peak"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find(dir + "/bad.json"), std::string::npos) << r.out;
+  EXPECT_FALSE(fs::exists(dir + "/fmnist"));
+  bad = tiny_recipe();
+  bad["aug_cfg"] = "scale=(0.8";
+  fs::write_atomic(dir + "/bad_aug.json", bad.dump());
+  r = run(test::openclip() + " demo --out '" + dir + "' --recipe '" + dir + "/bad_aug.json'");
+  EXPECT_NE(r.status, 0);
+  EXPECT_NE(r.out.find("aug_cfg"), std::string::npos) << r.out;
+  EXPECT_FALSE(fs::exists(dir + "/fmnist"));
   r = run(test::openclip() + " demo --minuts 3");
   EXPECT_NE(r.status, 0);
   EXPECT_NE(r.out.find("--minutes"), std::string::npos) << r.out;  // the nearest flag is suggested

@@ -124,7 +124,7 @@ TEST(Flags, PerCommandDefaults) {
   EXPECT_EQ(def("train", "precision"), "amp");
   EXPECT_EQ(def("bench train", "precision"), "amp_bf16");
   EXPECT_EQ(def("eval", "precision"), "fp32");
-  EXPECT_EQ(def("demo", "precision"), "fp32");
+  EXPECT_EQ(def("demo", "precision"), "");  // the recipe file's (configs/recipes/fmnist-demo.json)
   EXPECT_EQ(def("train", "batch-size"), "64");
   EXPECT_EQ(def("bench train", "batch-size"), "128");
   EXPECT_EQ(def("embed", "batch-size"), "32");
