@@ -8,7 +8,9 @@ namespace oc::text {
 namespace {
 
 // Python's string.punctuation.
-bool is_ascii_punct(unsigned char c) { return c != 0 && c < 0x80 && std::strchr("!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~", c); }
+bool is_ascii_punct(unsigned char c) {
+  return c != 0 && c < 0x80 && std::strchr("!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~", c);
+}
 
 }  // namespace
 

@@ -10,13 +10,15 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <nlohmann/json.hpp>
+#include <array>
 #include <cstring>
 #include <map>
+#include <nlohmann/json.hpp>
 
 #include "core/check.h"
 #include "text/precompiled_charsmap.h"
 #include "text/unicode.h"
+#include "text/unicode_tables.h"
 #include "text/unigram_trie.h"
 
 namespace oc::text {
@@ -25,11 +27,9 @@ namespace {
 using json = nlohmann::json;
 constexpr double kUnkPenalty = 10.0;  // tokenizers' K_UNK_PENALTY (sentencepiece's kUnkPenalty)
 
-// Rust's char::is_whitespace: the White_Space property (PropList.txt, stable since 6.3).
-bool is_white_space(uint32_t c) {
-  return (c >= 0x9 && c <= 0xD) || c == 0x20 || c == 0x85 || c == 0xA0 || c == 0x1680 ||
-         (c >= 0x2000 && c <= 0x200A) || c == 0x2028 || c == 0x2029 || c == 0x202F || c == 0x205F || c == 0x3000;
-}
+// Rust's char::is_whitespace (White_Space), as the WordPiece tables hold it (kBertSpace: \t \n \r
+// or White_Space, the same set).
+bool is_white_space(uint32_t c) { return c < 0x110000 && (tables::bert_props(c) & tables::kBertSpace); }
 
 // Strict RFC 4648 base64 (with padding), as serde's Vec<u8> deserializer in tokenizers reads
 // precompiled_charsmap. (serve/base64_decode.h is in a layer above text.)
@@ -64,8 +64,8 @@ bool base64_decode(std::string_view in, std::string& out) {
 enum class NormKind { Precompiled, Replace, ReplaceRun, Strip, Prepend };
 struct NormStep {
   NormKind kind;
-  std::string pattern, content;  // Replace: literal -> content; ReplaceRun: run of pattern[0]; Prepend: content
-  size_t min_run = 0;            // ReplaceRun: runs of at least this many pattern[0] bytes
+  std::string pattern, content;      // Replace: literal -> content; ReplaceRun: run of pattern[0]; Prepend: content
+  size_t min_run = 0;                // ReplaceRun: runs of at least this many pattern[0] bytes
   bool left = false, right = false;  // Strip
   PrecompiledCharsmap charsmap;
 };
@@ -90,7 +90,8 @@ struct AddedToken {
 };
 
 [[noreturn]] void unsupported(const std::string& source, const std::string& where, const json& j) {
-  OC_USER_ERROR("{}: {} {} is not supported (supported: see src/text/hf_unigram.h)", source, where, j.dump().substr(0, 200));
+  OC_USER_ERROR("{}: {} {} is not supported (supported: see src/text/hf_unigram.h)", source, where,
+                j.dump().substr(0, 200));
 }
 
 }  // namespace
@@ -105,7 +106,8 @@ struct HfUnigram::Impl {
   double min_score = 0;
   std::vector<NormStep> norm;
   std::vector<PreStep> pre;
-  std::vector<AddedToken> added;  // longest first
+  std::vector<AddedToken> added;        // longest first
+  std::array<bool, 256> added_first{};  // bytes an added token starts with
   std::vector<int32_t> prefix, suffix;
   std::string metaspace;
 
@@ -119,7 +121,8 @@ struct HfUnigram::Impl {
 };
 
 void HfUnigram::Impl::read_model(const json& m) {
-  if (!m.is_object() || m.value("type", "") != "Unigram") unsupported(source, "model", m.is_object() ? m.value("type", json()) : m);
+  if (!m.is_object() || m.value("type", "") != "Unigram")
+    unsupported(source, "model", m.is_object() ? m.value("type", json()) : m);
   const json& vocab = m.at("vocab");
   if (!vocab.is_array() || vocab.empty()) OC_USER_ERROR("{}: model.vocab is not a non-empty array", source);
   for (size_t i = 0; i < vocab.size(); i++) {
@@ -209,10 +212,14 @@ void HfUnigram::Impl::read_pre_tokenizer(const json& p, const std::string& where
     if (s.replacement.empty() || utf8_invalid_offset(s.replacement) != std::string::npos) unsupported(source, where, p);
     if (p.contains("prepend_scheme")) {
       std::string scheme = p["prepend_scheme"].get<std::string>();
-      if (scheme == "always") s.prepend = Prepend::Always;
-      else if (scheme == "first") s.prepend = Prepend::First;
-      else if (scheme == "never") s.prepend = Prepend::Never;
-      else unsupported(source, where + ".prepend_scheme", p["prepend_scheme"]);
+      if (scheme == "always")
+        s.prepend = Prepend::Always;
+      else if (scheme == "first")
+        s.prepend = Prepend::First;
+      else if (scheme == "never")
+        s.prepend = Prepend::Never;
+      else
+        unsupported(source, where + ".prepend_scheme", p["prepend_scheme"]);
     } else {
       s.prepend = p.value("add_prefix_space", true) ? Prepend::Always : Prepend::Never;
     }
@@ -271,6 +278,7 @@ HfUnigram::HfUnigram(std::string_view json_text, const std::string& source) : im
       AddedToken a{t.at("content").get<std::string>(), t.at("id").get<int32_t>()};
       if (a.content.empty() || a.id < 0) OC_USER_ERROR("{}: added_tokens entry {} is invalid", source, t.dump());
       special[a.content] = a.id;
+      m.added_first[uint8_t(a.content[0])] = true;
       m.added.push_back(std::move(a));
     }
     std::stable_sort(m.added.begin(), m.added.end(),
@@ -380,9 +388,15 @@ void HfUnigram::Impl::normalize(std::string_view in, std::string& out) const {
         s.charsmap.normalize(out, tmp);
         out.swap(tmp);
         break;
-      case NormKind::Replace: replace_all(out, s.pattern, s.content, tmp); break;
-      case NormKind::ReplaceRun: replace_runs(out, s.pattern[0], s.min_run, s.content, tmp); break;
-      case NormKind::Strip: strip_white_space(out, s.left, s.right); break;
+      case NormKind::Replace:
+        replace_all(out, s.pattern, s.content, tmp);
+        break;
+      case NormKind::ReplaceRun:
+        replace_runs(out, s.pattern[0], s.min_run, s.content, tmp);
+        break;
+      case NormKind::Strip:
+        strip_white_space(out, s.left, s.right);
+        break;
       case NormKind::Prepend:
         if (!out.empty()) out.insert(0, s.content);
         break;
@@ -507,11 +521,12 @@ void HfUnigram::encode(std::string_view text, std::vector<int32_t>& ids) const {
   size_t part = 0;
   for (size_t i = 0; i < text.size();) {
     const AddedToken* hit = nullptr;
-    for (const AddedToken& a : m.added)
-      if (text.compare(i, a.content.size(), a.content) == 0) {
-        hit = &a;
-        break;
-      }
+    if (m.added_first[uint8_t(text[i])])
+      for (const AddedToken& a : m.added)
+        if (text.compare(i, a.content.size(), a.content) == 0) {
+          hit = &a;
+          break;
+        }
     if (!hit) {
       i++;
       continue;

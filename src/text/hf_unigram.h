@@ -9,6 +9,9 @@
 //   model:         Unigram (vocab [[piece, score], ...], unk_id, byte_fallback);
 //   post_processor: null or TemplateProcessing (its "single" template: special tokens before
 //                  and after $A).
+// added_tokens are all matched in the raw text, leftmost-longest; their lstrip/rstrip/single_word
+// flags are not applied and tokenizers would match a normalized=true one after normalization (T5's
+// <pad> </s> <unk> <extra_id_N> are all normalized=false, non-stripping).
 #pragma once
 #include <cstdint>
 #include <memory>

@@ -53,7 +53,8 @@ size_t cluster_end(std::string_view s, size_t i) {
 
 PrecompiledCharsmap::PrecompiledCharsmap(std::string_view blob, const std::string& source) {
   if (blob.empty()) return;
-  if (blob.size() < 4) OC_USER_ERROR("{}: precompiled_charsmap of {} bytes is truncated (needs a 4-byte trie size)", source, blob.size());
+  if (blob.size() < 4)
+    OC_USER_ERROR("{}: precompiled_charsmap of {} bytes is truncated (needs a 4-byte trie size)", source, blob.size());
   uint32_t trie_bytes;
   std::memcpy(&trie_bytes, blob.data(), 4);  // little-endian, as x86 and the blob
   if (trie_bytes % 4 != 0 || trie_bytes == 0 || size_t(trie_bytes) > blob.size() - 4)

@@ -31,10 +31,15 @@ struct SentencePieceTokenizer::Impl {
   Status clean_text(std::string_view in, std::string& out) const {
     text::CleanScratch scratch;
     switch (clean) {
-      case Clean::Canonicalize: return text::clean_canonicalize(in, out, scratch);
-      case Clean::Whitespace: return text::clean_whitespace(in, out, scratch);
-      case Clean::Lower: return text::clean_lower(in, out, scratch);
-      case Clean::None: out.assign(in); return Status::success();
+      case Clean::Canonicalize:
+        return text::clean_canonicalize(in, out, scratch);
+      case Clean::Whitespace:
+        return text::clean_whitespace(in, out, scratch);
+      case Clean::Lower:
+        return text::clean_lower(in, out, scratch);
+      case Clean::None:
+        out.assign(in);
+        return Status::success();
     }
     return Status::success();
   }

@@ -11,14 +11,13 @@ namespace {
 // One protobuf field: number, wire type, and where its value lies.
 struct Field {
   uint32_t number, wire;
-  uint64_t varint = 0;        // wire 0
-  std::string_view payload;   // wire 1, 2, 5
+  uint64_t varint = 0;       // wire 0
+  std::string_view payload;  // wire 1, 2, 5
 };
 
 class ProtoReader {
  public:
-  ProtoReader(std::string_view buf, size_t base, const std::string& source)
-      : buf_(buf), base_(base), source_(source) {}
+  ProtoReader(std::string_view buf, size_t base, const std::string& source) : buf_(buf), base_(base), source_(source) {}
   bool done() const { return pos_ >= buf_.size(); }
   size_t offset() const { return base_ + pos_; }
 
@@ -27,15 +26,17 @@ class ProtoReader {
     uint64_t key = varint(at);
     Field f{uint32_t(key >> 3), uint32_t(key & 7)};
     if (f.number == 0 || (f.wire != 0 && f.wire != 1 && f.wire != 2 && f.wire != 5))
-      OC_USER_ERROR("{}: not a SentencePiece model: invalid protobuf field key 0x{:x} at byte offset {}", source_, key, at);
+      OC_USER_ERROR("{}: not a SentencePiece model: invalid protobuf field key 0x{:x} at byte offset {}", source_, key,
+                    at);
     uint64_t len = f.wire == 0 ? 0 : f.wire == 1 ? 8 : f.wire == 5 ? 4 : varint(at);
     if (f.wire == 0) {
       f.varint = varint(at);
       return f;
     }
     if (len > buf_.size() - pos_)
-      OC_USER_ERROR("{}: truncated SentencePiece model: field {} at byte offset {} needs {} bytes, the file ends after {}",
-                    source_, f.number, at, len, buf_.size() - pos_);
+      OC_USER_ERROR(
+          "{}: truncated SentencePiece model: field {} at byte offset {} needs {} bytes, the file ends after {}",
+          source_, f.number, at, len, buf_.size() - pos_);
     f.payload = buf_.substr(pos_, len);
     pos_ += len;
     return f;
@@ -46,7 +47,8 @@ class ProtoReader {
     uint64_t v = 0;
     for (int shift = 0; shift < 64; shift += 7) {
       if (pos_ >= buf_.size())
-        OC_USER_ERROR("{}: truncated SentencePiece model: the field at byte offset {} ends at the end of the file", source_, at);
+        OC_USER_ERROR("{}: truncated SentencePiece model: the field at byte offset {} ends at the end of the file",
+                      source_, at);
       uint8_t b = uint8_t(buf_[pos_++]);
       v |= uint64_t(b & 0x7F) << shift;
       if (b < 0x80) return v;

@@ -13,7 +13,8 @@ and Hugging Face's `tokenizers`, from the .spmref venv (scripts/setup_spm_ref.sh
                           sentencepiece's encode(raw), of tokenizers' encode(raw) without
                           special tokens, and the 64-id row OpenCLIP's HFTokenizer makes
                           (canonicalize, truncate, "</s>", pad with <pad>); "hf" and
-                          "spm_row" (sentencepiece on the cleaned text) only where they differ.
+                          "spm_row" (sentencepiece on the cleaned text) only where they differ;
+                          "clean_no_mojibake_fix" where ftfy's mojibake repair changed the text.
 
 The captions are deterministic (random.Random(seed)); the C++ test reads the committed files
 and runs this script again only to check they are current (tests/text/sentencepiece_test.cpp).
@@ -58,6 +59,13 @@ def canonicalize_text(text, *, keep_punctuation_exact_string=None):
 
 def clean_canonicalize(x):
     return canonicalize_text(basic_clean(x))
+
+
+def clean_canonicalize_no_mojibake_fix(x):
+    """The same without ftfy's mojibake repair, which the C++ cleaning does not replicate
+    (docs/TOKENIZER.md, ftfy): what it must give on captions that look like mojibake."""
+    text = ftfy.fix_text(x, fix_encoding=False)
+    return canonicalize_text(html.unescape(html.unescape(text)).strip())
 
 
 # --- captions ---------------------------------------------------------------------------------
@@ -190,8 +198,10 @@ def golden(model_dir, out, n, seed):
     row_tok = Tokenizer.from_file(f"{model_dir}/tokenizer.json")
     row_tok.enable_truncation(CONTEXT)
     row_tok.enable_padding(length=CONTEXT, pad_id=0, pad_token="<pad>")
-    differ = 0
-    with gzip.open(out, "wt", encoding="utf-8", compresslevel=9) as f:
+    differ = mojibake = 0
+    # mtime=0: the same captions give the same bytes (the committed file does not churn).
+    with open(out, "wb") as raw, gzip.GzipFile(filename="", fileobj=raw, mode="wb", compresslevel=9, mtime=0) as gz, \
+            io.TextIOWrapper(gz, encoding="utf-8") as f:
         for t in captions(n, seed):
             clean = clean_canonicalize(t)
             a = sp.encode(t)
@@ -199,6 +209,10 @@ def golden(model_dir, out, n, seed):
             differ += a != b
             row = row_tok.encode(clean).ids
             rec = {"text": t, "clean": clean, "spm": a, "row": row}
+            no_fix = clean_canonicalize_no_mojibake_fix(t)
+            if no_fix != clean:
+                rec["clean_no_mojibake_fix"] = no_fix
+                mojibake += 1
             if a != b:
                 rec["hf"] = b
             spm_ids = sp.encode(clean)[:CONTEXT - 1] + [sp.eos_id()]
@@ -206,7 +220,8 @@ def golden(model_dir, out, n, seed):
             if spm_row != row:
                 rec["spm_row"] = spm_row
             f.write(json.dumps(rec, ensure_ascii=False) + "\n")
-    print(f"spm_ref: {n} captions, sentencepiece and tokenizers differ on {differ} raw texts", file=sys.stderr)
+    print(f"spm_ref: {n} captions, sentencepiece and tokenizers differ on {differ} raw texts, "
+          f"ftfy repairs mojibake in {mojibake}", file=sys.stderr)
 
 
 if __name__ == "__main__":

