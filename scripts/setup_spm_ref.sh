@@ -16,6 +16,7 @@ assert s.__version__ == "0.2.0" and t.__version__ == "0.19.1"' 2>/dev/null
 }
 if check; then echo "setup_spm_ref: ok ($VENV)"; exit 0; fi
 [[ -x $PY ]] || /usr/bin/python3 -m venv "$VENV"
-$PY -m pip install -q --disable-pip-version-check "${PKGS[@]}"
+# --no-deps: tokenizers would pull huggingface_hub (for from_pretrained), unused here.
+$PY -m pip install -q --disable-pip-version-check --no-deps "${PKGS[@]}"
 check || { echo "setup_spm_ref: $VENV does not import sentencepiece 0.2.0 / tokenizers 0.19.1" >&2; exit 1; }
 echo "setup_spm_ref: ok ($VENV)"
