@@ -7,6 +7,9 @@ and Hugging Face's `tokenizers`, from the .spmref venv (scripts/setup_spm_ref.sh
                           DIR/spiece.model and DIR/tokenizer.json (the latter built as
                           transformers' T5 converter builds flan-t5's: Precompiled charsmap +
                           Replace(" {2,}"), WhitespaceSplit + Metaspace, Unigram, "$A </s>").
+  spm_ref.py variants DIR OUTDIR N SEED
+                          other tokenizer.json layouts of the model (VARIANTS) and tokenizers'
+                          ids for N captions with each, as OUTDIR/<name>.json and .jsonl.
   spm_ref.py golden DIR OUT.jsonl.gz [N] [SEED]
                           for N generated captions (default 4000, seed 1): the raw text, the
                           text after OpenCLIP 2.24's clean='canonicalize', the ids of
@@ -224,11 +227,53 @@ def golden(model_dir, out, n, seed):
           f"ftfy repairs mojibake in {mojibake}", file=sys.stderr)
 
 
+# Other tokenizer.json layouts of the same model (transformers versions write different ones),
+# to check the normalizers and pre-tokenizers src/text/hf_unigram.cpp supports beyond flan-t5's.
+VARIANTS = {
+    # no WhitespaceSplit: Metaspace alone splits
+    "metaspace_split": lambda j: j.update(pre_tokenizer={
+        "type": "Metaspace", "replacement": "▁", "prepend_scheme": "always", "split": True}),
+    # transformers >= 4.40 with legacy=False: strip right, runs of spaces -> "▁", one pre-token
+    "legacy_false": lambda j: j.update(
+        normalizer={"type": "Sequence", "normalizers": [
+            j["normalizer"]["normalizers"][0], {"type": "Strip", "strip_left": False, "strip_right": True},
+            {"type": "Replace", "pattern": {"Regex": " {2,}"}, "content": "▁"}]},
+        pre_tokenizer={"type": "Metaspace", "replacement": "▁", "prepend_scheme": "first", "split": False}),
+    # Strip both sides, a literal Replace, Prepend, no charsmap, Metaspace prepending nothing
+    "strip_prepend": lambda j: j.update(
+        normalizer={"type": "Sequence", "normalizers": [
+            {"type": "Strip", "strip_left": True, "strip_right": True},
+            {"type": "Replace", "pattern": {"String": "\t"}, "content": " "},
+            {"type": "Prepend", "prepend": "▁"}]},
+        pre_tokenizer={"type": "Metaspace", "replacement": "▁", "prepend_scheme": "never", "split": True}),
+    # byte fallback: the 256 <0xXX> pieces appended
+    "byte_fallback": lambda j: (j["model"].update(byte_fallback=True),
+                                j["model"]["vocab"].extend([f"<0x{b:02X}>", 0.0] for b in range(256))),
+}
+
+
+def variants(model_dir, out_dir, n, seed):
+    base = json.load(open(f"{model_dir}/tokenizer.json", encoding="utf-8"))
+    caps = captions(n, seed)
+    for name, edit in VARIANTS.items():
+        j = json.loads(json.dumps(base))
+        edit(j)
+        path = f"{out_dir}/{name}.json"
+        with open(path, "w", encoding="utf-8") as f:
+            json.dump(j, f, ensure_ascii=False)
+        tok = Tokenizer.from_file(path)
+        with open(f"{out_dir}/{name}.jsonl", "w", encoding="utf-8") as f:
+            for t in caps:
+                f.write(json.dumps({"text": t, "ids": tok.encode(t, add_special_tokens=False).ids}, ensure_ascii=False) + "\n")
+
+
 if __name__ == "__main__":
     if sys.argv[1] == "train":
         train(sys.argv[2])
     elif sys.argv[1] == "golden":
         golden(sys.argv[2], sys.argv[3], int(sys.argv[4]) if len(sys.argv) > 4 else 4000,
                int(sys.argv[5]) if len(sys.argv) > 5 else 1)
+    elif sys.argv[1] == "variants":
+        variants(sys.argv[2], sys.argv[3], int(sys.argv[4]), int(sys.argv[5]))
     else:
-        sys.exit(f"usage: {sys.argv[0]} train DIR | golden DIR OUT.jsonl.gz [N] [SEED]")
+        sys.exit(f"usage: {sys.argv[0]} train DIR | golden DIR OUT.jsonl.gz [N] [SEED] | variants DIR OUTDIR N SEED")

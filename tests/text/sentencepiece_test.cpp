@@ -8,6 +8,7 @@
 #include <zlib.h>
 
 #include <cstdlib>
+#include <filesystem>
 #include <nlohmann/json.hpp>
 
 #include "core/check.h"
@@ -130,6 +131,32 @@ TEST(SentencePieceReference, RegeneratedGoldenMatches) {
         << "tests/text/data/spm/golden.jsonl.gz is stale: " << cmd;
   }
   expect_matches_golden(out);
+}
+
+// Other tokenizer.json layouts of the same model (tests/reference/spm_ref.py VARIANTS: Metaspace
+// splitting alone, transformers' legacy=False layout, Strip/Replace/Prepend without a charsmap,
+// byte fallback), written and encoded by tokenizers with the .spmref venv.
+TEST(SentencePieceReference, TokenizerJsonLayouts) {
+  if (std::system((spm_venv_python() + " -c 'import tokenizers' >/dev/null 2>&1").c_str()) != 0)
+    GTEST_SKIP() << "no .spmref venv (scripts/setup_spm_ref.sh): cannot write the tokenizer.json variants";
+  const std::string dir = test::temp_path("spm_variants");
+  std::filesystem::create_directories(dir);
+  const std::string cmd = spm_venv_python() + " " + OPENCLIP_TEST_DIR + "/reference/spm_ref.py variants " + spm_dir() +
+                          " " + dir + " 2000 5";
+  ASSERT_EQ(std::system(cmd.c_str()), 0) << cmd;
+  for (const char* name : {"metaspace_split", "legacy_false", "strip_prepend", "byte_fallback"}) {
+    auto tok = SentencePieceTokenizer::load(dir + "/" + name + ".json");
+    auto rows = test::read_jsonl(dir + "/" + name + ".jsonl");
+    ASSERT_EQ(rows.size(), 2000u) << name;
+    size_t mismatches = 0;
+    for (const auto& r : rows) {
+      auto ids = tok.encode(r["text"].get<std::string>());
+      if ((!ids.ok() || ids.value() != r["ids"].get<std::vector<int32_t>>()) && ++mismatches <= 3)
+        ADD_FAILURE() << name << ": " << r["text"].dump() << " gives " << nlohmann::json(ids.value()).dump()
+                      << ", tokenizers " << r["ids"].dump();
+    }
+    EXPECT_EQ(mismatches, 0u) << name;
+  }
 }
 
 TEST(SentencePiece, Canonicalize) {
