@@ -67,7 +67,7 @@ set(OC_PC_LIBS "-Wl,--start-group")
 foreach(m ${OC_INSTALL_MODULES} configs)
   string(APPEND OC_PC_LIBS " -lopenclip_${m}")
 endforeach()
-string(APPEND OC_PC_LIBS " -Wl,--end-group -lfaiss -L${OC_DNNL_LIBDIR} -Wl,-rpath,${OC_DNNL_LIBDIR} -ldnnl ${OpenMP_CXX_FLAGS}")
+string(APPEND OC_PC_LIBS " -Wl,--end-group -lfaiss -lsentencepiece -L${OC_DNNL_LIBDIR} -Wl,-rpath,${OC_DNNL_LIBDIR} -ldnnl ${OpenMP_CXX_FLAGS}")
 if(OC_CUDA)  # the CUDA runtime, cuBLASLt (and NCCL when found), which have no .pc files
   string(APPEND OC_PC_LIBS " -L${CUDAToolkit_LIBRARY_DIR} -Wl,-rpath,${CUDAToolkit_LIBRARY_DIR} -lcudart -lcublasLt")
   if(NCCL_LIBRARY)

@@ -13,6 +13,7 @@ PKGS=(cmake ninja-build g++ pkg-config libfmt-dev
       nlohmann-json3-dev zlib1g-dev libjpeg62-turbo-dev libpng-dev libwebp-dev libzstd-dev
       libsnappy-dev libcurl4-openssl-dev libopenmpi-dev openmpi-bin dataset-fashion-mnist
       libfaiss-dev libssl-dev  # index (faiss, OpenSSL SHA-256)
+      libsentencepiece-dev  # text: SentencePiece models (SigLIP's spiece.model)
       python3-pip python3-venv)  # PyPI: oneDNN 3 and vocabulary wheels (and the test and bench venvs)
 # The test suite, benchmarks and checks on top.
 ((FOR_DEMO)) || PKGS+=(libgtest-dev libbenchmark-dev libcpp-httplib-dev  # httplib: the serve tests' client
@@ -81,4 +82,5 @@ fi
 [[ -f data/imagenet_zeroshot.json ]] || echo "setup: warning: imagenet_zeroshot.json not found (ImageNet zero-shot needs it)"
 ((FOR_DEMO)) || scripts/setup_lizard.sh || echo "setup: warning: lizard venv (.lizard) not made; the test function_lengths skips"
 ((FOR_DEMO)) || scripts/setup_pyref.sh || echo "setup: warning: OpenCLIP 2.24 reference venv (.pyref) not made; tests that call OpenCLIP skip"
+((FOR_DEMO)) || scripts/setup_spm_ref.sh || echo "setup: warning: SentencePiece reference venv (.spmref) not made; the test that regenerates its golden files skips"
 echo "setup: ok"

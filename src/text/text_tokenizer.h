@@ -1,7 +1,8 @@
 // The text tokenizer a model config selects, as OpenCLIP 2.24's get_tokenizer does: CLIP's
 // byte-level BPE (SimpleTokenizer) by default, Hugging Face's WordPiece when text_cfg has
 // "hf_tokenizer_name": "bert-base-uncased" (the -CLIPA configs), with tokenizer_kwargs
-// strip_sep_token. Rows are always context_length ids.
+// strip_sep_token; SentencePiece (T5's unigram model, clean="canonicalize") for the SigLIP
+// configs' "timm/...SigLIP..." names. Rows are always context_length ids.
 #pragma once
 #include <cstdint>
 #include <memory>
@@ -18,8 +19,13 @@ struct TextTokenizerSpec {
   std::string hf_tokenizer_name;  // text_cfg.hf_tokenizer_name; empty: CLIP's BPE
   bool strip_sep_token = false;   // text_cfg.tokenizer_kwargs.strip_sep_token (WordPiece only)
   int context_length = 77;        // text_cfg.context_length
-  std::string vocab_path;         // BPE: --vocab; WordPiece: --hf-tokenizer-vocab; empty: search
+  std::string vocab_path;         // BPE: --vocab; WordPiece, SentencePiece: --hf-tokenizer-vocab; empty: search
+  std::string clean;              // text_cfg.tokenizer_kwargs.clean; empty: the tokenizer's default
 };
+
+// True for the hf_tokenizer_name values of OpenCLIP 2.24's SigLIP configs ("timm/...SigLIP..."),
+// whose tokenizer is T5's SentencePiece unigram model (text/sentencepiece.h).
+bool is_sentencepiece_tokenizer_name(const std::string& hf_tokenizer_name);
 
 // The spec from an OpenCLIP model config (the whole JSON text): text_cfg.context_length,
 // hf_tokenizer_name, tokenizer_kwargs. `source` names the config in errors. Throws oc::Error

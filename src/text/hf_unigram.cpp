@@ -1,0 +1,542 @@
+// Written here rather than taken from a library: Hugging Face's `tokenizers` is Rust (no C++
+// API, not packaged in Debian), and libsentencepiece cannot run a tokenizer.json: its pipeline
+// (added tokens, per-grapheme Precompiled, WhitespaceSplit, Metaspace, Viterbi in double
+// precision) differs from sentencepiece's own in the corner cases the tests cover. Transcribed
+// from tokenizers 0.19: models/unigram/model.rs (encode_optimized, tokenize), normalizers/
+// {precompiled,replace,strip,prepend}.rs, pre_tokenizers/{whitespace,metaspace}.rs,
+// processors/template.rs, added_vocabulary.rs.
+#include "text/hf_unigram.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <array>
+#include <cstring>
+#include <map>
+#include <nlohmann/json.hpp>
+
+#include "core/check.h"
+#include "text/precompiled_charsmap.h"
+#include "text/unicode.h"
+#include "text/unicode_tables.h"
+#include "text/unigram_trie.h"
+
+namespace oc::text {
+namespace {
+
+using json = nlohmann::json;
+constexpr double kUnkPenalty = 10.0;  // tokenizers' K_UNK_PENALTY (sentencepiece's kUnkPenalty)
+
+// Rust's char::is_whitespace (White_Space), as the WordPiece tables hold it (kBertSpace: \t \n \r
+// or White_Space, the same set).
+bool is_white_space(uint32_t c) { return c < 0x110000 && (tables::bert_props(c) & tables::kBertSpace); }
+
+// Strict RFC 4648 base64 (with padding), as serde's Vec<u8> deserializer in tokenizers reads
+// precompiled_charsmap. (serve/base64_decode.h is in a layer above text.)
+bool base64_decode(std::string_view in, std::string& out) {
+  auto val = [](char c) -> int {
+    if (c >= 'A' && c <= 'Z') return c - 'A';
+    if (c >= 'a' && c <= 'z') return c - 'a' + 26;
+    if (c >= '0' && c <= '9') return c - '0' + 52;
+    return c == '+' ? 62 : c == '/' ? 63 : -1;
+  };
+  if (in.size() % 4 != 0) return false;
+  for (size_t i = 0; i < in.size(); i += 4) {
+    int v[4], pad = 0;
+    for (int k = 0; k < 4; k++) {
+      char c = in[i + k];
+      bool last = i + 4 == in.size();
+      if (c == '=' && last && k >= 2 && (k == 3 || in[i + 3] == '=')) {
+        v[k] = 0;
+        pad++;
+      } else if ((v[k] = val(c)) < 0) {
+        return false;
+      }
+    }
+    uint32_t w = (v[0] << 18) | (v[1] << 12) | (v[2] << 6) | v[3];
+    out.push_back(char(w >> 16));
+    if (pad < 2) out.push_back(char((w >> 8) & 0xFF));
+    if (pad < 1) out.push_back(char(w & 0xFF));
+  }
+  return true;
+}
+
+enum class NormKind { Precompiled, Replace, ReplaceRun, Strip, Prepend };
+struct NormStep {
+  NormKind kind;
+  std::string pattern, content;      // Replace: literal -> content; ReplaceRun: run of pattern[0]; Prepend: content
+  size_t min_run = 0;                // ReplaceRun: runs of at least this many pattern[0] bytes
+  bool left = false, right = false;  // Strip
+  PrecompiledCharsmap charsmap;
+};
+
+enum class Prepend { Always, First, Never };
+enum class PreKind { WhitespaceSplit, Metaspace };
+struct PreStep {
+  PreKind kind;
+  std::string replacement;
+  Prepend prepend = Prepend::Always;
+  bool split = true;
+};
+
+struct PreToken {
+  std::string text;
+  bool at_start;  // begins at the start of the input (Metaspace prepend_scheme "first")
+};
+
+struct AddedToken {
+  std::string content;
+  int32_t id;
+};
+
+[[noreturn]] void unsupported(const std::string& source, const std::string& where, const json& j) {
+  OC_USER_ERROR("{}: {} {} is not supported (supported: see src/text/hf_unigram.h)", source, where,
+                j.dump().substr(0, 200));
+}
+
+}  // namespace
+
+struct HfUnigram::Impl {
+  std::string source;
+  std::vector<std::string> pieces;
+  std::vector<double> scores;
+  UnigramTrie trie;
+  int32_t unk = -1;
+  bool byte_fallback = false;
+  double min_score = 0;
+  std::vector<NormStep> norm;
+  std::vector<PreStep> pre;
+  std::vector<AddedToken> added;        // longest first
+  std::array<bool, 256> added_first{};  // bytes an added token starts with
+  std::vector<int32_t> prefix, suffix;
+  std::string metaspace;
+
+  void read_model(const json& m);
+  void read_normalizer(const json& n, const std::string& where);
+  void read_pre_tokenizer(const json& p, const std::string& where);
+  void read_post_processor(const json& p, const std::map<std::string, int32_t>& special);
+  void normalize(std::string_view in, std::string& out) const;
+  void pre_tokenize(std::vector<PreToken>& toks) const;
+  void viterbi(std::string_view s, std::vector<int32_t>& ids) const;
+};
+
+void HfUnigram::Impl::read_model(const json& m) {
+  if (!m.is_object() || m.value("type", "") != "Unigram")
+    unsupported(source, "model", m.is_object() ? m.value("type", json()) : m);
+  const json& vocab = m.at("vocab");
+  if (!vocab.is_array() || vocab.empty()) OC_USER_ERROR("{}: model.vocab is not a non-empty array", source);
+  for (size_t i = 0; i < vocab.size(); i++) {
+    const json& e = vocab[i];
+    if (!e.is_array() || e.size() != 2 || !e[0].is_string() || !e[1].is_number())
+      OC_USER_ERROR("{}: model.vocab[{}] is not [piece, score]", source, i);
+    pieces.push_back(e[0].get<std::string>());
+    if (size_t bad = utf8_invalid_offset(pieces.back()); bad != std::string::npos)
+      OC_USER_ERROR("{}: model.vocab[{}]: {}", source, i, utf8_error_message(pieces.back(), bad));
+    scores.push_back(e[1].get<double>());
+  }
+  if (vocab.size() > size_t(INT32_MAX)) OC_USER_ERROR("{}: model.vocab is too large", source);
+  if (!m.contains("unk_id") || !m["unk_id"].is_number_integer())
+    OC_USER_ERROR("{}: model.unk_id is missing (tokenizers needs it for unknown characters)", source);
+  unk = m["unk_id"].get<int32_t>();
+  if (unk < 0 || size_t(unk) >= pieces.size()) OC_USER_ERROR("{}: model.unk_id {} is not a vocabulary id", source, unk);
+  byte_fallback = m.value("byte_fallback", false);
+  min_score = *std::min_element(scores.begin(), scores.end());  // over the whole vocabulary, as Unigram::from
+  trie.build(pieces);
+}
+
+void HfUnigram::Impl::read_normalizer(const json& n, const std::string& where) {
+  if (n.is_null()) return;
+  std::string type = n.is_object() ? n.value("type", "") : "";
+  if (type == "Sequence") {
+    const json& list = n.at("normalizers");
+    for (size_t i = 0; i < list.size(); i++) read_normalizer(list[i], fmt::format("{}.normalizers[{}]", where, i));
+    return;
+  }
+  NormStep s;
+  if (type == "Precompiled") {
+    s.kind = NormKind::Precompiled;
+    std::string blob;
+    const json& b64 = n.at("precompiled_charsmap");
+    if (!b64.is_null() && !(b64.is_string() && base64_decode(b64.get<std::string>(), blob)))
+      OC_USER_ERROR("{}: {}.precompiled_charsmap is not base64", source, where);
+    s.charsmap = PrecompiledCharsmap(blob, source);
+  } else if (type == "Replace") {
+    const json& p = n.at("pattern");
+    s.content = n.at("content").get<std::string>();
+    if (p.contains("String")) {
+      s.kind = NormKind::Replace;
+      s.pattern = p["String"].get<std::string>();
+      if (s.pattern.empty()) unsupported(source, where, n);
+    } else {
+      // Only a run of one ASCII character: "<c>{n,}" or "<c>+" (" {2,}" in T5's files).
+      std::string re = p.value("Regex", "");
+      s.kind = NormKind::ReplaceRun;
+      s.pattern = re.substr(0, 1);
+      bool plain = !re.empty() && uint8_t(re[0]) < 0x80 && !std::strchr("\\.^$|?*+()[]{}", re[0]);
+      if (plain && re.size() == 2 && re[1] == '+') {
+        s.min_run = 1;
+      } else if (plain && re.size() >= 5 && re[1] == '{' && re.substr(re.size() - 2) == ",}" &&
+                 std::all_of(re.begin() + 2, re.end() - 2, [](char c) { return c >= '0' && c <= '9'; })) {
+        s.min_run = std::max(1, std::stoi(re.substr(2, re.size() - 4)));
+      } else {
+        unsupported(source, where + ".pattern", p);
+      }
+    }
+  } else if (type == "Strip") {
+    s.kind = NormKind::Strip;
+    s.left = n.value("strip_left", false);
+    s.right = n.value("strip_right", false);
+  } else if (type == "Prepend") {
+    s.kind = NormKind::Prepend;
+    s.content = n.at("prepend").get<std::string>();
+  } else {
+    unsupported(source, where, n);
+  }
+  norm.push_back(std::move(s));
+}
+
+void HfUnigram::Impl::read_pre_tokenizer(const json& p, const std::string& where) {
+  if (p.is_null()) return;
+  std::string type = p.is_object() ? p.value("type", "") : "";
+  if (type == "Sequence") {
+    const json& list = p.at("pretokenizers");
+    for (size_t i = 0; i < list.size(); i++) read_pre_tokenizer(list[i], fmt::format("{}.pretokenizers[{}]", where, i));
+    return;
+  }
+  PreStep s;
+  if (type == "WhitespaceSplit") {
+    s.kind = PreKind::WhitespaceSplit;
+  } else if (type == "Metaspace") {
+    s.kind = PreKind::Metaspace;
+    s.replacement = p.at("replacement").get<std::string>();
+    if (s.replacement.empty() || utf8_invalid_offset(s.replacement) != std::string::npos) unsupported(source, where, p);
+    if (p.contains("prepend_scheme")) {
+      std::string scheme = p["prepend_scheme"].get<std::string>();
+      if (scheme == "always")
+        s.prepend = Prepend::Always;
+      else if (scheme == "first")
+        s.prepend = Prepend::First;
+      else if (scheme == "never")
+        s.prepend = Prepend::Never;
+      else
+        unsupported(source, where + ".prepend_scheme", p["prepend_scheme"]);
+    } else {
+      s.prepend = p.value("add_prefix_space", true) ? Prepend::Always : Prepend::Never;
+    }
+    s.split = p.value("split", true);
+    metaspace = s.replacement;
+  } else {
+    unsupported(source, where, p);
+  }
+  pre.push_back(std::move(s));
+}
+
+void HfUnigram::Impl::read_post_processor(const json& p, const std::map<std::string, int32_t>& special) {
+  if (p.is_null()) return;
+  if (!p.is_object() || p.value("type", "") != "TemplateProcessing") unsupported(source, "post_processor", p);
+  bool seen_a = false;
+  for (const json& item : p.at("single")) {
+    if (item.contains("Sequence")) {
+      if (item["Sequence"].value("id", "") != "A" || seen_a) unsupported(source, "post_processor.single", p["single"]);
+      seen_a = true;
+    } else if (item.contains("SpecialToken")) {
+      std::string name = item["SpecialToken"].at("id").get<std::string>();
+      const json& st = p.at("special_tokens");
+      if (!st.contains(name)) OC_USER_ERROR("{}: post_processor.special_tokens has no \"{}\"", source, name);
+      for (const json& id : st[name].at("ids")) {
+        int32_t v = id.get<int32_t>();
+        if (v < 0 || (size_t(v) >= pieces.size() && !special.count(name)))
+          OC_USER_ERROR("{}: post_processor token \"{}\" id {} is not in the vocabulary", source, name, v);
+        (seen_a ? suffix : prefix).push_back(v);
+      }
+    } else {
+      unsupported(source, "post_processor.single", item);
+    }
+  }
+  if (!seen_a) unsupported(source, "post_processor.single (no $A)", p["single"]);
+}
+
+HfUnigram::HfUnigram(std::string_view json_text, const std::string& source) : impl_(std::make_unique<Impl>()) {
+  Impl& m = *impl_;
+  m.source = source;
+  json j;
+  try {
+    j = json::parse(json_text);
+  } catch (const json::parse_error& e) {
+    std::string what = e.what();  // nlohmann's message ends with the text last read: not useful here
+    what = what.substr(0, what.find("; last read"));
+    // e.byte counts from 1 (the end of a cut file is its size + 1).
+    OC_USER_ERROR("{}: not a tokenizer.json: JSON error at byte offset {}: {}", source, e.byte ? e.byte - 1 : 0, what);
+  }
+  if (!j.is_object() || !j.contains("model")) OC_USER_ERROR("{}: not a tokenizer.json (no \"model\" object)", source);
+  try {
+    m.read_model(j["model"]);
+    m.read_normalizer(j.value("normalizer", json()), "normalizer");
+    m.read_pre_tokenizer(j.value("pre_tokenizer", json()), "pre_tokenizer");
+    std::map<std::string, int32_t> special;
+    for (const json& t : j.value("added_tokens", json::array())) {
+      AddedToken a{t.at("content").get<std::string>(), t.at("id").get<int32_t>()};
+      if (a.content.empty() || a.id < 0) OC_USER_ERROR("{}: added_tokens entry {} is invalid", source, t.dump());
+      special[a.content] = a.id;
+      m.added_first[uint8_t(a.content[0])] = true;
+      m.added.push_back(std::move(a));
+    }
+    std::stable_sort(m.added.begin(), m.added.end(),
+                     [](const AddedToken& a, const AddedToken& b) { return a.content.size() > b.content.size(); });
+    m.read_post_processor(j.value("post_processor", json()), special);
+  } catch (const json::exception& e) {
+    OC_USER_ERROR("{}: malformed tokenizer.json: {}", source, e.what());
+  }
+}
+
+HfUnigram::HfUnigram(HfUnigram&&) noexcept = default;
+HfUnigram& HfUnigram::operator=(HfUnigram&&) noexcept = default;
+HfUnigram::~HfUnigram() = default;
+
+int32_t HfUnigram::vocab_size() const { return int32_t(impl_->pieces.size()); }
+int32_t HfUnigram::unk_id() const { return impl_->unk; }
+int32_t HfUnigram::piece_id(std::string_view piece) const { return impl_->trie.find(piece); }
+const std::string& HfUnigram::piece(int32_t id) const { return impl_->pieces.at(size_t(id)); }
+const std::vector<int32_t>& HfUnigram::prefix_ids() const { return impl_->prefix; }
+const std::vector<int32_t>& HfUnigram::suffix_ids() const { return impl_->suffix; }
+const std::string& HfUnigram::metaspace() const { return impl_->metaspace; }
+
+}  // namespace oc::text
+
+namespace oc::text {
+namespace {
+
+void replace_all(std::string& s, std::string_view from, std::string_view to, std::string& tmp) {
+  tmp.clear();
+  for (size_t i = 0; i < s.size();) {
+    if (s.compare(i, from.size(), from) == 0) {
+      tmp.append(to);
+      i += from.size();
+    } else {
+      tmp.push_back(s[i++]);
+    }
+  }
+  s.swap(tmp);
+}
+
+void replace_runs(std::string& s, char c, size_t min_run, std::string_view to, std::string& tmp) {
+  tmp.clear();
+  for (size_t i = 0; i < s.size();) {
+    size_t j = i;
+    while (j < s.size() && s[j] == c) j++;
+    if (j - i >= min_run) {
+      tmp.append(to);
+      i = j;
+    } else if (j > i) {
+      tmp.append(s, i, j - i);
+      i = j;
+    } else {
+      tmp.push_back(s[i++]);
+    }
+  }
+  s.swap(tmp);
+}
+
+void strip_white_space(std::string& s, bool left, bool right) {
+  size_t b = 0, e = s.size();
+  if (left)
+    for (size_t i = 0; i < e;) {
+      size_t k = i;
+      if (!is_white_space(utf8_next(s.data(), k))) break;
+      b = i = k;
+    }
+  if (right)
+    while (e > b) {
+      size_t start = e - 1;
+      while (start > b && (uint8_t(s[start]) & 0xC0) == 0x80) start--;
+      size_t k = start;
+      if (!is_white_space(utf8_next(s.data(), k))) break;
+      e = start;
+    }
+  s = s.substr(b, e - b);
+}
+
+void whitespace_split(std::vector<PreToken>& toks) {
+  std::vector<PreToken> out;
+  for (PreToken& t : toks) {
+    size_t word = std::string::npos;
+    bool first = t.at_start;
+    for (size_t i = 0; i <= t.text.size();) {
+      size_t k = i;
+      bool space = i == t.text.size() || is_white_space(utf8_next(t.text.data(), k));
+      if (space && word != std::string::npos) {
+        out.push_back({t.text.substr(word, i - word), first && word == 0});
+        word = std::string::npos;
+      } else if (!space && word == std::string::npos) {
+        word = i;
+      }
+      i = i == t.text.size() ? i + 1 : k;
+    }
+  }
+  toks.swap(out);
+}
+
+}  // namespace
+
+void HfUnigram::Impl::normalize(std::string_view in, std::string& out) const {
+  out.assign(in);
+  std::string tmp;
+  for (const NormStep& s : norm) {
+    switch (s.kind) {
+      case NormKind::Precompiled:
+        tmp.clear();
+        s.charsmap.normalize(out, tmp);
+        out.swap(tmp);
+        break;
+      case NormKind::Replace:
+        replace_all(out, s.pattern, s.content, tmp);
+        break;
+      case NormKind::ReplaceRun:
+        replace_runs(out, s.pattern[0], s.min_run, s.content, tmp);
+        break;
+      case NormKind::Strip:
+        strip_white_space(out, s.left, s.right);
+        break;
+      case NormKind::Prepend:
+        if (!out.empty()) out.insert(0, s.content);
+        break;
+    }
+  }
+}
+
+void HfUnigram::Impl::pre_tokenize(std::vector<PreToken>& toks) const {
+  std::string tmp;
+  for (const PreStep& s : pre) {
+    if (s.kind == PreKind::WhitespaceSplit) {
+      whitespace_split(toks);
+      continue;
+    }
+    std::vector<PreToken> out;
+    for (PreToken& t : toks) {
+      replace_all(t.text, " ", s.replacement, tmp);
+      bool prepend = s.prepend == Prepend::Always || (s.prepend == Prepend::First && t.at_start);
+      if (prepend && !t.text.empty() && t.text.compare(0, s.replacement.size(), s.replacement) != 0)
+        t.text.insert(0, s.replacement);
+      if (!s.split) {
+        out.push_back(std::move(t));
+        continue;
+      }
+      size_t start = 0;  // MergedWithNext: each replacement begins a new pre-token
+      for (size_t i = 1; i <= t.text.size(); i++) {
+        if (i == t.text.size() || t.text.compare(i, s.replacement.size(), s.replacement) == 0) {
+          out.push_back({t.text.substr(start, i - start), t.at_start && start == 0});
+          start = i;
+        }
+      }
+    }
+    toks.swap(out);
+  }
+}
+
+// tokenizers' Unigram::encode_optimized + tokenize: best path by summed scores (f64; ties keep
+// the first candidate, shortest piece first, the unknown-character candidate last), runs of
+// unknown characters fused into one string, then looked up: a piece, its <0xXX> bytes under
+// byte_fallback, or unk_id.
+void HfUnigram::Impl::viterbi(std::string_view s, std::vector<int32_t>& ids) const {
+  struct Best {
+    int32_t id = -1;
+    double score = 0;
+    int64_t start = -1;
+  };
+  std::vector<Best> best(s.size() + 1);
+  const double unk_score = min_score - kUnkPenalty;
+  for (size_t at = 0; at < s.size();) {
+    size_t k = at;
+    utf8_next(s.data(), k);
+    const size_t char_len = k - at;
+    const double here = best[at].score;
+    bool single = false;
+    trie.prefixes(s.substr(at), [&](size_t len, int32_t id) {
+      Best& b = best[at + len];
+      double cand = scores[size_t(id)] + here;
+      if (b.start < 0 || cand > b.score) b = {id, cand, int64_t(at)};
+      single |= len == char_len;
+    });
+    if (!single) {
+      Best& b = best[at + char_len];
+      double cand = unk_score + here;
+      if (b.start < 0 || cand > b.score) b = {unk, cand, int64_t(at)};
+    }
+    at = k;
+  }
+  struct Span {
+    size_t start, end;
+    bool unk;
+  };
+  std::vector<Span> spans;  // backwards
+  for (size_t end = s.size(); end > 0;) {
+    const Best& b = best[end];
+    size_t start = size_t(b.start);
+    if (b.id == unk && !spans.empty() && spans.back().unk)
+      spans.back().start = start;  // fused with the unknown run after it
+    else
+      spans.push_back({start, end, b.id == unk});
+    end = start;
+  }
+  for (auto it = spans.rbegin(); it != spans.rend(); ++it) {
+    std::string_view tok = s.substr(it->start, it->end - it->start);
+    int32_t id = trie.find(tok);
+    if (id >= 0) {
+      ids.push_back(id);
+      continue;
+    }
+    if (byte_fallback) {
+      size_t n0 = ids.size();
+      bool all = true;
+      for (unsigned char c : tok) {
+        int32_t bid = trie.find(fmt::format("<0x{:02X}>", c));
+        if (bid < 0) {
+          all = false;
+          break;
+        }
+        ids.push_back(bid);
+      }
+      if (all) continue;
+      ids.resize(n0);
+    }
+    ids.push_back(unk);
+  }
+}
+
+void HfUnigram::encode(std::string_view text, std::vector<int32_t>& ids) const {
+  const Impl& m = *impl_;
+  ids.clear();
+  std::string norm;
+  std::vector<PreToken> toks;
+  auto run = [&](std::string_view part, bool at_start) {
+    if (part.empty()) return;
+    m.normalize(part, norm);
+    toks.assign(1, PreToken{norm, at_start});
+    m.pre_tokenize(toks);
+    for (const PreToken& t : toks) m.viterbi(t.text, ids);
+  };
+  // Added tokens are found in the raw text, leftmost-longest (tokenizers' AddedVocabulary with
+  // normalized=false tokens, T5's <pad> </s> <unk> <extra_id_N>); the parts between them are
+  // normalized and pre-tokenized on their own.
+  size_t part = 0;
+  for (size_t i = 0; i < text.size();) {
+    const AddedToken* hit = nullptr;
+    if (m.added_first[uint8_t(text[i])])
+      for (const AddedToken& a : m.added)
+        if (text.compare(i, a.content.size(), a.content) == 0) {
+          hit = &a;
+          break;
+        }
+    if (!hit) {
+      i++;
+      continue;
+    }
+    run(text.substr(part, i - part), part == 0);
+    ids.push_back(hit->id);
+    i += hit->content.size();
+    part = i;
+  }
+  run(text.substr(part), part == 0);
+}
+
+}  // namespace oc::text
