@@ -104,47 +104,12 @@ void text_lengths(const BenchArgs& a, int ctx, int* lo, int* hi) {
   }
 }
 
-int run_train(const std::vector<std::string>& args) {
-  BenchArgs a;
-  if (!parse_flags("bench train", args, &a)) return 0;
-  if (a.threads > 0) set_num_threads(a.threads);
-  ModelCfg cfg = load_model_config(a.model);
-  const int64_t B = a.batch_size, steps = a.steps, warm = a.warmup_steps;
-  OC_CHECK(B > 0 && steps > 0, "batch size and steps must be positive");
+// The result of `bench train`: JSON (--json) or a readable summary with the profile.
+int report_train(const BenchArgs& a, Clip& model, const AdamW& opt, int64_t B, int64_t steps, double secs,
+                 double cpu_secs, double loss) {
+  const ModelCfg& cfg = model.cfg();
   const Precision prec = a.precision;
-  Clip model(cfg, ops::backend(ops::resolve_device(a.device)));
-  model.init(uint64_t(a.seed));
-  model.set_precision(prec);
-  model.plan_training(B);
-  AdamW opt(model.table(), default_adamw(cfg.name), model.backend());
-  ContrastiveStep step(model, B);
-  Rng rng(uint64_t(a.seed) + 1);
-  const int S = cfg.vision.image_size, ctx = cfg.text.context_length;
-  std::vector<float> images(size_t(B * 3 * S * S));
-  for (auto& v : images) v = float(rng.normal());
-  int lo, hi;
-  text_lengths(a, ctx, &lo, &hi);
-  std::vector<int32_t> tokens = synthetic_tokens(B, ctx, cfg.text.vocab_size, lo, hi, rng);
-
-  auto one = [&]() {
-    double loss = step.forward_backward(images.data(), tokens.data(), B);
-    {
-      OC_PROFILE("step.optimizer");
-      opt.step(model.params(), model.grads(), 1e-5);
-      clamp_logit_scale(model.backend(), model.params() + model.table().find("logit_scale")->offset);
-    }
-    return loss;
-  };
-  for (int64_t i = 0; i < warm; ++i) one();
-  profile::reset();
-  profile::set_enabled(true);
-  Timer t;
-  const double cpu0 = cpu_seconds();
-  double loss = 0;
-  for (int64_t i = 0; i < steps; ++i) loss = one();
-  const double secs = t.seconds(), cpu_secs = cpu_seconds() - cpu0;
-  profile::set_enabled(false);
-
+  const int ctx = cfg.text.context_length;
   const MachineInfo m = machine_info();
   const int64_t T_text = model.text_tower().tokens_used();
   const double gflop_sample = 3.0 * (forward_gflops_image(cfg) + forward_gflops_text(cfg, int(T_text)));
@@ -193,6 +158,49 @@ int run_train(const std::vector<std::string>& args) {
   for (auto& e : profile::report())
     std::printf("    %-22s %8.1f ms  %6ld calls\n", e.name.c_str(), 1000 * e.seconds / double(steps), e.calls / steps);
   return 0;
+}
+
+int run_train(const std::vector<std::string>& args) {
+  BenchArgs a;
+  if (!parse_flags("bench train", args, &a)) return 0;
+  if (a.threads > 0) set_num_threads(a.threads);
+  ModelCfg cfg = load_model_config(a.model);
+  const int64_t B = a.batch_size, steps = a.steps, warm = a.warmup_steps;
+  OC_CHECK(B > 0 && steps > 0, "batch size and steps must be positive");
+  const Precision prec = a.precision;
+  Clip model(cfg, ops::backend(ops::resolve_device(a.device)));
+  model.init(uint64_t(a.seed));
+  model.set_precision(prec);
+  model.plan_training(B);
+  AdamW opt(model.table(), default_adamw(cfg.name), model.backend());
+  ContrastiveStep step(model, B);
+  Rng rng(uint64_t(a.seed) + 1);
+  const int S = cfg.vision.image_size, ctx = cfg.text.context_length;
+  std::vector<float> images(size_t(B * 3 * S * S));
+  for (auto& v : images) v = float(rng.normal());
+  int lo, hi;
+  text_lengths(a, ctx, &lo, &hi);
+  std::vector<int32_t> tokens = synthetic_tokens(B, ctx, cfg.text.vocab_size, lo, hi, rng);
+
+  auto one = [&]() {
+    double loss = step.forward_backward(images.data(), tokens.data(), B);
+    {
+      OC_PROFILE("step.optimizer");
+      opt.step(model.params(), model.grads(), 1e-5);
+      clamp_logit_scale(model.backend(), model.params() + model.table().find("logit_scale")->offset);
+    }
+    return loss;
+  };
+  for (int64_t i = 0; i < warm; ++i) one();
+  profile::reset();
+  profile::set_enabled(true);
+  Timer t;
+  const double cpu0 = cpu_seconds();
+  double loss = 0;
+  for (int64_t i = 0; i < steps; ++i) loss = one();
+  const double secs = t.seconds(), cpu_secs = cpu_seconds() - cpu0;
+  profile::set_enabled(false);
+  return report_train(a, model, opt, B, steps, secs, cpu_secs, loss);
 }
 
 int run_infer(const std::vector<std::string>& args) {

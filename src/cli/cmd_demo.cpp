@@ -293,7 +293,7 @@ TrainArgs demo_train_args(const Options& o, const Recipe& rc, const DemoData& d,
   t.aug_cfg = rc.aug_cfg;
   // In params.txt (and so in the report): which recipe and which CPU the run's figures are from.
   t.flags["demo-recipe"] = rc.name;
-  t.flags["demo-cpu"] = cpu_kind();
+  t.flags["demo-cpu"] = demo_cpu_kind();
   t.logs = fs::join(o.get("out"), "logs");
   t.name = name;
   t.report_to = "tensorboard";

@@ -164,93 +164,110 @@ std::string fill_template(const std::string& t, const std::string& c) {
   return before + c + t.substr(pos + 3);
 }
 
+namespace {
+
+// A complete earlier import of this split with the same settings (`marker`, kept in its
+// _done.json): fills r and returns true.
+bool reuse_split(const nlohmann::json& marker, FashionMnistSplit& r) {
+  auto old = fs::read_text(fs::join(r.dir, "_done.json"));
+  if (!old) return false;
+  auto j = nlohmann::json::parse(*old, nullptr, false);
+  if (j.is_discarded() || j.value("settings", nlohmann::json()) != marker) return false;
+  r.samples = j.value("samples", int64_t(0));
+  r.shards = j.value("shards", int64_t(0));
+  r.reused = true;
+  return true;
+}
+
+// Sample idx of a split as a shard sample: the grey image as RGB PNG (resized to
+// opt.image_size), a caption drawn from the training templates by (seed, split, index), the
+// label and OpenCLIP-style json. "" on success, else what failed.
+std::string make_sample(const FashionMnistOptions& opt, const std::string& split, const IdxImages& images,
+                        const std::vector<uint8_t>& labels, int64_t idx, ShardSample& s) {
+  const auto& classes = fashion_mnist_classnames();
+  const auto& tmpls = fashion_mnist_train_templates();
+  const size_t px = size_t(images.rows) * size_t(images.cols);
+  ImageU8 im;
+  im.width = images.cols;
+  im.height = images.rows;
+  im.rgb.resize(px * 3);
+  const uint8_t* g = images.pixels.data() + size_t(idx) * px;
+  for (size_t p = 0; p < px; ++p) im.rgb[3 * p] = im.rgb[3 * p + 1] = im.rgb[3 * p + 2] = g[p];
+  if (opt.image_size != im.width || opt.image_size != im.height)
+    im = resize(im, opt.image_size, opt.image_size, Interp::Bicubic);
+  auto png = encode_image(im, ImageFormat::Png);
+  if (!png) return png.error();
+  const int label = labels[size_t(idx)];
+  Rng rng(stream_seed(opt.seed, 0, SeedUse::Caption, split == "train" ? 0 : 1, uint64_t(idx)));
+  std::string caption = fill_template(tmpls[size_t(rng.below(tmpls.size()))], classes[size_t(label)]);
+  s.add("png", std::move(*png));
+  s.add("txt", caption);
+  s.add("cls", std::to_string(label));
+  nlohmann::json meta = {{"key", s.key},          {"index", idx},          {"split", split},
+                         {"label", label},        {"class", classes[size_t(label)]},
+                         {"caption", caption},    {"width", opt.image_size}, {"height", opt.image_size},
+                         {"status", "success"}};
+  s.add("json", meta.dump(4));
+  return "";
+}
+
+// One split (train or test) into r.dir: shards of opt.shard_size samples, then _done.json.
+void import_split(const FashionMnistOptions& opt, const std::string& split, const nlohmann::json& marker,
+                  FashionMnistSplit& r) {
+  const std::string prefix = split == "train" ? "train" : "t10k";
+  const std::string img_path = find_idx(opt.source, prefix + "-images-idx3-ubyte");
+  const std::string lab_path = find_idx(opt.source, prefix + "-labels-idx1-ubyte");
+  auto images = read_idx_images(img_path, opt.limit);
+  if (!images) OC_USER_ERROR("{}", images.error());
+  auto labels = read_idx_labels(lab_path, opt.limit);
+  if (!labels) OC_USER_ERROR("{}", labels.error());
+  if (int64_t(labels->size()) != images->count)
+    OC_USER_ERROR("{} has {} images but {} has {} labels", img_path, images->count, lab_path, labels->size());
+  if (images->count == 0) OC_USER_ERROR("{}: no images to import (--limit {})", img_path, opt.limit);
+  fs::make_dirs(r.dir);
+  const int64_t n = images->count, S = opt.shard_size;
+  r.samples = n;
+  r.shards = (n + S - 1) / S;
+  Progress prog("fashion-mnist " + split, n);
+  for (int64_t shard = 0; shard < r.shards; ++shard) {
+    const int64_t first = shard * S, count = std::min(S, n - first);
+    std::vector<ShardSample> samples(static_cast<size_t>(count));
+    std::vector<std::string> errors(static_cast<size_t>(count));
+#pragma omp parallel for schedule(dynamic, 64)
+    for (int64_t i = 0; i < count; ++i) {
+      samples[size_t(i)].key = sample_key(shard, i, S);
+      errors[size_t(i)] = make_sample(opt, split, *images, *labels, first + i, samples[size_t(i)]);
+    }
+    for (auto& e : errors)
+      if (!e.empty()) OC_USER_ERROR("fashion-mnist: encoding failed: {}", e);
+    nlohmann::json stats = {{"count", count}, {"successes", count}, {"failed_to_download", 0},
+                            {"failed_to_resize", 0}, {"status_dict", {{"success", count}}}};
+    write_shard(r.dir, shard, samples, stats);
+    prog.update(first + count, first + count);
+  }
+  prog.finish();
+  write_sizes(r.dir, r.shards);
+  fs::write_atomic(fs::join(r.dir, "_done.json"),
+                   nlohmann::json{{"settings", marker}, {"samples", n}, {"shards", r.shards}}.dump(2));
+}
+
+}  // namespace
+
 std::vector<FashionMnistSplit> import_fashion_mnist(const FashionMnistOptions& opt) {
   OC_CHECK(!opt.out.empty(), "no output folder");
   if (opt.image_size < 8 || opt.image_size > 1024) OC_USER_ERROR("--image-size {}: choose 8..1024", opt.image_size);
   if (opt.shard_size < 1) OC_USER_ERROR("--shard-size must be >= 1");
   fs::make_dirs(opt.out);
   std::vector<FashionMnistSplit> result;
-  const auto& classes = fashion_mnist_classnames();
-  const auto& tmpls = fashion_mnist_train_templates();
   for (const auto& split : opt.splits) {
     if (split != "train" && split != "test") OC_USER_ERROR("--split '{}': choose train, test or both", split);
     FashionMnistSplit r;
     r.name = split;
     r.dir = fs::join(opt.out, split);
-    const std::string prefix = split == "train" ? "train" : "t10k";
-    const std::string img_path = find_idx(opt.source, prefix + "-images-idx3-ubyte");
-    const std::string lab_path = find_idx(opt.source, prefix + "-labels-idx1-ubyte");
     nlohmann::json marker = {{"format", "openclip fashion-mnist shards v1"}, {"split", split},
                              {"image_size", opt.image_size}, {"shard_size", opt.shard_size},
                              {"limit", opt.limit}, {"seed", opt.seed}};
-    if (auto old = fs::read_text(fs::join(r.dir, "_done.json")); old) {
-      auto j = nlohmann::json::parse(*old, nullptr, false);
-      if (!j.is_discarded() && j.value("settings", nlohmann::json()) == marker) {
-        r.samples = j.value("samples", int64_t(0));
-        r.shards = j.value("shards", int64_t(0));
-        r.reused = true;
-        result.push_back(r);
-        continue;
-      }
-    }
-    auto images = read_idx_images(img_path, opt.limit);
-    if (!images) OC_USER_ERROR("{}", images.error());
-    auto labels = read_idx_labels(lab_path, opt.limit);
-    if (!labels) OC_USER_ERROR("{}", labels.error());
-    if (int64_t(labels->size()) != images->count)
-      OC_USER_ERROR("{} has {} images but {} has {} labels", img_path, images->count, lab_path, labels->size());
-    if (images->count == 0) OC_USER_ERROR("{}: no images to import (--limit {})", img_path, opt.limit);
-    fs::make_dirs(r.dir);
-    const int64_t n = images->count, S = opt.shard_size;
-    r.samples = n;
-    r.shards = (n + S - 1) / S;
-    const size_t px = size_t(images->rows) * size_t(images->cols);
-    Progress prog("fashion-mnist " + split, n);
-    for (int64_t shard = 0; shard < r.shards; ++shard) {
-      const int64_t first = shard * S, count = std::min(S, n - first);
-      std::vector<ShardSample> samples(static_cast<size_t>(count));
-      std::vector<std::string> errors(static_cast<size_t>(count));
-#pragma omp parallel for schedule(dynamic, 64)
-      for (int64_t i = 0; i < count; ++i) {
-        const int64_t idx = first + i;
-        ImageU8 im;
-        im.width = images->cols;
-        im.height = images->rows;
-        im.rgb.resize(px * 3);
-        const uint8_t* g = images->pixels.data() + size_t(idx) * px;
-        for (size_t p = 0; p < px; ++p) im.rgb[3 * p] = im.rgb[3 * p + 1] = im.rgb[3 * p + 2] = g[p];
-        if (opt.image_size != im.width || opt.image_size != im.height)
-          im = resize(im, opt.image_size, opt.image_size, Interp::Bicubic);
-        auto png = encode_image(im, ImageFormat::Png);
-        if (!png) {
-          errors[size_t(i)] = png.error();
-          continue;
-        }
-        const int label = (*labels)[size_t(idx)];
-        Rng rng(stream_seed(opt.seed, 0, SeedUse::Caption, split == "train" ? 0 : 1, uint64_t(idx)));
-        std::string caption = fill_template(tmpls[size_t(rng.below(tmpls.size()))], classes[size_t(label)]);
-        ShardSample& s = samples[size_t(i)];
-        s.key = sample_key(shard, i, S);
-        s.add("png", std::move(*png));
-        s.add("txt", caption);
-        s.add("cls", std::to_string(label));
-        nlohmann::json meta = {{"key", s.key},          {"index", idx},          {"split", split},
-                               {"label", label},        {"class", classes[size_t(label)]},
-                               {"caption", caption},    {"width", opt.image_size}, {"height", opt.image_size},
-                               {"status", "success"}};
-        s.add("json", meta.dump(4));
-      }
-      for (auto& e : errors)
-        if (!e.empty()) OC_USER_ERROR("fashion-mnist: encoding failed: {}", e);
-      nlohmann::json stats = {{"count", count}, {"successes", count}, {"failed_to_download", 0},
-                              {"failed_to_resize", 0}, {"status_dict", {{"success", count}}}};
-      write_shard(r.dir, shard, samples, stats);
-      prog.update(first + count, first + count);
-    }
-    prog.finish();
-    write_sizes(r.dir, r.shards);
-    fs::write_atomic(fs::join(r.dir, "_done.json"),
-                     nlohmann::json{{"settings", marker}, {"samples", n}, {"shards", r.shards}}.dump(2));
+    if (!reuse_split(marker, r)) import_split(opt, split, marker, r);
     result.push_back(r);
   }
   nlohmann::json task = {{"name", "fashion-mnist"},
