@@ -43,8 +43,14 @@ void run(const L2NormBackwardArgs& a) {
 }
 
 double run(const ClipLossArgs& a) {
-  const auto& [dimg, dtxt, dimg_all, dtxt_all, dscale_log, scratch, img, txt, img_all, txt_all, scale, Nl, Na, E,
-               label_offset] = a;
+  // Plain locals, not a structured binding: the lambdas below capture them (clang 14, the
+  // sanitizer build's compiler, cannot capture structured bindings).
+  float *dimg = a.dimg, *dtxt = a.dtxt, *dimg_all = a.dimg_all, *dtxt_all = a.dtxt_all;
+  auto dscale_log = a.dscale_log;
+  float* scratch = a.scratch;
+  const float *img = a.img, *txt = a.txt, *img_all = a.img_all, *txt_all = a.txt_all;
+  const float scale = a.scale;
+  const int64_t Nl = a.Nl, Na = a.Na, E = a.E, label_offset = a.label_offset;
   OC_CHECK(Nl > 0 && label_offset >= 0 && label_offset + Nl <= Na,
            "clip_loss: local rows [{}, {}) not inside the {} gathered columns", label_offset, label_offset + Nl, Na);
   const double w = 1.0 / double(2 * Nl);
