@@ -102,7 +102,8 @@ class BudgetPlan {
         replan(done, left, "training runs at {:.2f} steps/s now");
       }
     }
-    if (done >= total_ && left > 2.5 / rate_) replan(done, left, "the plan is done with time left ({:.2f} steps/s)");
+    if (done >= total_ && total_ < cap_ && left > 2.5 / rate_)
+      replan(done, left, "the plan is done with time left ({:.2f} steps/s)");
     if (left < 1.5 / rate_) total_ = done;  // no time for another step (with a half-step margin)
     return total_;
   }
@@ -110,8 +111,8 @@ class BudgetPlan {
  private:
   void replan(int64_t done, double left, const char* why) {
     total_ = std::clamp<int64_t>(done + int64_t(rate_ * std::max(0.0, left)), done, cap_);
-    log::info("Demo: {}: re-planned to {} steps ({} left) for the {:.0f} s budget", fmt::format(fmt::runtime(why), rate_),
-              total_, total_ - done, budget_s_);
+    log::info("Demo: {}: re-planned to {} steps ({} left) for the {:.0f} s budget{}", fmt::format(fmt::runtime(why), rate_),
+              total_, total_ - done, budget_s_, total_ == cap_ ? " (the --max-passes cap)" : "");
   }
   static constexpr int64_t kMinSteps = 3;
   double budget_s_, rate_;
@@ -245,9 +246,11 @@ RunLength size_run(const Options& o, const Recipe& rc, int64_t train_images) {
     samples = std::min(cap, int64_t(0.93 * sps * minutes * 60.0));
     r.plan = std::make_unique<BudgetPlan>(minutes * 60.0, 0.93 * sps / rc.batch_size,
                                           std::max<int64_t>(1, cap / rc.batch_size));
-    log::info("Demo: {} at batch {} trains {:.0f} samples/s here: {} samples fit in {} minutes ({:.2f} passes); the "
+    const bool capped = samples == cap && cap < int64_t(0.93 * sps * minutes * 60.0);
+    log::info("Demo: {} at batch {} trains {:.0f} samples/s here: {} samples {} {} minutes ({:.2f} passes); the "
               "speed is re-measured while training",
-              rc.model, rc.batch_size, sps, samples, minutes, double(samples) / 60000.0);
+              rc.model, rc.batch_size, sps, samples, capped ? "(the --max-passes cap) in less than" : "fit in", minutes,
+              double(samples) / 60000.0);
   }
   r.per_epoch = std::max<int64_t>(1, samples / rc.epochs / rc.batch_size) * rc.batch_size;
   // An epoch is at most one pass (the shards are read once per epoch): in budget mode the
