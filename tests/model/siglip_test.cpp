@@ -14,6 +14,7 @@
 #include "error_of.h"
 #include "model/model_tokenizer.h"
 #include "model/params.h"
+#include "model/precision.h"
 #include "siglip_ref.h"
 
 namespace oc {
@@ -121,6 +122,18 @@ TEST(SiglipConfig, OtherTimmTowersAndHeadsAreRefused) {
   EXPECT_NE(e.find("without \"timm_model_name\""), std::string::npos) << e;
   e = err(R"({"embed_dim": 8, "vision_cfg": {}, "text_cfg": {"norm_kwargs": {"elementwise_affine": false}}})");
   EXPECT_NE(e.find("\"norm_kwargs\": \"elementwise_affine\" is not implemented"), std::string::npos) << e;
+}
+
+// --precision bf16 on a timm model: OpenCLIP's create_model casts the whole model to bf16,
+// then only the text tower's LayerNormFp32 modules back.
+TEST(SiglipConfig, Bf16PrecisionCastsAllButTheTextLayerNorms) {
+  for (const char* n : {"visual.trunk.norm.weight", "visual.trunk.pos_embed", "visual.trunk.attn_pool.latent",
+                        "logit_scale", "logit_bias", "text.token_embedding.weight", "text.positional_embedding",
+                        "text.transformer.resblocks.0.attn.in_proj_weight", "text.text_projection.bias"})
+    EXPECT_TRUE(is_lp_param_timm(n)) << n;
+  for (const char* n : {"text.transformer.resblocks.0.ln_1.weight", "text.transformer.resblocks.3.ln_2.bias",
+                        "text.ln_final.weight"})
+    EXPECT_FALSE(is_lp_param_timm(n)) << n;
 }
 
 // A SigLIP config without its SentencePiece model: the tokenizer (made before a run starts)
