@@ -32,6 +32,9 @@ class MapHead {
   double mib() const { return buf_.mib(); }
 
  private:
+  void mlp_backward(const MapHeadParams& p, const MapHeadParams& g, const float* d_out, int64_t B, ops::Prec prec);
+  void attention_backward(const MapHeadParams& p, const MapHeadParams& g, float* dx, int64_t B, ops::Prec prec);
+
   ops::FloatArena buf_;
   ops::Backend* be_ = &ops::default_backend();
   int64_t B_max_ = 0, T_ = 0, W_ = 0, H_ = 0, F_ = 0;
