@@ -85,8 +85,10 @@ double cpu_seconds() {
 
 // The model of `bench infer|zeroshot`: --model, --precision and --device, randomly initialized
 // from `seed` (the speed does not depend on the weights), encoding in chunks of B.
-InferenceModel random_model(const BenchArgs& a, int64_t B, uint64_t seed) {
+// tokenizer: false where only token ids are used (a SigLIP model's SentencePiece file need not exist).
+InferenceModel random_model(const BenchArgs& a, int64_t B, uint64_t seed, bool tokenizer = true) {
   InferenceOptions io;
+  io.tokenizer = tokenizer;
   io.model = a.model;
   io.precision = a.precision;
   io.device = a.device;
@@ -209,7 +211,7 @@ int run_infer(const std::vector<std::string>& args) {
   if (a.threads > 0) set_num_threads(a.threads);
   const int64_t B = a.batch_size, steps = a.steps, warm = a.warmup_steps;
   const Precision prec = a.precision;
-  InferenceModel inf(random_model(a, B, uint64_t(a.seed)));
+  InferenceModel inf(random_model(a, B, uint64_t(a.seed), /*tokenizer=*/false));  // synthetic token ids
   Clip& model = inf.clip();
   const ModelCfg& cfg = inf.cfg();
   Rng rng(uint64_t(a.seed) + 1);

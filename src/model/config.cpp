@@ -8,8 +8,10 @@
 #include "core/check.h"
 #include "core/fs.h"
 #include "model/config_keys.h"
+#include "model/config_timm.h"
 #include "model/config_limits.h"
 #include "model/params.h"
+#include "text/text_tokenizer.h"
 
 namespace oc {
 
@@ -71,6 +73,18 @@ void read_vision_options(const json& v, VisionCfg* c, const std::string& where) 
   c->avg_pool = read_choice(v, "pool_type", {"tok", "avg"}, where) == 1;
 }
 
+// norm_kwargs: the LayerNorm's keyword arguments; OpenCLIP's configs pass {"eps": x} only.
+void read_norm_kwargs(const json& t, double* eps, const std::string& where) {
+  if (!t.contains("norm_kwargs") || t["norm_kwargs"].is_null()) return;
+  const json& k = t["norm_kwargs"];
+  if (!k.is_object()) OC_USER_ERROR("{}: \"norm_kwargs\" must be an object", where);
+  for (auto& [key, value] : k.items())
+    if (key != "eps")
+      OC_USER_ERROR("{}: \"norm_kwargs\": \"{}\" is not implemented (only \"eps\" is)", where, key);
+  read_field(k, "eps", eps, where + " norm_kwargs");
+  if (!(*eps > 0 && *eps < 1)) OC_USER_ERROR("{}: \"norm_kwargs\": \"eps\" must be in (0, 1), got {}", where, *eps);
+}
+
 // The OpenCLIP TextTransformer options (config_keys.cpp accepts them).
 void read_text_options(const json& t, TextCfg* c, const std::string& where) {
   read_layer_scale(t, &c->ls_init_value, where);
@@ -81,9 +95,11 @@ void read_text_options(const json& t, TextCfg* c, const std::string& where) {
   c->pool = TextCfg::Pool(read_choice(t, "pool_type", {"argmax", "first", "last"}, where));
   if (t.contains("hf_tokenizer_name") && !t["hf_tokenizer_name"].is_null()) {
     const json& n = t["hf_tokenizer_name"];
-    if (!n.is_string() || n.get<std::string>() != "bert-base-uncased")
+    if (!n.is_string() || (n.get<std::string>() != "bert-base-uncased" &&
+                           !is_sentencepiece_tokenizer_name(n.get<std::string>())))
       OC_USER_ERROR("{}: \"hf_tokenizer_name\" {} is not supported: openclip-cpp has Hugging Face's "
-                    "\"bert-base-uncased\" WordPiece tokenizer (the -CLIPA configs) and CLIP's BPE (no key)",
+                    "\"bert-base-uncased\" WordPiece tokenizer (the -CLIPA configs), the SigLIP configs' "
+                    "SentencePiece ones (\"timm/...SigLIP...\") and CLIP's BPE (no key)",
                     where, n.dump());
     c->hf_tokenizer_name = n.get<std::string>();
   }
@@ -91,6 +107,7 @@ void read_text_options(const json& t, TextCfg* c, const std::string& where) {
     if (!t["tokenizer_kwargs"].is_object()) OC_USER_ERROR("{}: \"tokenizer_kwargs\" must be an object", where);
     c->tokenizer_kwargs_json = t["tokenizer_kwargs"].dump();
   }
+  read_norm_kwargs(t, &c->ln_eps, where);
 }
 }  // namespace
 
@@ -116,6 +133,7 @@ ModelCfg parse_model_config(const std::string& text, const std::string& name, co
   c.name = name;
   read_field(j, "embed_dim", &c.embed_dim, where);
   read_field(j, "quick_gelu", &c.quick_gelu, where);
+  read_field(j, "custom_text", &c.custom_text, where);
   read_field(j, "init_logit_scale", &c.init_logit_scale, where);
   if (j.contains("init_logit_bias") && !j["init_logit_bias"].is_null()) {
     double b = 0;
@@ -131,15 +149,20 @@ ModelCfg parse_model_config(const std::string& text, const std::string& name, co
   if (v.contains("layers") && v["layers"].is_array())
     OC_USER_ERROR("{}: ResNet towers (\"layers\" as a list) are not supported; use a ViT config", vw);
   check_config_keys(v, ConfigSection::Vision, vw);
-  for (const char* k : {"timm_model_name", "hf_model_name"})
-    if (v.contains(k) && !v[k].is_null()) OC_USER_ERROR("{}: \"{}\" towers are not supported", vw, k);
-  read_field(v, "image_size", &c.vision.image_size, vw);
-  read_field(v, "layers", &c.vision.layers, vw);
-  read_field(v, "width", &c.vision.width, vw);
-  read_field(v, "head_width", &c.vision.head_width, vw);
-  read_field(v, "patch_size", &c.vision.patch_size, vw);
-  read_field(v, "mlp_ratio", &c.vision.mlp_ratio, vw);
-  read_vision_options(v, &c.vision, vw);
+  if (v.contains("hf_model_name") && !v["hf_model_name"].is_null())
+    OC_USER_ERROR("{}: \"hf_model_name\" towers are not supported", vw);
+  if (v.contains("timm_model_name") && !v["timm_model_name"].is_null()) {
+    read_timm_vision(v, c.embed_dim, &c.vision, vw);
+  } else {
+    refuse_timm_head_keys(v, vw);
+    read_field(v, "image_size", &c.vision.image_size, vw);
+    read_field(v, "layers", &c.vision.layers, vw);
+    read_field(v, "width", &c.vision.width, vw);
+    read_field(v, "head_width", &c.vision.head_width, vw);
+    read_field(v, "patch_size", &c.vision.patch_size, vw);
+    read_field(v, "mlp_ratio", &c.vision.mlp_ratio, vw);
+    read_vision_options(v, &c.vision, vw);
+  }
   const json& t = j["text_cfg"];
   const std::string tw = where + " text_cfg";
   if (t.contains("hf_model_name") && !t["hf_model_name"].is_null())
@@ -192,6 +215,10 @@ void add_option_json(const ModelCfg& c, json* j) {
   if (c.text.final_ln_after_pool) t["final_ln_after_pool"] = true;
   if (!c.text.hf_tokenizer_name.empty()) t["hf_tokenizer_name"] = c.text.hf_tokenizer_name;
   if (!c.text.tokenizer_kwargs_json.empty()) t["tokenizer_kwargs"] = json::parse(c.text.tokenizer_kwargs_json);
+  if (c.text.mlp_ratio != 4.0) t["mlp_ratio"] = c.text.mlp_ratio;
+  if (c.text.ln_eps != 1e-5) t["norm_kwargs"] = {{"eps", c.text.ln_eps}};
+  if (c.custom_text) (*j)["custom_text"] = true;
+  if (c.vision.timm()) v = timm_vision_json(c.vision);
 }
 }  // namespace
 
@@ -220,7 +247,11 @@ int64_t count_params(const ModelCfg& c) { return make_param_table(c).count(); }
 double forward_gflops_image(const ModelCfg& c) {
   const auto& v = c.vision;
   double T = v.tokens(), macs = double(v.grid() * v.grid()) * v.width * 3 * v.patch_size * v.patch_size;
-  macs += v.layers * block_macs(T, v.width, v.mlp_width()) + double(v.width) * c.embed_dim;
+  macs += v.layers * block_macs(T, v.width, v.mlp_width());
+  if (v.timm())  // the MAP head: q of one latent, kv of every token, its attention, proj and MLP
+    macs += double(v.width) * v.width * (2 + 2 * T) + 2 * T * v.width + 2.0 * v.mlp_width() * v.width;
+  else
+    macs += double(v.width) * c.embed_dim;
   return 2 * macs / 1e9;
 }
 

@@ -22,9 +22,15 @@ struct VisionCfg {
   bool no_ln_pre = false;               // no ln_pre (and no visual.ln_pre.* parameters)
   bool avg_pool = false;                // pool_type "avg" (mean of the patch tokens); else "tok"
   bool final_ln_after_pool = false;     // ln_post on the pooled vector instead of every token
+  double ln_eps = 1e-5;                 // every LayerNorm of the tower (timm's: 1e-6)
+  // A timm tower (vision_cfg.timm_model_name, model/config_timm.h): OpenCLIP's TimmModel
+  // around timm's VisionTransformer without class token, with MAP pooling and no projection
+  // (the SigLIP configs); the sizes above are then the timm model's. Empty: OpenCLIP's ViT.
+  std::string timm_model_name;
+  bool timm() const { return !timm_model_name.empty(); }
   int heads() const { return width / head_width; }
   int grid() const { return image_size / patch_size; }
-  int tokens() const { return grid() * grid() + 1; }  // patches + class token
+  int tokens() const { return grid() * grid() + (timm() ? 0 : 1); }  // patches (+ class token)
   int mlp_width() const { return int(width * mlp_ratio); }
 };
 
@@ -49,6 +55,7 @@ struct TextCfg {
   // CLIP's BPE, "bert-base-uncased" for WordPiece; tokenizer_kwargs kept as JSON text.
   std::string hf_tokenizer_name;
   std::string tokenizer_kwargs_json;
+  double ln_eps = 1e-5;  // every LayerNorm of the tower (text_cfg.norm_kwargs.eps)
   int mlp_width() const { return int(width * mlp_ratio); }
 };
 
@@ -56,7 +63,9 @@ struct ModelCfg {
   std::string name;
   int embed_dim = 512;
   bool quick_gelu = false;
-  double ln_eps = 1e-5;
+  // CustomTextCLIP (custom_text, the SigLIP configs): the same text tower with its parameters
+  // under text.* (CLIP flattens them to the top level).
+  bool custom_text = false;
   // CLIP(init_logit_scale=ln(1/0.07), init_logit_bias=None); SigLIP (--siglip) uses ln(10)
   // and -10, and a logit_bias parameter exists only when init_logit_bias is set.
   double init_logit_scale = std::log(1.0 / 0.07);

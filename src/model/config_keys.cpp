@@ -31,8 +31,7 @@ const std::vector<Key>& top_keys() {
       {"quick_gelu", Kind::Read, nullptr, ""},
       {"init_logit_scale", Kind::Read, nullptr, ""},
       {"init_logit_bias", Kind::Read, nullptr, ""},
-      {"custom_text", Kind::Refused, nullptr,
-       "CustomTextCLIP keeps the text tower under text.* (other state_dict names); openclip-cpp builds CLIP's layout"},
+      {"custom_text", Kind::Read, nullptr, ""},
       {"multimodal_cfg", Kind::Refused, nullptr, "CoCa (a multimodal text decoder) is not built"},
   };
   return k;
@@ -59,10 +58,10 @@ const std::vector<Key>& vision_keys() {
       {"output_tokens", Kind::DefaultOnly, false, "token outputs (CoCa)"},
       {"act_kwargs", Kind::DefaultOnly, nullptr, "activation arguments"},
       {"norm_kwargs", Kind::DefaultOnly, nullptr, "LayerNorm arguments"},
-      {"timm_model_name", Kind::Refused, nullptr, "timm image towers are not built"},
+      {"timm_model_name", Kind::Read, nullptr, ""},  // the SigLIP ViTs only (config_timm.cpp)
       {"timm_model_pretrained", Kind::DefaultOnly, false, "timm weights"},
-      {"timm_pool", Kind::DefaultOnly, "avg", "timm pooling"},
-      {"timm_proj", Kind::DefaultOnly, "linear", "timm projection"},
+      {"timm_pool", Kind::Read, nullptr, ""},  // "map" with timm_model_name (config_timm.cpp)
+      {"timm_proj", Kind::Read, nullptr, ""},  // "none" with timm_model_name
       {"timm_proj_bias", Kind::DefaultOnly, false, "timm projection bias"},
       {"timm_drop", Kind::DefaultOnly, 0.0, "timm head dropout"},
       {"timm_drop_path", Kind::DefaultOnly, nullptr, "timm stochastic depth"},
@@ -92,7 +91,7 @@ const std::vector<Key>& text_keys() {
       {"proj_type", Kind::DefaultOnly, "linear", "another text projection"},
       {"output_tokens", Kind::DefaultOnly, false, "token outputs (CoCa)"},
       {"act_kwargs", Kind::DefaultOnly, nullptr, "activation arguments"},
-      {"norm_kwargs", Kind::DefaultOnly, nullptr, "LayerNorm arguments"},
+      {"norm_kwargs", Kind::Read, nullptr, ""},  // {"eps": x} only (config.cpp)
       {"hf_model_name", Kind::Refused, nullptr, "Hugging Face text towers are not built"},
       {"hf_model_pretrained", Kind::DefaultOnly, true, "Hugging Face weights"},
       {"hf_proj_type", Kind::DefaultOnly, "mlp", "the Hugging Face projection"},

@@ -1,8 +1,8 @@
 // Which keys of an OpenCLIP 2.24.0 model config this project builds. Every key of the JSON
 // is looked up: one that openclip-cpp reads is fine; an OpenCLIP option that changes the
 // architecture is accepted only at its OpenCLIP default (the model is then the plain CLIP
-// this project builds); a tower this project does not have (timm, Hugging Face, CoCa,
-// CustomTextCLIP) and any key OpenCLIP does not know are refused with
+// this project builds); a tower this project does not have (timm models other than the
+// SigLIP ViTs, Hugging Face, CoCa) and any key OpenCLIP does not know are refused with
 // the key, the file and what to do. A config is never trained as something else.
 #pragma once
 #include <nlohmann/json.hpp>

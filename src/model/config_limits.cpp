@@ -27,7 +27,7 @@ void mlp_ratio(double r, int width, const std::string& where) {
 void vision(const VisionCfg& v, const std::string& w) {
   in_range(v.image_size, 1, L::kMaxImageSize, "image_size", w);
   in_range(v.patch_size, 1, v.image_size, "patch_size", w);
-  if (v.image_size % v.patch_size)
+  if (v.image_size % v.patch_size && !v.timm())  // timm's stride-P conv drops the remainder (SO400M at 384)
     OC_USER_ERROR("{}: image_size {} is not a multiple of patch_size {}", w, v.image_size, v.patch_size);
   if (v.grid() > L::kMaxGrid)
     OC_USER_ERROR("{}: image_size / patch_size = {} is over {} (at most {} tokens)", w, v.grid(), L::kMaxGrid,

@@ -38,7 +38,7 @@ InferenceModel::InferenceModel(const ModelSource& src, const InferenceOptions& o
   else load_weights(*clip_, src.weights);
   clip_->set_precision(opt.precision);
   clip_->plan_inference(max_batch_);
-  tok_ = model_tokenizer(clip_->cfg(), opt.vocab);
+  if (opt.tokenizer) tok_ = model_tokenizer(clip_->cfg(), opt.vocab);
   apply_hint(src.preprocess, &pre_);
   pre_.size = clip_->cfg().vision.image_size;
 }
@@ -47,6 +47,7 @@ void InferenceModel::preprocess(const ImageU8& img, std::span<float> out) const 
 void InferenceModel::preprocess(const SourceImage& img, std::span<float> out) const { preprocess_eval(img, pre_, out); }
 
 std::vector<int32_t> InferenceModel::tokenize(std::span<const std::string> texts) const {
+  OC_CHECK(tok_, "InferenceModel of {} was made without a tokenizer (InferenceOptions::tokenizer)", cfg().name);
   std::vector<size_t> bad;
   std::vector<int32_t> ids = tok_->tokenize_batch(texts, &bad);
   if (!bad.empty()) OC_USER_ERROR("text {} is not valid UTF-8", bad[0]);

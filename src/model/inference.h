@@ -39,6 +39,8 @@ struct InferenceOptions {
   int max_batch = 32;              // the chunk every encode call runs in
   int threads = 0;                 // > 0: set_num_threads (process-wide); 0 = as set
   uint64_t seed = 0;               // Clip::init seed when there are no weights
+  bool tokenizer = true;           // false: no tokenizer is loaded (tokenize() is then an error);
+                                   // for image-only uses of a model whose tokenizer file is absent
   PreprocessCfg preprocess;        // the base the source's preprocess_cfg applies to; size = the model's
 };
 
@@ -58,7 +60,7 @@ class InferenceModel {
   int max_batch() const { return max_batch_; }
   const std::string& weights() const { return weights_; }  // the file loaded ("" = random init)
   const PreprocessCfg& preprocess_cfg() const { return pre_; }
-  const std::shared_ptr<const TextTokenizer>& tokenizer() const { return tok_; }
+  const std::shared_ptr<const TextTokenizer>& tokenizer() const { return tok_; }  // null: opt.tokenizer false
   Clip& clip() { return *clip_; }  // for eval and benchmarks that drive the towers themselves
 
   // 3 * image_size^2 floats (CHW), OpenCLIP's eval transform. An ImageU8 is RGB already; a

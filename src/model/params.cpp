@@ -62,38 +62,68 @@ void add_block(ParamTable& t, const std::string& prefix, int64_t w, int64_t f, b
   if (layer_scale) add(t, prefix + "ls_2.gamma", {w});
 }
 
-std::string vblock(int i) { return "visual.transformer.resblocks." + std::to_string(i) + "."; }
-std::string tblock(int i) { return "transformer.resblocks." + std::to_string(i) + "."; }
+// "text." with custom_text (CustomTextCLIP keeps its TextTransformer as a submodule).
+std::string text_prefix(const ModelCfg& c) { return c.custom_text ? "text." : ""; }
+
+// The text tower's own parameters (an nn.Parameter projection with them); CLIP flattens these
+// to the front of its state_dict, CustomTextCLIP has them first under text.*.
+void add_text_params(ParamTable& t, const ModelCfg& c) {
+  const std::string tp = text_prefix(c);
+  add(t, tp + "positional_embedding", {c.text.context_length, c.text.width});
+  if (!c.text.proj_bias) add(t, tp + "text_projection", {c.text.width, c.embed_dim});  // an nn.Parameter
+}
+
+// The text tower's submodules: CLIP's token_embedding is registered after its transformer,
+// TextTransformer's before it.
+void add_text_modules(ParamTable& t, const ModelCfg& c) {
+  const auto& x = c.text;
+  const std::string tp = text_prefix(c);
+  if (c.custom_text) add(t, tp + "token_embedding.weight", {x.vocab_size, x.width});
+  for (int i = 0; i < x.layers; ++i)
+    add_block(t, text_block_prefix(c, i), x.width, x.mlp_width(), x.ls_init_value.has_value());
+  if (!c.custom_text) add(t, "token_embedding.weight", {x.vocab_size, x.width});
+  add(t, tp + "ln_final.weight", {x.width});
+  add(t, tp + "ln_final.bias", {x.width});
+  if (x.proj_bias) {  // an nn.Linear: a submodule, so after ln_final in the state_dict
+    add(t, tp + "text_projection.weight", {c.embed_dim, x.width});
+    add(t, tp + "text_projection.bias", {c.embed_dim});
+  }
+}
 
 }  // namespace
+
+std::string vision_block_prefix(const ModelCfg& c, int i) {
+  return (c.vision.timm() ? "visual.trunk.blocks." : "visual.transformer.resblocks.") + std::to_string(i) + ".";
+}
+std::string text_block_prefix(const ModelCfg& c, int i) {
+  return text_prefix(c) + "transformer.resblocks." + std::to_string(i) + ".";
+}
+void add_param(ParamTable& t, std::string name, Shape shape) { add(t, std::move(name), std::move(shape)); }
 
 ParamTable make_param_table(const ModelCfg& c) {
   ParamTable t;
   const auto& v = c.vision;
-  const auto& x = c.text;
-  add(t, "positional_embedding", {x.context_length, x.width});
-  if (!x.proj_bias) add(t, "text_projection", {x.width, c.embed_dim});  // an nn.Parameter
+  if (!c.custom_text) add_text_params(t, c);
   add(t, "logit_scale", {});
   if (c.init_logit_bias) add(t, "logit_bias", {});  // OpenCLIP registers it right after logit_scale
-  add(t, "visual.class_embedding", {v.width});
-  add(t, "visual.positional_embedding", {v.tokens(), v.width});
-  add(t, "visual.proj", {v.width, c.embed_dim});
-  add(t, "visual.conv1.weight", {v.width, 3, v.patch_size, v.patch_size});
-  if (!v.no_ln_pre) {
-    add(t, "visual.ln_pre.weight", {v.width});
-    add(t, "visual.ln_pre.bias", {v.width});
+  if (v.timm()) {
+    add_timm_vision_params(t, c);
+  } else {
+    add(t, "visual.class_embedding", {v.width});
+    add(t, "visual.positional_embedding", {v.tokens(), v.width});
+    add(t, "visual.proj", {v.width, c.embed_dim});
+    add(t, "visual.conv1.weight", {v.width, 3, v.patch_size, v.patch_size});
+    if (!v.no_ln_pre) {
+      add(t, "visual.ln_pre.weight", {v.width});
+      add(t, "visual.ln_pre.bias", {v.width});
+    }
+    for (int i = 0; i < v.layers; ++i)
+      add_block(t, vision_block_prefix(c, i), v.width, v.mlp_width(), v.ls_init_value.has_value());
+    add(t, "visual.ln_post.weight", {v.width});
+    add(t, "visual.ln_post.bias", {v.width});
   }
-  for (int i = 0; i < v.layers; ++i) add_block(t, vblock(i), v.width, v.mlp_width(), v.ls_init_value.has_value());
-  add(t, "visual.ln_post.weight", {v.width});
-  add(t, "visual.ln_post.bias", {v.width});
-  for (int i = 0; i < x.layers; ++i) add_block(t, tblock(i), x.width, x.mlp_width(), x.ls_init_value.has_value());
-  add(t, "token_embedding.weight", {x.vocab_size, x.width});
-  add(t, "ln_final.weight", {x.width});
-  add(t, "ln_final.bias", {x.width});
-  if (x.proj_bias) {  // an nn.Linear: a submodule, so after ln_final in the state_dict
-    add(t, "text_projection.weight", {c.embed_dim, x.width});
-    add(t, "text_projection.bias", {c.embed_dim});
-  }
+  if (c.custom_text) add_text_params(t, c);
+  add_text_modules(t, c);
   const std::string what = "model " + c.name + " parameters";
   if (auto s = within_cap(what, "the fp32 parameters", uint64_t(checked_mul(what, {int64_t(t.total), 4})),
                           kModelParamCap);
@@ -102,12 +132,14 @@ ParamTable make_param_table(const ModelCfg& c) {
   return t;
 }
 
-namespace {
-float* at(const ParamTable& t, float* base, const std::string& name) {
+float* param_at(const ParamTable& t, float* base, const std::string& name) {
   const ParamInfo* p = t.find(name);
   OC_CHECK(p, "parameter {} missing from the table", name);
   return base + p->offset;
 }
+
+namespace {
+float* at(const ParamTable& t, float* base, const std::string& name) { return param_at(t, base, name); }
 
 BlockParams bind_block(const ParamTable& t, float* base, const std::string& pre) {
   BlockParams b{at(t, base, pre + "ln_1.weight"),          at(t, base, pre + "ln_1.bias"),
@@ -123,19 +155,24 @@ BlockParams bind_block(const ParamTable& t, float* base, const std::string& pre)
 
 ClipParams bind_params(const ModelCfg& c, const ParamTable& t, float* base) {
   ClipParams p;
-  p.t_pos = at(t, base, "positional_embedding");
+  const std::string tp = text_prefix(c);
+  p.t_pos = at(t, base, tp + "positional_embedding");
   if (c.text.proj_bias) {
-    p.t_proj = at(t, base, "text_projection.weight");
-    p.t_proj_b = at(t, base, "text_projection.bias");
+    p.t_proj = at(t, base, tp + "text_projection.weight");
+    p.t_proj_b = at(t, base, tp + "text_projection.bias");
   } else {
-    p.t_proj = at(t, base, "text_projection");
+    p.t_proj = at(t, base, tp + "text_projection");
   }
   p.logit_scale = at(t, base, "logit_scale");
   if (c.init_logit_bias) p.logit_bias = at(t, base, "logit_bias");
-  p.tok_emb = at(t, base, "token_embedding.weight");
-  p.ln_final_w = at(t, base, "ln_final.weight");
-  p.ln_final_b = at(t, base, "ln_final.bias");
-  for (int i = 0; i < c.text.layers; ++i) p.t_blocks.push_back(bind_block(t, base, tblock(i)));
+  p.tok_emb = at(t, base, tp + "token_embedding.weight");
+  p.ln_final_w = at(t, base, tp + "ln_final.weight");
+  p.ln_final_b = at(t, base, tp + "ln_final.bias");
+  for (int i = 0; i < c.text.layers; ++i) p.t_blocks.push_back(bind_block(t, base, text_block_prefix(c, i)));
+  if (c.vision.timm()) {
+    bind_timm_vision(c, t, base, &p);
+    return p;
+  }
   p.v_cls = at(t, base, "visual.class_embedding");
   p.v_pos = at(t, base, "visual.positional_embedding");
   p.v_proj = at(t, base, "visual.proj");
@@ -148,7 +185,7 @@ ClipParams bind_params(const ModelCfg& c, const ParamTable& t, float* base) {
   }
   p.ln_post_w = at(t, base, "visual.ln_post.weight");
   p.ln_post_b = at(t, base, "visual.ln_post.bias");
-  for (int i = 0; i < c.vision.layers; ++i) p.v_blocks.push_back(bind_block(t, base, vblock(i)));
+  for (int i = 0; i < c.vision.layers; ++i) p.v_blocks.push_back(bind_block(t, base, vision_block_prefix(c, i)));
   return p;
 }
 
@@ -178,10 +215,16 @@ void init_params_each(const ModelCfg& c, const ParamTable& t, uint64_t seed,
   const double attn_std = std::pow(tw, -0.5);
   const double proj_std = std::pow(tw, -0.5) * std::pow(2.0 * c.text.layers, -0.5);
   const double fc_std = std::pow(2.0 * tw, -0.5);
+  const std::string tp = text_prefix(c);
   for (auto& p : t.params) {
     host.assign(p.numel, 0.0f);
     float* d = host.data();
-    const std::string& n = p.name;
+    if (init_timm_param(p, t, host, rng)) {
+      emit(p, host);
+      continue;
+    }
+    // The text tower's rules by CLIP's names (custom_text: without the text. prefix).
+    const std::string n = !tp.empty() && p.name.rfind(tp, 0) == 0 ? p.name.substr(tp.size()) : p.name;
     const bool vis = n.rfind("visual.", 0) == 0;
     auto ends = [&](const char* s) {
       std::string_view sv(s);
@@ -222,7 +265,7 @@ void init_params_each(const ModelCfg& c, const ParamTable& t, uint64_t seed,
         fill_normal(d, p.numel, ends("c_fc.weight") ? fc_std : proj_std, rng);
     } else if (ends("c_fc.bias") || ends("c_proj.bias")) {
       // nn.Linear default bias: U(+-1/sqrt(fan_in)); fan_in = the weight's columns.
-      const ParamInfo* w = t.find(n.substr(0, n.size() - 4) + "weight");
+      const ParamInfo* w = t.find(p.name.substr(0, p.name.size() - 4) + "weight");
       OC_CHECK(w, "no weight for {}", n);
       fill_uniform(d, p.numel, 1.0 / std::sqrt(double(w->shape[1])), rng);
     } else {

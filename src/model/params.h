@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "core/rng.h"
 #include "core/tensor.h"
 #include "model/config.h"
 #include "ops/backend.h"
@@ -50,6 +51,23 @@ struct BlockParams {
   float* ls2 = nullptr;  // [W]  scales the MLP branch
 };
 
+// timm's AttentionPoolLatent (visual.trunk.attn_pool.*: the MAP head), width W, mlp width F.
+struct MapHeadParams {
+  float* latent = nullptr;  // [1,1,W]  the learned query
+  float* q_w = nullptr;     // [W,W]    q (nn.Linear)
+  float* q_b = nullptr;     // [W]
+  float* kv_w = nullptr;    // [2W,W]   kv (rows k|v)
+  float* kv_b = nullptr;    // [2W]
+  float* proj_w = nullptr;  // [W,W]
+  float* proj_b = nullptr;  // [W]
+  float* ln_w = nullptr;    // [W]      norm
+  float* ln_b = nullptr;    // [W]
+  float* fc1_w = nullptr;   // [F,W]    mlp.fc1
+  float* fc1_b = nullptr;   // [F]
+  float* fc2_w = nullptr;   // [W,F]    mlp.fc2
+  float* fc2_b = nullptr;   // [W]
+};
+
 struct ClipParams {
   // text (flattened into CLIP, as OpenCLIP's CLIP class)
   float* t_pos;        // [ctx, Wt]   positional_embedding
@@ -71,7 +89,32 @@ struct ClipParams {
   float* ln_post_b;
   std::vector<BlockParams> v_blocks;
   float* t_proj_b = nullptr;  // [E]  text_projection.bias (proj_bias only)
+  // A timm tower (vision_cfg.timm_model_name; model/params_timm.cpp) binds v_conv to
+  // visual.trunk.patch_embed.proj.weight, v_pos to visual.trunk.pos_embed [1,G*G,Wv] (no class
+  // token), ln_post to visual.trunk.norm, v_blocks to visual.trunk.blocks.*, and has no v_cls,
+  // ln_pre or v_proj (null); these are its own:
+  float* v_conv_b = nullptr;  // [Wv]  visual.trunk.patch_embed.proj.bias
+  MapHeadParams v_map;        // visual.trunk.attn_pool.*
 };
+
+// The state_dict prefix of vision block i ("visual.transformer.resblocks.i." or, for a timm
+// tower, "visual.trunk.blocks.i.") and of text block i ("transformer.resblocks.i.", or
+// "text.transformer.resblocks.i." with custom_text).
+std::string vision_block_prefix(const ModelCfg& cfg, int i);
+std::string text_block_prefix(const ModelCfg& cfg, int i);
+
+// Appends one parameter (64-byte aligned, OpenCLIP's weight-decay rule) to the table.
+void add_param(ParamTable& t, std::string name, Shape shape);
+// The parameter `name` in an arena laid out by `table` (an internal error when missing).
+float* param_at(const ParamTable& t, float* base, const std::string& name);
+
+// params_timm.cpp: the timm tower's parameters (visual.trunk.*, state_dict order), their
+// binding (v_blocks included), and their initialisation (timm's: trunc_normal(0.02) Linear weights, zero biases,
+// pos_embed trunc_normal(0.02), latent trunc_normal(W^-0.5), the patch conv PyTorch's
+// default). init_timm_param returns false for a parameter that is not the timm tower's.
+void add_timm_vision_params(ParamTable& t, const ModelCfg& cfg);
+void bind_timm_vision(const ModelCfg& cfg, const ParamTable& t, float* base, ClipParams* p);
+bool init_timm_param(const ParamInfo& p, const ParamTable& t, std::span<float> out, Rng& rng);
 
 // Binds named pointers into `base` (an arena laid out by `table`).
 ClipParams bind_params(const ModelCfg& cfg, const ParamTable& table, float* base);

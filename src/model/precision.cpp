@@ -35,11 +35,19 @@ bool is_lp_param(std::string_view name) {
          name.find(".attn.") != std::string_view::npos || name.find(".mlp.") != std::string_view::npos;
 }
 
+bool is_lp_param_timm(std::string_view name) {
+  const bool text_ln = name.find(".ln_1.") != std::string_view::npos || name.find(".ln_2.") != std::string_view::npos ||
+                       name.find("ln_final.") != std::string_view::npos;
+  return !text_ln;
+}
+
 void round_lp_params(ops::Backend& be, const ParamTable& table, float* params, Precision p) {
   if (p == Precision::PureBf16) return be.run(ops::RoundToBf16Args{.x = params, .n = int64_t(table.total)});
   if (p != Precision::Bf16) return;
+  const bool timm = table.find("visual.trunk.pos_embed") != nullptr;  // a timm image tower
   for (const ParamInfo& info : table.params)
-    if (is_lp_param(info.name)) be.run(ops::RoundToBf16Args{.x = params + info.offset, .n = int64_t(info.numel)});
+    if (timm ? is_lp_param_timm(info.name) : is_lp_param(info.name))
+      be.run(ops::RoundToBf16Args{.x = params + info.offset, .n = int64_t(info.numel)});
 }
 
 }  // namespace oc

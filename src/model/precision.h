@@ -37,6 +37,10 @@ inline ops::Prec matmul_prec(Precision p) { return p == Precision::Fp32 ? ops::P
 // Whether `--precision bf16` keeps this parameter (OpenCLIP state_dict name) in bf16:
 // OpenCLIP's convert_weights_to_lp.
 bool is_lp_param(std::string_view name);
+// The same for a model with a timm image tower: OpenCLIP's create_model casts it whole
+// (model.to(bfloat16)) and then only its LayerNormFp32 modules (the text tower's ln_1, ln_2,
+// ln_final) back to fp32, so everything else is bf16, logit_scale and the embeddings included.
+bool is_lp_param_timm(std::string_view name);
 // Rounds the parameters that `p` keeps in bf16 to bf16 values (none for fp32/amp_bf16).
 // Called after loading weights and after every optimizer step; `params` is memory of `be`.
 void round_lp_params(ops::Backend& be, const ParamTable& table, float* params, Precision p);

@@ -78,7 +78,7 @@ void VisionTower::ln_pre_forward(const ClipParams& p, float* out, const float* e
   else
     be_->run(ops::LayerNormForwardArgs{.out = out, .mean = pre_mean_, .rstd = pre_rstd_, .inp = emb,
                                        .weight = p.ln_pre_w, .bias = p.ln_pre_b, .N = B * T_, .C = W,
-                                       .eps = cfg_.ln_eps});
+                                       .eps = cfg_.vision.ln_eps});
 }
 
 void VisionTower::ln_pre_backward(const ClipParams& p, const ClipParams& g, float* d_emb, int64_t B) {
@@ -101,7 +101,7 @@ void VisionTower::pool_forward(const ClipParams& p, int64_t B) {
   if (v.avg_pool && !v.final_ln_after_pool) {
     be_->run(ops::LayerNormForwardArgs{.out = ln_all_, .mean = post_mean_, .rstd = post_rstd_, .inp = x,
                                        .weight = p.ln_post_w, .bias = p.ln_post_b, .N = B * T_, .C = W,
-                                       .eps = cfg_.ln_eps});
+                                       .eps = cfg_.vision.ln_eps});
     be_->run(ops::MeanTokensForwardArgs{.out = pooled_, .inp = ln_all_, .B = B, .Tn = T_, .first = 1, .C = W});
     return;
   }
@@ -111,7 +111,8 @@ void VisionTower::pool_forward(const ClipParams& p, int64_t B) {
     be_->run(ops::GatherRowsForwardArgs{.out = cls_in_, .inp = x, .idx = {cls_index_.data(), size_t(B)}, .B = B,
                                         .Tn = T_, .C = W});  // the class token
   be_->run(ops::LayerNormForwardArgs{.out = pooled_, .mean = post_mean_, .rstd = post_rstd_, .inp = cls_in_,
-                                     .weight = p.ln_post_w, .bias = p.ln_post_b, .N = B, .C = W, .eps = cfg_.ln_eps});
+                                     .weight = p.ln_post_w, .bias = p.ln_post_b, .N = B, .C = W,
+                                     .eps = cfg_.vision.ln_eps});
 }
 
 void VisionTower::pool_backward(const ClipParams& p, const ClipParams& g, int64_t B) {

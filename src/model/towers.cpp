@@ -39,13 +39,13 @@ class BufferPlan {
   std::vector<Item> items_;
 };
 
-StackDims dims(int64_t B, int64_t T, int64_t W, int64_t H, int64_t F, int64_t L, bool causal, const ModelCfg& c,
+StackDims dims(int64_t B, int64_t T, int64_t W, int64_t H, int64_t F, int64_t L, bool causal, ops::Act act, double eps,
                ops::Prec prec, const StackMemory& mem, const std::vector<BlockWeights16>* w16, ops::Backend* be) {
   StackDims d;
   d.be = be;
   d.B = B, d.T = T, d.W = W, d.H = H, d.F = F, d.layers = L, d.causal = causal;
-  d.act = c.quick_gelu ? ops::Act::QuickGelu : ops::Act::Gelu;
-  d.eps = c.ln_eps;
+  d.act = act;
+  d.eps = eps;
   d.prec = prec;
   if (mem.bf16_acts()) {
     OC_CHECK(prec == ops::Prec::BF16 && w16, "tower planned with bf16 activations runs only in bf16 with bf16 weights");
@@ -53,24 +53,34 @@ StackDims dims(int64_t B, int64_t T, int64_t W, int64_t H, int64_t F, int64_t L,
   }
   return d;
 }
+ops::Act block_act(const ModelCfg& c) { return c.quick_gelu ? ops::Act::QuickGelu : ops::Act::Gelu; }
 }  // namespace
+
+// timm's blocks use nn.GELU whatever OpenCLIP's quick_gelu says (it reaches only its own towers).
+StackDims VisionTower::stack_dims(int64_t B, ops::Prec prec) const {
+  const auto& v = cfg_.vision;
+  return dims(B, T_, v.width, v.heads(), v.mlp_width(), v.layers, false, v.timm() ? ops::Act::Gelu : block_act(cfg_),
+              v.ln_eps, prec, mem_, w16_, be_);
+}
 
 // ---------------------------------------------------------------------------------------
 void VisionTower::plan(const ModelCfg& cfg, int64_t B, bool training, bool checkpoint, bool bf16_acts) {
   cfg_ = cfg, B_max_ = B, training_ = training;
   const auto& v = cfg.vision;
-  const int64_t W = v.width, T = v.tokens(), Np = T - 1, K = 3 * v.patch_size * v.patch_size, E = cfg.embed_dim;
+  const int64_t W = v.width, T = v.tokens(), Np = int64_t(v.grid()) * v.grid(), K = 3 * v.patch_size * v.patch_size,
+                E = cfg.embed_dim;
   mem_.set_label(fmt::format("{} vision tower, batch {}", cfg.name, B));
   mem_.plan(B, T, W, v.heads(), v.mlp_width(), v.layers, training, checkpoint, bf16_acts);
-  const bool ln_every_token = v.avg_pool && !v.final_ln_after_pool;
+  const bool ln_every_token = (v.avg_pool && !v.final_ln_after_pool) || v.timm();  // timm: trunk.norm
   const size_t BT = size_t(B * T), BTW = size_t(B * T * W), BW = size_t(B * W), BE = size_t(B * E);
+  const size_t vit = v.timm() ? 0 : 1;  // buffers only OpenCLIP's ViT uses (timm: 0 floats)
   extra_.bind(*be_, mem_.label() + " (pooling, projection, loss inputs)");
   const size_t image_floats = size_t(B * 3 * v.image_size * v.image_size);
   BufferPlan()
       .add(&images_, be_->host_memory() ? 0 : image_floats)  // the uploaded batch
       .add(&patches_, size_t(B * Np * K))                    // im2patches output
-      .add(&patch_out_, size_t(B * Np * W))                  // conv1 as a linear layer
-      .add(&x0_, BTW)                                        // class token + patches + positions
+      .add(&patch_out_, vit * size_t(B * Np * W))            // conv1 as a linear layer
+      .add(&x0_, vit * BTW)                                  // class token + patches + positions
       .add(&pre_mean_, BT)
       .add(&pre_rstd_, BT)  // ln_pre statistics
       .add(&cls_in_, BW)    // the pooled token(s) before ln_post
@@ -85,11 +95,12 @@ void VisionTower::plan(const ModelCfg& cfg, int64_t B, bool training, bool check
       .add(&d_cls_in_, BW)
       .add(&d_stack_out_, BTW)
       .add(&d_x0_, BTW)
-      .add(&d_patch_out_, size_t(B * Np * W))
+      .add(&d_patch_out_, vit * size_t(B * Np * W))
       .add(&x_drop_, training && v.patch_dropout > 0 ? BTW : 0)  // the kept tokens (patch dropout)
       .add(&ln_all_, ln_every_token ? BTW : 0)                   // ln_post of every token
       .allocate(extra_);
   cls_index_.assign(size_t(B), 0);
+  if (v.timm()) timm_plan(B);
 }
 
 const float* VisionTower::forward(const ClipParams& p, const float* images, int64_t B, ops::Prec prec,
@@ -98,24 +109,29 @@ const float* VisionTower::forward(const ClipParams& p, const float* images, int6
   B_ = B;
   drop_ = drop_patches && training_ && cfg_.vision.patch_dropout > 0;
   const auto& v = cfg_.vision;
-  const int64_t W = v.width, T = v.tokens(), Np = T - 1, P = v.patch_size, K = 3 * P * P, E = cfg_.embed_dim;
-  const float* img = images;  // host memory: the host backends read it in place
-  if (!be_->host_memory()) {
-    be_->copy_from_host(images_, images, sizeof(float) * size_t(B * 3 * v.image_size * v.image_size));
+  const int64_t W = v.width, Np = int64_t(v.grid()) * v.grid(), P = v.patch_size, K = 3 * P * P, E = cfg_.embed_dim;
+  const int64_t S = v.grid() * P;  // below image_size only for a timm tower whose conv drops a remainder
+  const float* img = S == v.image_size ? images : crop_to_grid(images, B);  // host memory
+  if (!be_->host_memory()) {  // the host backends read it in place
+    be_->copy_from_host(images_, img, sizeof(float) * size_t(B * 3 * S * S));
     img = images_;
   }
-  be_->run(ops::Im2PatchesArgs{.patches = patches_, .img = img, .B = B, .S = int64_t(v.image_size), .P = P});
-  be_->run(ops::LinearForwardArgs{.out = patch_out_, .inp = patches_, .weight = p.v_conv, .bias = nullptr, .M = B * Np,
-                                  .K = K, .N = W, .prec = prec});
-  be_->run(ops::VitEmbedForwardArgs{.x = x0_, .patch_out = patch_out_, .cls = p.v_cls, .pos = p.v_pos, .B = B, .Np = Np,
-                                    .C = W});
-  const float* emb = patch_dropout_forward(B);  // x0_, or the kept tokens (T_ of them)
-  BlockActs a0 = mem_.layer(0, B, T_);
-  ln_pre_forward(p, a0.x, emb, B);
-  StackDims d = dims(B, T_, W, v.heads(), v.mlp_width(), v.layers, false, cfg_, prec, mem_, w16_, be_);
-  stack_forward(p.v_blocks, mem_, d);
-  pool_forward(p, B);  // ln_post and the class token or the patch mean -> pooled_
-  be_->run(ops::ProjForwardArgs{.out = feat_raw_, .inp = pooled_, .w = p.v_proj, .M = B, .K = W, .N = E, .prec = prec});
+  be_->run(ops::Im2PatchesArgs{.patches = patches_, .img = img, .B = B, .S = S, .P = P});
+  if (v.timm()) {
+    timm_forward(p, B, prec);
+  } else {
+    be_->run(ops::LinearForwardArgs{.out = patch_out_, .inp = patches_, .weight = p.v_conv, .bias = nullptr,
+                                    .M = B * Np, .K = K, .N = W, .prec = prec});
+    be_->run(ops::VitEmbedForwardArgs{.x = x0_, .patch_out = patch_out_, .cls = p.v_cls, .pos = p.v_pos, .B = B,
+                                      .Np = Np, .C = W});
+    const float* emb = patch_dropout_forward(B);  // x0_, or the kept tokens (T_ of them)
+    BlockActs a0 = mem_.layer(0, B, T_);
+    ln_pre_forward(p, a0.x, emb, B);
+    stack_forward(p.v_blocks, mem_, stack_dims(B, prec));
+    pool_forward(p, B);  // ln_post and the class token or the patch mean -> pooled_
+    be_->run(
+        ops::ProjForwardArgs{.out = feat_raw_, .inp = pooled_, .w = p.v_proj, .M = B, .K = W, .N = E, .prec = prec});
+  }
   if (!normalize) return feat_raw_;
   be_->run(ops::L2NormForwardArgs{.out = feat_, .norm = norm_, .inp = feat_raw_, .N = B, .C = E});
   return feat_;
@@ -125,12 +141,13 @@ void VisionTower::backward(const ClipParams& p, const ClipParams& g, const float
   OC_CHECK(training_, "vision tower was planned for inference; backward needs training activations");
   const int64_t B = B_;
   const auto& v = cfg_.vision;
-  const int64_t W = v.width, T = v.tokens(), Np = T - 1, P = v.patch_size, K = 3 * P * P, E = cfg_.embed_dim;
+  const int64_t W = v.width, Np = int64_t(v.grid()) * v.grid(), P = v.patch_size, K = 3 * P * P, E = cfg_.embed_dim;
   be_->run(ops::L2NormBackwardArgs{.dinp = d_feat_raw_, .dout = d_feat, .out = feat_, .norm = norm_, .N = B, .C = E});
+  if (v.timm()) return timm_backward(p, g, B, prec);
   be_->run(ops::ProjBackwardArgs{.dinp = d_pooled_, .dw = g.v_proj, .dout = d_feat_raw_, .inp = pooled_, .w = p.v_proj,
                                  .M = B, .K = W, .N = E, .prec = prec});
   pool_backward(p, g, B);  // -> d_stack_out_
-  StackDims d = dims(B, T_, W, v.heads(), v.mlp_width(), v.layers, false, cfg_, prec, mem_, w16_, be_);
+  StackDims d = stack_dims(B, prec);
   stack_backward(p.v_blocks, g.v_blocks, mem_, d_stack_out_, d);
   // d_stack_out_ is free again: with patch dropout it takes the kept tokens' gradient.
   ln_pre_backward(p, g, dropping() ? d_stack_out_ : d_x0_, B);
@@ -175,12 +192,13 @@ const float* TextTower::forward(const ClipParams& p, const int32_t* tokens, int6
   BlockActs a0 = mem_.layer(0, B, T);
   be_->run(ops::TokenEmbedForwardArgs{.x = a0.x, .tokens = {tok_.data(), size_t(B * T)}, .wte = p.tok_emb,
                                       .wpe = p.t_pos, .B = B, .Tn = T, .C = W, .V = V});
-  StackDims d = dims(B, T, W, t.heads, t.mlp_width(), t.layers, !t.no_causal_mask, cfg_, prec, mem_, w16_, be_);
+  StackDims d = dims(B, T, W, t.heads, t.mlp_width(), t.layers, !t.no_causal_mask, block_act(cfg_), t.ln_eps, prec,
+                     mem_, w16_, be_);
   stack_forward(p.t_blocks, mem_, d);
   be_->run(ops::GatherRowsForwardArgs{.out = pooled_in_, .inp = mem_.out(B, T), .idx = {eot_.data(), size_t(B)}, .B = B,
                                       .Tn = T, .C = W});
   be_->run(ops::LayerNormForwardArgs{.out = pooled_, .mean = fin_mean_, .rstd = fin_rstd_, .inp = pooled_in_,
-                                     .weight = p.ln_final_w, .bias = p.ln_final_b, .N = B, .C = W, .eps = cfg_.ln_eps});
+                                     .weight = p.ln_final_w, .bias = p.ln_final_b, .N = B, .C = W, .eps = t.ln_eps});
   project_forward(p, B, prec);  // pooled_ -> feat_raw_
   if (!normalize) return feat_raw_;
   be_->run(ops::L2NormForwardArgs{.out = feat_, .norm = norm_, .inp = feat_raw_, .N = B, .C = E});
@@ -201,7 +219,8 @@ void TextTower::backward(const ClipParams& p, const ClipParams& g, const float* 
   be_->zero(d_stack_out_, sizeof(float) * size_t(B * T * W));
   be_->run(ops::GatherRowsBackwardArgs{.dinp = d_stack_out_, .dout = d_pooled_in_, .idx = {eot_.data(), size_t(B)},
                                        .B = B, .Tn = T, .C = W});
-  StackDims d = dims(B, T, W, t.heads, t.mlp_width(), t.layers, !t.no_causal_mask, cfg_, prec, mem_, w16_, be_);
+  StackDims d = dims(B, T, W, t.heads, t.mlp_width(), t.layers, !t.no_causal_mask, block_act(cfg_), t.ln_eps, prec,
+                     mem_, w16_, be_);
   stack_backward(p.t_blocks, g.t_blocks, mem_, d_stack_out_, d);
   be_->run(ops::TokenEmbedBackwardArgs{.dwte = g.tok_emb, .dwpe = g.t_pos, .dx = mem_.d_res(),
                                        .tokens = {tok_.data(), size_t(B * T)}, .B = B, .Tn = T, .C = W, .V = V});

@@ -7,6 +7,8 @@
 // OpenCLIP's options (tower_options.cpp): patch dropout after the positional embedding,
 // no_ln_pre, average pooling and final_ln_after_pool; text pool first/last, no causal mask
 // (then the full context runs), proj_bias. LayerScale is in the blocks.
+// A timm vision tower (the SigLIP configs: no class token, MAP pooling) runs timm_vit.cpp
+// between the patches and the embedding instead.
 #pragma once
 #include <cstdint>
 #include <functional>
@@ -14,6 +16,7 @@
 
 #include "model/config.h"
 #include "model/params.h"
+#include "model/timm_vit.h"
 #include "model/transformer.h"
 
 namespace oc {
@@ -31,7 +34,7 @@ class VisionTower {
                        bool drop_patches = false);
   // d_feat [B,E]: gradient w.r.t. the normalized features of the last forward.
   void backward(const ClipParams& p, const ClipParams& g, const float* d_feat, ops::Prec prec);
-  double mib() const { return mem_.mib() + extra_.mib(); }
+  double mib() const { return mem_.mib() + extra_.mib() + map_.mib(); }
   void set_block_hook(std::function<void(int64_t)> f) { mem_.on_block_backward = std::move(f); }
   // Patch dropout (vision_cfg.patch_dropout > 0, training forwards only). Which patches each
   // sample keeps: K distinct indices in [0, Np) per sample, written to idx[B*K]. The default
@@ -61,10 +64,20 @@ class VisionTower {
   void pool_forward(const ClipParams& p, int64_t B);
   void pool_backward(const ClipParams& p, const ClipParams& g, int64_t B);
   bool dropping() const { return drop_; }
+  StackDims stack_dims(int64_t B, ops::Prec prec) const;  // the block stack at the tokens in use
+  // The timm tower (timm_vit.cpp): patches_ -> feat_raw_, and back to parameter gradients.
+  void timm_plan(int64_t B);
+  void timm_forward(const ClipParams& p, int64_t B, ops::Prec prec);
+  void timm_backward(const ClipParams& p, const ClipParams& g, int64_t B, ops::Prec prec);
+  // The top-left grid*P pixels of each image (a timm tower at 384 with patch 14: timm's conv
+  // of stride 14 never reads the last 6 rows and columns), in crop_ (host memory).
+  const float* crop_to_grid(const float* images, int64_t B);
+  std::vector<float> crop_;
 
   ModelCfg cfg_;
   StackMemory mem_;
   ops::FloatArena extra_;
+  MapHead map_;  // timm towers only
   const std::vector<BlockWeights16>* w16_ = nullptr;
   int64_t B_max_ = 0, B_ = 0, T_ = 0;
   PatchKeepFn patch_keep_;

@@ -8,6 +8,7 @@
 #include "ops/adamw.h"
 #include "ops/attention.h"
 #include "ops/bf16_ops.h"
+#include "ops/cross_attention.h"
 #include "ops/embed.h"
 #include "ops/gemm.h"
 #include "ops/gemm_bf16.h"
@@ -30,6 +31,7 @@
   X(MeanTokensBackwardArgs) X(GatherTokensForwardArgs) X(GatherTokensBackwardArgs)        \
   /* attention */                                                                         \
   X(AttentionForwardArgs) X(AttentionBackwardArgs)                                        \
+  X(CrossAttentionForwardArgs) X(CrossAttentionBackwardArgs)                              \
   /* embeddings and gathers */                                                            \
   X(Im2PatchesArgs) X(VitEmbedForwardArgs) X(VitEmbedBackwardArgs)                        \
   X(TokenEmbedForwardArgs) X(TokenEmbedBackwardArgs) X(GatherRowsForwardArgs)             \

@@ -26,12 +26,12 @@ GradAllReduce::GradAllReduce(Clip& model, dist::Communicator& comm) : model_(mod
   std::vector<Range> blocks;
   for (int64_t l = 0; l < model.cfg().vision.layers; ++l) {
     Range r{};
-    OC_CHECK(prefix_range(t, fmt::format("visual.transformer.resblocks.{}.", l), &r.begin, &r.end), "vision block {}", l);
+    OC_CHECK(prefix_range(t, vision_block_prefix(model.cfg(), int(l)), &r.begin, &r.end), "vision block {}", l);
     vision_.push_back(r), blocks.push_back(r);
   }
   for (int64_t l = 0; l < model.cfg().text.layers; ++l) {
     Range r{};
-    OC_CHECK(prefix_range(t, fmt::format("transformer.resblocks.{}.", l), &r.begin, &r.end), "text block {}", l);
+    OC_CHECK(prefix_range(t, text_block_prefix(model.cfg(), int(l)), &r.begin, &r.end), "text block {}", l);
     text_.push_back(r), blocks.push_back(r);
   }
   // The rest: the complement of the blocks in the arena (padding included, harmlessly).

@@ -10,9 +10,12 @@ namespace oc {
 namespace {
 // Group index of a parameter in a tower with L blocks: 0 = embeddings (+ln_pre), 1..L-1 =
 // blocks 0..L-2, L = [last block, final LayerNorm], L+1 = projection. -1: not this tower.
-int group_of(const std::string& n, bool vision, int L) {
+int group_of(const std::string& name, bool vision, int L) {
+  // CustomTextCLIP (custom_text: the SigLIP configs) keeps the text tower under text.*.
+  const std::string n = !vision && name.rfind("text.", 0) == 0 ? name.substr(5) : name;
   const std::string pre = vision ? "visual." : "";
   if (vision && n.rfind("visual.", 0) != 0) return -1;
+  if (vision && n.rfind("visual.trunk.", 0) == 0) return 0;  // a timm tower: locked whole (trainable_mask)
   const std::string blocks = pre + "transformer.resblocks.";
   if (n.rfind(blocks, 0) == 0) {
     int b = std::stoi(n.substr(blocks.size()));
@@ -41,6 +44,10 @@ std::vector<bool> trainable_mask(const Clip& model, const TrainArgs& a) {
   if (a.lock_text && !a.lock_text_freeze_layer_norm)
     OC_USER_ERROR("--lock-text needs --lock-text-freeze-layer-norm (OpenCLIP 3.x asserts it: 'Unfreezing LayerNorm "
                   "is not supported. LayerNorm treated like other weights.')");
+  if (a.lock_image && a.lock_image_unlocked_groups > 0 && model.cfg().vision.timm())
+    OC_USER_ERROR("--lock-image-unlocked-groups with the timm image tower of {} is not implemented (OpenCLIP groups "
+                  "its parameters with timm's group_matcher); --lock-image alone locks the whole tower",
+                  model.cfg().name);
   const int Lv = model.cfg().vision.layers, Lt = model.cfg().text.layers;
   const int nv = Lv + 2, nt = Lt + 2;  // number of groups
   for (size_t i = 0; i < ps.size(); ++i) {

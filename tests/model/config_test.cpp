@@ -174,8 +174,11 @@ TEST(ModelConfig, BadConfigsGiveClearErrors) {
   EXPECT_NE(e.find("\"hf_tokenizer_name\" \"roberta-base\" is not supported"), std::string::npos) << e;
   e = msg(cfg(R"(, "pos_embed_type": "sin_cos_2d")", ""));
   EXPECT_NE(e.find("pos_embed_type"), std::string::npos) << e;
-  e = msg(cfg("", "", R"(, "custom_text": true)"));
-  EXPECT_NE(e.find("CustomTextCLIP"), std::string::npos) << e;
+  // CustomTextCLIP: the same text tower, its parameters under text.* (the SigLIP configs).
+  EXPECT_EQ(msg(cfg("", "", R"(, "custom_text": true)")), "");
+  EXPECT_TRUE(parse_model_config(cfg("", "", R"(, "custom_text": true)"), "ct").custom_text);
+  EXPECT_TRUE(make_param_table(parse_model_config(cfg("", "", R"(, "custom_text": true)"), "ct"))
+                  .find("text.transformer.resblocks.0.attn.in_proj_weight"));
   e = msg(cfg("", "", R"(, "multimodal_cfg": {"width": 512})"));
   EXPECT_NE(e.find("CoCa"), std::string::npos) << e;
   e = msg(cfg(R"(, "patch_sise": 8)", ""));

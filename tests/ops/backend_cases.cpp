@@ -235,6 +235,50 @@ void attention_cases(std::vector<OpCase>& v) {
       }
 }
 
+// Cross attention (attention pooling) with the layouts the model uses: q rows padded to ldq
+// (dq's padding must stay unwritten), k and v interleaved in one [B,Tk,2C] buffer. Shapes:
+// timm's MAP head on ViT-B-16 (1 latent over 196 patches), CLIP's AttentionPool2d on RN50
+// (1 query over 50 tokens, 2048 wide, 32 heads), and odd ones (more queries than keys too).
+void cross_attention_cases(std::vector<OpCase>& v) {
+  struct Shape {
+    std::string name;
+    int64_t B, Tq, Tk, C, H, pad;
+    bool big;
+  };
+  for (const Shape& s : {Shape{"map", 2, 1, 196, 768, 12, 0, true}, Shape{"pool2d", 2, 1, 50, 2048, 32, 0, true},
+                         Shape{"odd", 3, 3, 13, 40, 5, 3, false}, Shape{"wide_q", 2, 5, 1, 24, 3, 1, false}})
+    for (Prec prec : {Prec::F32, Prec::BF16}) {
+      const int64_t B = s.B, Tq = s.Tq, Tk = s.Tk, C = s.C, H = s.H, ldq = C + s.pad, ldkv = 2 * C;
+      const int64_t att = B * H * Tq * Tk, nq = B * Tq * ldq, nkv = B * Tk * ldkv;
+      const std::string tag = s.name + "_" + prec_name(prec);
+      const double tol = prec == Prec::F32 ? kF32 : kB16;  // P and dS rounded to bf16 inside
+      v.push_back({"cross_attention_forward_" + tag,
+                   {O(B * Tq * C), O(att), I(nq), I(nkv)},
+                   [=](Backend& b, const Ptrs& p, float*) {
+                     b.run(CrossAttentionForwardArgs{.out = p.f(0), .att = p.f(1), .q = p.f(2), .k = p.f(3),
+                                                     .v = p.f(3) + C, .ldq = ldq, .ldk = ldkv, .ldv = ldkv, .B = B,
+                                                     .Tq = Tq, .Tk = Tk, .C = C, .H = H, .prec = prec});
+                     return 0.0;
+                   },
+                   tol,
+                   kB16,
+                   !s.big});
+      v.push_back({"cross_attention_backward_" + tag,
+                   {O(nq), O(nkv), Scratch(att), I(B * Tq * C), I(nq), I(nkv), I(att, Draw::Unit)},
+                   [=](Backend& b, const Ptrs& p, float*) {
+                     b.run(CrossAttentionBackwardArgs{.dq = p.f(0), .dk = p.f(1), .dv = p.f(1) + C,
+                                                      .scratch = p.f(2), .dout = p.f(3), .q = p.f(4), .k = p.f(5),
+                                                      .v = p.f(5) + C, .att = p.f(6), .ldq = ldq, .ldk = ldkv,
+                                                      .ldv = ldkv, .B = B, .Tq = Tq, .Tk = Tk, .C = C, .H = H,
+                                                      .prec = prec});
+                     return 0.0;
+                   },
+                   tol,
+                   kB16,
+                   !s.big});
+    }
+}
+
 }  // namespace
 
 void embed_loss_cases(std::vector<OpCase>& v);
@@ -246,6 +290,7 @@ std::vector<OpCase> all_cases() {
   gemm_cases(v);
   dense_cases(v);
   attention_cases(v);
+  cross_attention_cases(v);
   embed_loss_cases(v);
   optim_bf16_cases(v);
   token_cases(v);

@@ -1,6 +1,9 @@
-// Finite-difference gradient checks (double) of attention and the embedding ops.
+// Finite-difference gradient checks (double) of attention, cross attention and the embedding ops.
+#include <fmt/format.h>
+
 #include "core/check.h"
 #include "ops/cpu/attention.h"
+#include "ops/cpu/cross_attention.h"
 #include "ops/cpu/embed.h"
 #include "ops_test_util.h"
 
@@ -36,6 +39,41 @@ void check_attention(bool causal) {
 
 TEST(GradCheck, Attention) { check_attention(false); }
 TEST(GradCheck, AttentionCausal) { check_attention(true); }
+
+// Cross attention with the layouts the model uses: q rows padded (ldq > C, the padding must
+// stay untouched), k and v interleaved in one [B,Tk,2C] buffer (a fused kv projection).
+void check_cross_attention(int64_t Tq, int64_t Tk) {
+  Rng rng(uint64_t(100 + 10 * Tq + Tk));
+  const int64_t B = 2, C = 8, H = 2, ldq = C + 3, ldkv = 2 * C;
+  auto q = randn(rng, B * Tq * ldq), kv = randn(rng, B * Tk * ldkv), R = randn(rng, B * Tq * C);
+  std::vector<double> out(B * Tq * C), att(B * H * Tq * Tk);
+  auto loss = [&] {
+    cross_attention_forward<double>(out.data(), att.data(), q.data(), kv.data(), kv.data() + C, ldq, ldkv, ldkv, B, Tq,
+                                    Tk, C, H);
+    return dot(out, R);
+  };
+  loss();
+  std::vector<double> dq(q.size(), 99.0), dkv(kv.size(), 99.0), scratch(att.size());
+  cross_attention_backward<double>(dq.data(), dkv.data(), dkv.data() + C, scratch.data(), R.data(), q.data(),
+                                   kv.data(), kv.data() + C, att.data(), ldq, ldkv, ldkv, B, Tq, Tk, C, H);
+  for (int64_t r = 0; r < B * Tq; ++r)
+    for (int64_t c = C; c < ldq; ++c) {
+      EXPECT_EQ(dq[size_t(r * ldq + c)], 99.0) << "padding of dq written at row " << r;
+      dq[size_t(r * ldq + c)] = 0.0;  // the loss does not read it: its numeric gradient is 0
+    }
+  const std::string tag = fmt::format(" Tq={} Tk={}", Tq, Tk);
+  expect_grad("cross attention dq" + tag, q, dq, loss);
+  expect_grad("cross attention dk, dv" + tag, kv, dkv, loss);
+  for (int64_t r = 0; r < B * H * Tq; ++r) {  // rows of att are distributions over all keys
+    double s = 0;
+    for (int64_t j = 0; j < Tk; ++j) s += att[size_t(r * Tk + j)];
+    EXPECT_NEAR(s, 1.0, 1e-12);
+  }
+}
+
+TEST(GradCheck, CrossAttentionOneQuery) { check_cross_attention(1, 7); }
+TEST(GradCheck, CrossAttentionQueries) { check_cross_attention(3, 5); }
+TEST(GradCheck, CrossAttentionMoreQueriesThanKeys) { check_cross_attention(4, 1); }
 
 TEST(GradCheck, VitEmbed) {
   Rng rng(13);

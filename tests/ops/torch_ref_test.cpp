@@ -1,6 +1,6 @@
 // The ops against PyTorch itself (tests/reference/ops_ref.py, run once for the suite with
 // /usr/bin/python3): LayerNorm, GELU/QuickGELU, nn.MultiheadAttention (in_proj, attention,
-// out_proj; causal and not), F.normalize + ClipLoss, and torch.optim.AdamW. Everything but
+// out_proj; causal and not; and as cross attention with 1 and 3 queries over 7 tokens), F.normalize + ClipLoss, and torch.optim.AdamW. Everything but
 // AdamW runs in float64 on both sides, so any disagreement beyond rounding is a semantic
 // difference (layout, scale, mask, mean vs sum). Skipped only when python3 or torch is missing
 // (ops_ref.py exits with 77 when it cannot import torch).
@@ -21,9 +21,9 @@
 #include "ops/cpu/activation.h"
 #include "ops/cpu/adamw.h"
 #include "ops/cpu/attention.h"
+#include "ops/cpu/cross_attention.h"
 #include "ops/cpu/layernorm.h"
 #include "ops/cpu/linear.h"
-#include "ops/cpu/loss.h"
 #include "ops/cpu/loss.h"
 #include "ops_test_util.h"
 
@@ -33,6 +33,7 @@ namespace {
 constexpr int64_t kLnN = 6, kLnC = 40;
 constexpr int64_t kActN = 301;
 constexpr int64_t kB = 2, kT = 7, kC = 16, kH = 4;
+constexpr int64_t kXattnTq[2] = {1, 3};  // cross attention: queries over kT tokens
 constexpr int64_t kClipN = 8, kClipE = 12;
 constexpr double kLogitScale = 2.659260036932778;  // ln(1/0.07)
 constexpr int64_t kSigM = 6;  // the neighbour's text block (another batch size)
@@ -85,18 +86,25 @@ class TorchRef : public ::testing::Test {
       put(p + ".x", kB * kT * kC), put(p + ".in_w", 3 * kC * kC, 0.3), put(p + ".in_b", 3 * kC, 0.1);
       put(p + ".out_w", kC * kC, 0.3), put(p + ".out_b", kC, 0.1), put(p + ".dy", kB * kT * kC);
     }
+    for (int64_t tq : kXattnTq) {
+      const std::string p = fmt::format("xattn{}", tq);
+      put(p + ".xq", kB * tq * kC), put(p + ".xkv", kB * kT * kC), put(p + ".in_w", 3 * kC * kC, 0.3);
+      put(p + ".in_b", 3 * kC, 0.1), put(p + ".out_w", kC * kC, 0.3), put(p + ".out_b", kC, 0.1);
+      put(p + ".dy", kB * tq * kC);
+    }
     put("clip.img", kClipN * kClipE), put("clip.txt", kClipN * kClipE);
     put("siglip.img", kClipN * kClipE), put("siglip.txt", kClipN * kClipE), put("siglip.txt2", kSigM * kClipE);
     put_raw("adamw.p.bin", to<float>(input("adamw.p", kAdamN)));
     put_raw("adamw.g.bin", to<float>(input("adamw.g", kAdamSteps * kAdamN, 0.01)));
     // Hyper-parameters as the exact doubles of the floats our adamw_step receives.
     files.emplace_back("meta.json", fmt::format(
-        R"({{"cases": ["layernorm", "act", "mha", "clip", "siglip", "adamw"], "layernorm": {{"N": {}, "C": {}}},
+        R"({{"cases": ["layernorm", "act", "mha", "xattn", "clip", "siglip", "adamw"], "layernorm": {{"N": {}, "C": {}}},
 "act": {{"n": {}}}, "mha": {{"B": {}, "T": {}, "C": {}, "H": {}}},
+"xattn": {{"B": {}, "Tq": [{}, {}], "Tk": {}, "C": {}, "H": {}}},
 "clip": {{"N": {}, "E": {}, "logit_scale": {:.17g}}},
 "siglip": {{"N": {}, "M": {}, "E": {}, "logit_scale": {:.17g}, "logit_bias": {:.17g}}},
 "adamw": {{"n": {}, "steps": {}, "lr": {:.17g}, "beta1": {:.17g}, "beta2": {:.17g}, "eps": {:.17g}, "wd": {:.17g}}}}})",
-        kLnN, kLnC, kActN, kB, kT, kC, kH, kClipN, kClipE, kLogitScale, kClipN, kSigM, kClipE, kSigScale, kSigBias, kAdamN, kAdamSteps, double(kLr),
+        kLnN, kLnC, kActN, kB, kT, kC, kH, kB, kXattnTq[0], kXattnTq[1], kT, kC, kH, kClipN, kClipE, kLogitScale, kClipN, kSigM, kClipE, kSigScale, kSigBias, kAdamN, kAdamSteps, double(kLr),
         double(kBeta1), double(kBeta2), double(kEps), double(kWd)));
 
     const std::string script = std::string(OPENCLIP_TEST_DIR) + "/reference/ops_ref.py";
@@ -197,6 +205,41 @@ void check_mha(bool causal, const std::function<std::vector<double>(const std::s
 
 TEST_F(TorchRef, MultiheadAttention) { check_mha(false, golden); }
 TEST_F(TorchRef, MultiheadAttentionCausal) { check_mha(true, golden); }
+
+// Cross attention inside nn.MultiheadAttention(query, key = value): q from in_proj's rows 0:C,
+// k and v from rows C:3C as one fused kv linear (k and v interleaved per row, as timm's kv).
+void check_xattn(int64_t Tq, const std::function<std::vector<double>(const std::string&, size_t)>& golden) {
+  const std::string c = fmt::format("xattn{}", Tq);
+  const int64_t C = kC, Mq = kB * Tq, Mk = kB * kT;
+  auto xq = input(c + ".xq", Mq * C), xkv = input(c + ".xkv", Mk * C), in_w = input(c + ".in_w", 3 * C * C, 0.3),
+       in_b = input(c + ".in_b", 3 * C, 0.1), out_w = input(c + ".out_w", C * C, 0.3),
+       out_b = input(c + ".out_b", C, 0.1), dy = input(c + ".dy", Mq * C);
+  const double *wq = in_w.data(), *wkv = wq + C * C, *bq = in_b.data(), *bkv = bq + C;
+  std::vector<double> q(Mq * C), kv(Mk * 2 * C), a(Mq * C), att(kB * kH * Tq * kT), y(Mq * C);
+  linear_forward<double>(q.data(), xq.data(), wq, bq, Mq, C, C);
+  linear_forward<double>(kv.data(), xkv.data(), wkv, bkv, Mk, C, 2 * C);
+  cross_attention_forward<double>(a.data(), att.data(), q.data(), kv.data(), kv.data() + C, C, 2 * C, 2 * C, kB, Tq,
+                                  kT, C, kH);
+  linear_forward<double>(y.data(), a.data(), out_w.data(), out_b.data(), Mq, C, C);
+  std::vector<double> da(Mq * C), d_out_w(C * C, 0.0), d_out_b(C, 0.0), dq(Mq * C), dkv(Mk * 2 * C),
+      scratch(att.size()), dxq(Mq * C), dxkv(Mk * C), d_in_w(3 * C * C, 0.0), d_in_b(3 * C, 0.0);
+  linear_backward<double>(da.data(), d_out_w.data(), d_out_b.data(), dy.data(), a.data(), out_w.data(), Mq, C, C);
+  cross_attention_backward<double>(dq.data(), dkv.data(), dkv.data() + C, scratch.data(), da.data(), q.data(),
+                                   kv.data(), kv.data() + C, att.data(), C, 2 * C, 2 * C, kB, Tq, kT, C, kH);
+  linear_backward<double>(dxq.data(), d_in_w.data(), d_in_b.data(), dq.data(), xq.data(), wq, Mq, C, C);
+  linear_backward<double>(dxkv.data(), d_in_w.data() + C * C, d_in_b.data() + C, dkv.data(), xkv.data(), wkv, Mk, C,
+                          2 * C);
+  EXPECT_LE(max_scaled_err(y, golden(c + ".y", Mq * C), kTol, kTol), 1.0) << c;
+  EXPECT_LE(max_scaled_err(dxq, golden(c + ".dxq", Mq * C), kTol, kTol), 1.0) << c;
+  EXPECT_LE(max_scaled_err(dxkv, golden(c + ".dxkv", Mk * C), kTol, kTol), 1.0) << c;
+  EXPECT_LE(max_scaled_err(d_in_w, golden(c + ".in_w", 3 * C * C), kTol, kTol), 1.0) << c;
+  EXPECT_LE(max_scaled_err(d_in_b, golden(c + ".in_b", 3 * C), kTol, kTol), 1.0) << c;
+  EXPECT_LE(max_scaled_err(d_out_w, golden(c + ".out_w", C * C), kTol, kTol), 1.0) << c;
+  EXPECT_LE(max_scaled_err(d_out_b, golden(c + ".out_b", C), kTol, kTol), 1.0) << c;
+}
+
+TEST_F(TorchRef, CrossAttentionOneQuery) { check_xattn(kXattnTq[0], golden); }
+TEST_F(TorchRef, CrossAttentionThreeQueries) { check_xattn(kXattnTq[1], golden); }
 
 TEST_F(TorchRef, NormalizeAndClipLoss) {
   const int64_t N = kClipN, E = kClipE;

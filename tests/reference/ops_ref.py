@@ -6,7 +6,9 @@ DIR/meta.json names the cases and their sizes; inputs are raw little-endian arra
 DIR/<case>.<name>.bin (float64, except the adamw case: float32). For each case this writes
 DIR/<case>.<name>.out.bin with the outputs and gradients PyTorch computes, in the same dtype.
 Modules are the ones OpenCLIP uses: F.layer_norm, nn.GELU, QuickGELU, nn.MultiheadAttention
-(batch_first, in_proj, causal float mask), F.normalize + ClipLoss, torch.optim.AdamW.
+(batch_first, in_proj, causal float mask; and as cross attention, Tq queries over Tk tokens,
+as CLIP's AttentionPool2d and timm's AttentionPoolLatent use it), F.normalize + ClipLoss,
+torch.optim.AdamW.
 """
 import json
 import math
@@ -85,6 +87,33 @@ def mha(m):
         save(case, "out_b", attn.out_proj.bias.grad)
 
 
+def xattn(m):
+    """nn.MultiheadAttention(query [B,Tq,C], key = value [B,Tk,C]): the attention pooling of
+    CLIP's AttentionPool2d and timm's AttentionPoolLatent (its q and kv linears are in_proj's
+    rows 0:C and C:3C). torch 1.13 has no F.scaled_dot_product_attention; this is its math."""
+    B, Tk, C, H = m["B"], m["Tk"], m["C"], m["H"]
+    for Tq in m["Tq"]:
+        case = f"xattn{Tq}"
+        attn = torch.nn.MultiheadAttention(C, H, batch_first=True, dtype=torch.float64)
+        with torch.no_grad():
+            attn.in_proj_weight.copy_(load(case, "in_w", [3 * C, C]))
+            attn.in_proj_bias.copy_(load(case, "in_b", [3 * C]))
+            attn.out_proj.weight.copy_(load(case, "out_w", [C, C]))
+            attn.out_proj.bias.copy_(load(case, "out_b", [C]))
+        xq = load(case, "xq", [B, Tq, C]).requires_grad_()
+        xkv = load(case, "xkv", [B, Tk, C]).requires_grad_()
+        dy = load(case, "dy", [B, Tq, C])
+        y = attn(xq, xkv, xkv, need_weights=False)[0]
+        y.backward(dy)
+        save(case, "y", y)
+        save(case, "dxq", xq.grad)
+        save(case, "dxkv", xkv.grad)
+        save(case, "in_w", attn.in_proj_weight.grad)
+        save(case, "in_b", attn.in_proj_bias.grad)
+        save(case, "out_w", attn.out_proj.weight.grad)
+        save(case, "out_b", attn.out_proj.bias.grad)
+
+
 def clip(m):
     N, E = m["N"], m["E"]
     img = load("clip", "img", [N, E]).requires_grad_()
@@ -149,4 +178,4 @@ def adamw(m):
 
 torch.set_num_threads(1)
 for name in META["cases"]:
-    {"layernorm": layernorm, "act": act, "mha": mha, "clip": clip, "siglip": siglip, "adamw": adamw}[name](META[name])
+    {"layernorm": layernorm, "act": act, "mha": mha, "xattn": xattn, "clip": clip, "siglip": siglip, "adamw": adamw}[name](META[name])

@@ -8,6 +8,7 @@
 #include <set>
 #include <sstream>
 
+#include "core/check.h"
 #include "model/config.h"
 #include "test_util.h"
 #include "train/freeze.h"
@@ -77,6 +78,29 @@ TEST(Freeze, TextGroupsAsOpenClip3) {
   EXPECT_EQ(text_trainable(9), all);  // more than the groups: all of them (3.x: min(n, groups))
   a.lock_text_freeze_layer_norm = false;
   EXPECT_THROW(trainable_mask(m, a), std::exception);  // 3.x asserts freeze_layer_norm
+}
+
+
+// A SigLIP model (timm image tower, CustomTextCLIP's text.* names), shrunk: --lock-image locks
+// the whole trunk (OpenCLIP's TimmModel.lock(0)); --lock-text finds its groups under text.*.
+TEST(Freeze, SiglipTimmTowerAndTextPrefix) {
+  ModelCfg c = load_model_config("ViT-B-16-SigLIP");
+  c.vision.image_size = 32, c.vision.width = 32, c.vision.head_width = 16, c.vision.layers = 2, c.embed_dim = 32;
+  c.text.width = 32, c.text.heads = 2, c.text.layers = 2, c.text.vocab_size = 50, c.text.context_length = 8;
+  Clip m(c);
+  TrainArgs a;
+  a.lock_image = true;
+  for (const std::string& n : trainable(m, a)) EXPECT_NE(n.rfind("visual.", 0), 0u) << n << " trains";
+  EXPECT_TRUE(trainable(m, a).count("text.token_embedding.weight"));
+  a.lock_image_unlocked_groups = 1;
+  EXPECT_THROW(trainable(m, a), Error);
+  a = TrainArgs{};
+  a.lock_text = a.lock_text_freeze_layer_norm = true;
+  a.lock_text_unlocked_layers = 1;  // the projection only
+  std::set<std::string> text;
+  for (const std::string& n : trainable(m, a))
+    if (n.rfind("text.", 0) == 0) text.insert(n);
+  EXPECT_EQ(text, (std::set<std::string>{"text.text_projection.weight", "text.text_projection.bias"}));
 }
 
 }  // namespace

@@ -5,6 +5,8 @@
 // points. UNTESTED ON A GPU: written and compiled on a machine without one (docs/CUDA.md).
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <array>
 #include <cmath>
 #include <map>
 #include <mutex>
@@ -12,6 +14,7 @@
 
 #include "ops/cpu/attention.h"
 #include "ops/cpu/bf16_ops.h"
+#include "ops/cpu/cross_attention.h"
 #include "ops/cuda/cuda_backend.h"
 #include "ops/cuda/cuda_check.h"
 #include "ops/cuda/gemm_lt.h"
@@ -27,6 +30,35 @@ namespace k = cuda;
 
 [[noreturn]] void not_on_cuda(const char* op) {
   OC_USER_ERROR("{} is not yet implemented on cuda (docs/CUDA.md); use --device cpu", op);
+}
+
+// Elements spanned by `rows` rows of width C at row stride ld (0 when there are none).
+int64_t extent(int64_t rows, int64_t ld, int64_t C) { return rows > 0 ? (rows - 1) * ld + C : 0; }
+
+// Host mirrors (written back by finish()) of outputs that may share one device buffer (cross
+// attention's dk and dv from a fused kv projection): each group of overlapping extents
+// [p, p + n) is mirrored once, so one write-back cannot undo another's columns.
+template <size_t N>
+std::array<float*, N> mirror_outputs(k::HostMirror& h, std::array<float*, N> p, std::array<int64_t, N> n) {
+  std::array<float*, N> lo = p, hi{};
+  for (size_t i = 0; i < N; ++i) hi[i] = p[i] + n[i];
+  for (bool merged = true; merged;) {  // grow every extent to its group's union
+    merged = false;
+    for (size_t i = 0; i < N; ++i)
+      for (size_t j = 0; j < N; ++j)
+        if (lo[i] < hi[j] && lo[j] < hi[i] && (lo[j] < lo[i] || hi[j] > hi[i])) {
+          lo[i] = std::min(lo[i], lo[j]), hi[i] = std::max(hi[i], hi[j]);
+          merged = true;
+        }
+  }
+  std::array<float*, N> base{}, out{};  // base: the host copy of the group's lowest address
+  for (size_t i = 0; i < N; ++i) {
+    size_t g = 0;  // the first member of i's group
+    while (lo[g] != lo[i] || hi[g] != hi[i]) ++g;
+    base[i] = g == i ? h.io(lo[i], hi[i] - lo[i]) : base[g];
+    out[i] = base[i] + (p[i] - lo[i]);
+  }
+  return out;
 }
 
 class CudaBackend final : public Backend {
@@ -185,6 +217,25 @@ class CudaBackend final : public Backend {
     float* sc = h.io(scratch, B * H * Tn * Tn);
     ops::attention_backward(d, sc, h.in(dout, B * Tn * C), h.in(qkv, B * Tn * 3 * C), h.in(att, B * H * Tn * Tn), B,
                             Tn, C, H, causal, prec);
+    h.finish();
+  }
+  void run(const CrossAttentionForwardArgs& a) override {
+    const auto& [out, att, q, kk, v, ldq, ldk, ldv, B, Tq, Tk, C, H, prec] = a;
+    k::HostMirror h(s_);
+    float* o = h.io(out, B * Tq * C);
+    float* p = h.io(att, B * H * Tq * Tk);
+    ops::cross_attention_forward(o, p, h.in(q, extent(B * Tq, ldq, C)), h.in(kk, extent(B * Tk, ldk, C)),
+                                 h.in(v, extent(B * Tk, ldv, C)), ldq, ldk, ldv, B, Tq, Tk, C, H, prec);
+    h.finish();
+  }
+  void run(const CrossAttentionBackwardArgs& a) override {
+    const auto& [dq, dk, dv, scratch, dout, q, kk, v, att, ldq, ldk, ldv, B, Tq, Tk, C, H, prec] = a;
+    k::HostMirror h(s_);
+    const int64_t nq = extent(B * Tq, ldq, C), nk = extent(B * Tk, ldk, C), nv = extent(B * Tk, ldv, C);
+    const auto [hq, hk, hv] = mirror_outputs<3>(h, {dq, dk, dv}, {nq, nk, nv});
+    ops::cross_attention_backward(hq, hk, hv, h.io(scratch, B * H * Tq * Tk), h.in(dout, B * Tq * C), h.in(q, nq),
+                                  h.in(kk, nk), h.in(v, nv), h.in(att, B * H * Tq * Tk), ldq, ldk, ldv, B, Tq, Tk, C,
+                                  H, prec);
     h.finish();
   }
 

@@ -1,0 +1,123 @@
+// The timm tower's parameters (OpenCLIP 2.24 TimmModel -> visual.trunk = timm 0.9.16's
+// VisionTransformer with class_token=False, global_pool='map', num_classes=0; no head
+// parameters for timm_proj "none"), in state_dict order: the trunk's own pos_embed first, then
+// its submodules patch_embed, blocks, norm, attn_pool.
+#include <cmath>
+
+#include "core/check.h"
+#include "model/params.h"
+
+namespace oc {
+namespace {
+
+const std::string kTrunk = "visual.trunk.";
+const std::string kPool = "visual.trunk.attn_pool.";
+
+void add_linear(ParamTable& t, const std::string& name, int64_t out, int64_t in) {
+  add_param(t, name + ".weight", {out, in});
+  add_param(t, name + ".bias", {out});
+}
+
+// timm's Block: norm1, attn (qkv, proj), norm2, mlp (fc1, fc2); ls1/ls2 and q/k norms are
+// Identity for the SigLIP models (no parameters).
+void add_timm_block(ParamTable& t, const std::string& pre, int64_t w, int64_t f) {
+  add_param(t, pre + "norm1.weight", {w});
+  add_param(t, pre + "norm1.bias", {w});
+  add_linear(t, pre + "attn.qkv", 3 * w, w);
+  add_linear(t, pre + "attn.proj", w, w);
+  add_param(t, pre + "norm2.weight", {w});
+  add_param(t, pre + "norm2.bias", {w});
+  add_linear(t, pre + "mlp.fc1", f, w);
+  add_linear(t, pre + "mlp.fc2", w, f);
+}
+
+// timm's qkv rows are q|k|v with heads h*D.. inside each, as in_proj's: the same BlockParams.
+BlockParams bind_timm_block(const ParamTable& t, float* base, const std::string& pre) {
+  auto at = [&](const char* n) { return param_at(t, base, pre + n); };
+  return BlockParams{at("norm1.weight"),     at("norm1.bias"),     at("attn.qkv.weight"), at("attn.qkv.bias"),
+                     at("attn.proj.weight"), at("attn.proj.bias"), at("norm2.weight"),    at("norm2.bias"),
+                     at("mlp.fc1.weight"),   at("mlp.fc1.bias"),   at("mlp.fc2.weight"),  at("mlp.fc2.bias")};
+}
+
+bool ends_with(const std::string& s, const char* suffix) {
+  const size_t n = std::char_traits<char>::length(suffix);
+  return s.size() >= n && s.compare(s.size() - n, n, suffix) == 0;
+}
+
+// N(0, 1) truncated to [a, b] by rejection, times std (timm's trunc_normal_tf_; its
+// trunc_normal_(std=0.02) truncates at +-2 absolute, i.e. +-100 std: a plain normal).
+void fill_trunc_normal(std::span<float> out, double std, double a, double b, Rng& rng) {
+  for (float& x : out) {
+    double z = rng.normal();
+    while (z < a || z > b) z = rng.normal();
+    x = float(z * std);
+  }
+}
+
+void fill_uniform(std::span<float> out, double bound, Rng& rng) {
+  for (float& x : out) x = float((2 * rng.uniform() - 1) * bound);
+}
+
+}  // namespace
+
+void add_timm_vision_params(ParamTable& t, const ModelCfg& c) {
+  const auto& v = c.vision;
+  const int64_t W = v.width, F = v.mlp_width(), P = v.patch_size;
+  add_param(t, kTrunk + "pos_embed", {1, v.tokens(), W});
+  add_param(t, kTrunk + "patch_embed.proj.weight", {W, 3, P, P});
+  add_param(t, kTrunk + "patch_embed.proj.bias", {W});
+  for (int i = 0; i < v.layers; ++i) add_timm_block(t, vision_block_prefix(c, i), W, F);
+  add_param(t, kTrunk + "norm.weight", {W});
+  add_param(t, kTrunk + "norm.bias", {W});
+  add_param(t, kPool + "latent", {1, 1, W});
+  add_linear(t, kPool + "q", W, W);
+  add_linear(t, kPool + "kv", 2 * W, W);
+  add_linear(t, kPool + "proj", W, W);
+  add_param(t, kPool + "norm.weight", {W});
+  add_param(t, kPool + "norm.bias", {W});
+  add_linear(t, kPool + "mlp.fc1", F, W);  // timm's Mlp(embed_dim, int(embed_dim * mlp_ratio))
+  add_linear(t, kPool + "mlp.fc2", W, F);
+}
+
+void bind_timm_vision(const ModelCfg& c, const ParamTable& t, float* base, ClipParams* p) {
+  auto at = [&](const std::string& n) { return param_at(t, base, n); };
+  p->v_cls = p->v_proj = p->ln_pre_w = p->ln_pre_b = nullptr;
+  p->v_pos = at(kTrunk + "pos_embed");
+  p->v_conv = at(kTrunk + "patch_embed.proj.weight");
+  p->v_conv_b = at(kTrunk + "patch_embed.proj.bias");
+  p->ln_post_w = at(kTrunk + "norm.weight");
+  p->ln_post_b = at(kTrunk + "norm.bias");
+  for (int i = 0; i < c.vision.layers; ++i) p->v_blocks.push_back(bind_timm_block(t, base, vision_block_prefix(c, i)));
+  MapHeadParams& m = p->v_map;
+  m.latent = at(kPool + "latent");
+  m.q_w = at(kPool + "q.weight"), m.q_b = at(kPool + "q.bias");
+  m.kv_w = at(kPool + "kv.weight"), m.kv_b = at(kPool + "kv.bias");
+  m.proj_w = at(kPool + "proj.weight"), m.proj_b = at(kPool + "proj.bias");
+  m.ln_w = at(kPool + "norm.weight"), m.ln_b = at(kPool + "norm.bias");
+  m.fc1_w = at(kPool + "mlp.fc1.weight"), m.fc1_b = at(kPool + "mlp.fc1.bias");
+  m.fc2_w = at(kPool + "mlp.fc2.weight"), m.fc2_b = at(kPool + "mlp.fc2.bias");
+}
+
+bool init_timm_param(const ParamInfo& p, const ParamTable& t, std::span<float> out, Rng& rng) {
+  const std::string& n = p.name;
+  if (n.rfind(kTrunk, 0) != 0) return false;
+  const bool norm = n.find("norm") != std::string::npos;  // norm1, norm2, norm, attn_pool.norm
+  if (n == kTrunk + "patch_embed.proj.weight" || n == kTrunk + "patch_embed.proj.bias") {
+    // nn.Conv2d's default (timm's init touches only nn.Linear): U(+-1/sqrt(fan_in)).
+    const ParamInfo* w = t.find(kTrunk + "patch_embed.proj.weight");
+    fill_uniform(out, 1.0 / std::sqrt(double(w->numel / size_t(w->shape[0]))), rng);
+  } else if (n == kPool + "latent") {
+    fill_trunc_normal(out, std::pow(double(p.shape[2]), -0.5), -2, 2, rng);
+  } else if (norm && ends_with(n, ".weight")) {
+    std::fill(out.begin(), out.end(), 1.0f);
+  } else if (ends_with(n, ".bias")) {
+    std::fill(out.begin(), out.end(), 0.0f);
+  } else if (ends_with(n, ".weight") || n == kTrunk + "pos_embed") {
+    fill_trunc_normal(out, 0.02, -100, 100, rng);  // init_weights_vit_timm; pos_embed the same
+  } else {
+    OC_FAIL("no initialisation rule for parameter {}", n);
+  }
+  return true;
+}
+
+}  // namespace oc
