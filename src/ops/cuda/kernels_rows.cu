@@ -26,7 +26,8 @@ __global__ void k_ln_fwd(float* out, float* mean, float* rstd, const float* inp,
     if (rstd) rstd[blockIdx.x] = float(rs);
   }
 }
-// dx = rstd * (g - mean(g) - xhat * mean(g * xhat)), g = dout * w (assigned).
+// dx += rstd * (g - mean(g) - xhat * mean(g * xhat)), g = dout * w (ACCUMULATES, as the contract:
+// LayerNorm sits on the residual stream).
 __global__ void k_ln_bwd_dx(float* dinp, const float* dout, const float* inp, const float* w, const float* mean,
                             const float* rstd, int64_t C) {
   const int64_t r = blockIdx.x;
@@ -41,7 +42,7 @@ __global__ void k_ln_bwd_dx(float* dinp, const float* dout, const float* inp, co
   const double mg = block_sum(sg) / double(C), mgx = block_sum(sgx) / double(C);
   for (int64_t c = threadIdx.x; c < C; c += blockDim.x) {
     const double g = double(dy[c]) * w[c], xh = (x[c] - mu) * rs;
-    dinp[r * C + c] = float(rs * (g - mg - xh * mgx));
+    dinp[r * C + c] = float(dinp[r * C + c] + rs * (g - mg - xh * mgx));
   }
 }
 __global__ void k_ln_bwd_dwdb(float* dw, float* db, const float* dout, const float* inp, const float* mean,
