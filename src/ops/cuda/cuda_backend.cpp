@@ -11,7 +11,6 @@
 #include <span>
 
 #include "ops/cpu/attention.h"
-#include "ops/cpu/bf16_ops.h"
 #include "ops/cuda/cuda_backend.h"
 #include "ops/cuda/cuda_check.h"
 #include "ops/cuda/device_ctx.h"
