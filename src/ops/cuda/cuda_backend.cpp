@@ -166,7 +166,7 @@ class CudaBackend final : public Backend {
   // ---- attention: one block per (batch, head) (kernels_attention.cu); sequences too long
   // for shared memory: SLOW HOST FALLBACK ----
   void run(const AttentionForwardArgs& a) override {
-    if (k::attention_fits(*ctx_, a.Tn, a.C / a.H)) return k::attention_forward(*ctx_, a);
+    if (k::attention_fits(*ctx_, a.Tn, a.C, a.H)) return k::attention_forward(*ctx_, a);
     const auto& [out, att, qkv, B, Tn, C, H, causal, prec] = a;
     k::HostMirror h(s_);
     float* o = h.io(out, B * Tn * C);
@@ -175,7 +175,7 @@ class CudaBackend final : public Backend {
     h.finish();
   }
   void run(const AttentionBackwardArgs& a) override {
-    if (k::attention_fits(*ctx_, a.Tn, a.C / a.H)) return k::attention_backward(*ctx_, a);
+    if (k::attention_fits(*ctx_, a.Tn, a.C, a.H)) return k::attention_backward(*ctx_, a);
     const auto& [dqkv, scratch, dout, qkv, att, B, Tn, C, H, causal, prec] = a;
     k::HostMirror h(s_);
     float* d = h.io(dqkv, B * Tn * 3 * C);
@@ -297,7 +297,7 @@ class CudaBackend final : public Backend {
   void run(const ActValueGradBf16Args& a) override { k::act_value_grad_bf16(*ctx_, a); }
   void run(const BiasGradToBf16Args& a) override { k::bias_grad_to_bf16(*ctx_, a); }
   void run(const AttentionForwardBf16Args& a) override {
-    if (k::attention_fits(*ctx_, a.Tn, a.C / a.H)) return k::attention_forward_bf16(*ctx_, a);
+    if (k::attention_fits(*ctx_, a.Tn, a.C, a.H)) return k::attention_forward_bf16(*ctx_, a);
     const auto& [out, att, qkv, B, Tn, C, H, causal] = a;  // SLOW HOST FALLBACK: too long for shared memory
     k::HostMirror h(s_);
     ops::attention_forward_bf16(h.io(out, B * Tn * C), h.io(att, B * H * Tn * Tn), h.in(qkv, B * Tn * 3 * C), B, Tn, C,
@@ -305,7 +305,7 @@ class CudaBackend final : public Backend {
     h.finish();
   }
   void run(const AttentionBackwardBf16Args& a) override {
-    if (k::attention_fits(*ctx_, a.Tn, a.C / a.H)) return k::attention_backward_bf16(*ctx_, a);
+    if (k::attention_fits(*ctx_, a.Tn, a.C, a.H)) return k::attention_backward_bf16(*ctx_, a);
     const auto& [dqkv, dout, qkv, att, B, Tn, C, H] = a;  // SLOW HOST FALLBACK: too long for shared memory
     k::HostMirror h(s_);
     ops::attention_backward_bf16(h.io(dqkv, B * Tn * 3 * C), h.in(dout, B * Tn * C), h.in(qkv, B * Tn * 3 * C),

@@ -37,7 +37,9 @@ const float* rounded(DeviceCtx& c, Slot slot, const float* x, int64_t rows, int6
 
 }  // namespace
 
-bool attention_fits(const DeviceCtx& c, int64_t T, int64_t D) { return attention_smem_bytes(T, D) <= c.smem_optin; }
+bool attention_fits(const DeviceCtx& c, int64_t T, int64_t C, int64_t H) {
+  return H <= 0 || C % H != 0 || attention_smem_bytes(T, C / H) <= c.smem_optin;
+}
 
 void attention_forward(DeviceCtx& c, const AttentionForwardArgs& a) {
   check_heads(a.C, a.H);

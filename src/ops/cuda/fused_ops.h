@@ -8,8 +8,9 @@
 
 namespace oc::ops::cuda {
 
-// Whether the attention kernels' shared memory for T tokens of head width D fits one block.
-bool attention_fits(const DeviceCtx& c, int64_t T, int64_t D);
+// Whether the attention kernels' shared memory for T tokens of width C in H heads fits one
+// block (true for a bad H: the kernel path then reports it).
+bool attention_fits(const DeviceCtx& c, int64_t T, int64_t C, int64_t H);
 void attention_forward(DeviceCtx& c, const AttentionForwardArgs& a);
 void attention_backward(DeviceCtx& c, const AttentionBackwardArgs& a);
 void attention_forward_bf16(DeviceCtx& c, const AttentionForwardBf16Args& a);
