@@ -69,7 +69,7 @@ fi
 # and the memory tests first (ops_cuda), then the step-level ones (model_cuda, train_cuda,
 # dist_cuda), each with a JUnit file.
 step info 30 "$BIN/openclip" info
-step test_ops_cuda 150 "$BIN/test_ops" --gtest_filter='*/cuda_*:CudaBackend.*:CudaOnGpu.*' \
+step test_ops_cuda 200 "$BIN/test_ops" --gtest_filter='*/cuda_*:CudaBackend.*:CudaOnGpu.*' \
   --gtest_output=xml:"$LOG/test_ops_cuda.xml"
 step test_model_cuda 60 "$BIN/test_model" --gtest_filter='CudaStep.*' --gtest_output=xml:"$LOG/test_model_cuda.xml"
 
