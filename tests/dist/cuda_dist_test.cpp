@@ -2,10 +2,12 @@
 // loss (ctest label `cuda`: test dist_cuda; scripts/gpu-check.sh). With two GPUs the ranks
 // use NCCL; with one, both ranks share it and use MPI through host memory
 // (OPENCLIP_COMM=mpi: NCCL refuses two ranks on one GPU). Skipped without mpirun or a GPU.
+// Also, everywhere: how dist::make_communicator reads OPENCLIP_COMM.
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <sstream>
 
 #include "cuda_available.h"
@@ -49,6 +51,27 @@ TEST(CudaDist, TwoProcessesEqualOneOnTheGlobalBatch) {
   // the order of float sums (the bound: 1e-5 relative).
   for (size_t i = 0; i < a.size(); ++i)
     EXPECT_NEAR((own[0][i] + own[1][i]) / 2, a[i], 1e-5 * std::abs(a[i])) << "step " << i << " (" << comm << ")";
+}
+
+std::string comm_error(const char* choice, void* device_stream) {
+  setenv("OPENCLIP_COMM", choice, 1);
+  std::string m;
+  try {
+    ::oc::dist::make_communicator(::oc::dist::World{.rank = 0, .size = 2, .local_rank = 0}, 5.0, device_stream);
+  } catch (const std::exception& e) {
+    m = e.what();
+  }
+  unsetenv("OPENCLIP_COMM");
+  return m;
+}
+
+TEST(CommChoice, OpenclipCommIsCheckedBeforeAnythingStarts) {
+  EXPECT_NE(comm_error("tcp", nullptr).find("OPENCLIP_COMM=tcp: choose mpi or nccl"), std::string::npos);
+  // NCCL takes device memory: a host backend (no device stream) cannot have it.
+  EXPECT_NE(comm_error("nccl", nullptr).find("NCCL needs --device cuda"), std::string::npos);
+  setenv("OPENCLIP_COMM", "tcp", 1);  // one rank: no communicator to choose
+  EXPECT_STREQ(::oc::dist::make_communicator(::oc::dist::World{}, 5.0, nullptr)->backend(), "single");
+  unsetenv("OPENCLIP_COMM");
 }
 
 }  // namespace
