@@ -35,7 +35,7 @@ bundle)
     grep -vE '^/usr/local/cuda|/(libc|libm|libdl|libpthread|librt|libstdc\+\+|libgcc_s|ld-linux-x86-64)\.so' |
     while read -r lib; do cp -L "$lib" "$tmp/.gpu-bundle/lib/"; done
   cp data/bpe_simple_vocab_16e6.txt.gz data/imagenet_zeroshot.json "$tmp/.gpu-bundle/data/" 2>/dev/null || true
-  tar -C "$tmp" -cJf .gpu-bundle.tar.xz .gpu-bundle
+  XZ_OPT="-T0 -6" tar -C "$tmp" -cJf .gpu-bundle.tar.xz .gpu-bundle
   rm -rf "$tmp"
   size=$(stat -c %s .gpu-bundle.tar.xz)
   echo "gpu-carry: .gpu-bundle.tar.xz $((size >> 20)) MiB (the device tool carries 64 MiB in all)"
