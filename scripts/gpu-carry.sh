@@ -11,7 +11,11 @@
 #                                        for when the machine lacks the build's -dev packages
 set -euo pipefail
 cd "$(dirname "$0")/.."
-exclude() { grep -qxF "$1" .git/info/exclude 2>/dev/null || echo "$1" >>"$(git rev-parse --git-path info/exclude)"; }
+exclude() {  # git-ignore $1 locally (in a worktree: the repository's shared info/exclude)
+  local f
+  f=$(git rev-parse --git-path info/exclude)
+  grep -qxF "$1" "$f" 2>/dev/null || echo "$1" >>"$f"
+}
 
 case ${1:-} in
 wheels)
