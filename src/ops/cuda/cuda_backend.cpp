@@ -95,7 +95,7 @@ class CudaBackend final : public Backend {
       run(GemmArgs{.ta = true, .tb = false, .M = N, .N = K, .K = M, .alpha = 1.0f, .A = dout, .lda = N, .B = inp,
                    .ldb = K, .beta = 1.0f, .C = dweight, .ldc = K, .prec = prec});
     if (dbias) {
-      k::col_sums_acc(dbias, dout, M, N, s_);
+      k::col_sums_acc(dbias, pool_->get<double>(k::Slot::ColumnParts, k::kColChunks * N), dout, M, N, s_);
       OC_LAUNCHED();
     }
   }
@@ -121,7 +121,8 @@ class CudaBackend final : public Backend {
   }
   void run(const LayerNormBackwardArgs& a) override {
     const auto& [dinp, dweight, dbias, dout, inp, weight, mean, rstd, N, C] = a;
-    k::layernorm_backward_dwdb(dweight, dbias, dout, inp, mean, rstd, N, C, s_); OC_LAUNCHED();
+    double* partial = pool_->get<double>(k::Slot::ColumnParts, 2 * k::kColChunks * C);
+    k::layernorm_backward_dwdb(dweight, dbias, partial, dout, inp, mean, rstd, N, C, s_); OC_LAUNCHED();
     k::layernorm_backward_dx(dinp, dout, inp, weight, mean, rstd, N, C, s_); OC_LAUNCHED();
   }
   void run(const ActForwardArgs& a) override {

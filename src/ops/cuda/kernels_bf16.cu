@@ -38,7 +38,8 @@ __global__ void k_act_fwd_bf16(bf16_t* out, const float* inp, int64_t n, int act
   GRID_STRIDE(i, n) out[i] = to_bf16_bits(act_f(inp[i], act));
 }
 
-// Block (column block x, row chunk y): thread = column c; rows of chunk y in order.
+// Block (column block x, row chunk y): thread = column c; rows of chunk y in order (the same
+// split as kernels_rows.cu's parameter-gradient sums).
 __global__ void k_column_pass(int kind, bf16_t* d16, bf16_t* act16, double* partial, const float* dout,
                               const float* inp, int64_t M, int64_t N, int act) {
   const int64_t c = blockIdx.x * int64_t(blockDim.x) + threadIdx.x;
@@ -57,15 +58,19 @@ __global__ void k_column_pass(int kind, bf16_t* d16, bf16_t* act16, double* part
   if (partial) partial[blockIdx.y * N + c] = s;
 }
 
-__global__ void k_add_partials(float* dbias, const double* partial, int chunks, int64_t N) {
+__global__ void k_add_partials(float* dst, const double* partial, int chunks, int64_t N) {
   GRID_STRIDE(c, N) {
     double s = 0;
     for (int k = 0; k < chunks; ++k) s += partial[k * N + c];
-    dbias[c] = float(dbias[c] + s);
+    dst[c] = float(dst[c] + s);
   }
 }
 
 }  // namespace
+
+void add_column_partials(float* dst, const double* partial, int chunks, int64_t N, cudaStream_t s) {
+  if (N > 0) k_add_partials<<<blocks_for(N), kThreads, 0, s>>>(dst, partial, chunks, N);
+}
 
 void layernorm_forward_bf16(bf16_t* out, float* mean, float* rstd, const float* inp, const float* w, const float* b,
                             int64_t N, int64_t C, double eps, cudaStream_t s) {
@@ -82,10 +87,10 @@ void act_forward_bf16(bf16_t* out, const float* inp, int64_t n, int act, cudaStr
 void column_pass_bf16(int kind, bf16_t* d16, bf16_t* act16, float* dbias, double* partial, const float* dout,
                       const float* inp, int64_t M, int64_t N, int act, cudaStream_t s) {
   if (M <= 0 || N <= 0) return;
-  const int chunks = int(M < kColChunks ? M : kColChunks);
+  const int chunks = column_chunks(M);
   const dim3 grid(unsigned((N + kThreads - 1) / kThreads), unsigned(chunks));
   k_column_pass<<<grid, kThreads, 0, s>>>(kind, d16, act16, dbias ? partial : nullptr, dout, inp, M, N, act);
-  if (dbias) k_add_partials<<<blocks_for(N), kThreads, 0, s>>>(dbias, partial, chunks, N);
+  if (dbias) add_column_partials(dbias, partial, chunks, N, s);
 }
 
 }  // namespace oc::ops::cuda

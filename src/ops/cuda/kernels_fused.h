@@ -50,7 +50,6 @@ void act_forward_bf16(bf16_t* out, const float* inp, int64_t n, int act, cudaStr
 //   kind 0: d = dout (bias_grad_to_bf16), kind 1: d = dout * act'(inp) (act_backward_bf16),
 //   kind 2: kind 1 and act16 = bf16(act(inp)) (act_value_grad_bf16). d16 = bf16(d).
 // partial: kColChunks * N doubles of scratch (used when dbias is non-null).
-constexpr int kColChunks = 64;
 void column_pass_bf16(int kind, bf16_t* d16, bf16_t* act16, float* dbias, double* partial, const float* dout,
                       const float* inp, int64_t M, int64_t N, int act, cudaStream_t s);
 
