@@ -50,7 +50,11 @@ inline std::vector<std::string> run_flat_json_list(const std::string& cmd) {
   return v;
 }
 
-inline std::string openclip() { return OPENCLIP_BINARY; }
+// The CLI under test: the build's, or OPENCLIP_TEST_BINARY (a carried bundle: scripts/gpu-check.sh).
+inline std::string openclip() {
+  const char* b = std::getenv("OPENCLIP_TEST_BINARY");
+  return b && *b ? b : OPENCLIP_BINARY;
+}
 inline bool have_torch() { return std::system("/usr/bin/python3 -c 'import torch' >/dev/null 2>&1") == 0; }
 // OpenCLIP 2.24.0 itself: the venv scripts/setup_pyref.sh makes (.pyref/, on Debian's torch).
 inline std::string pyref_python() { return OPENCLIP_SOURCE_DIR "/.pyref/bin/python"; }

@@ -29,6 +29,9 @@
 #include "optim/adamw.h"
 #include "step/contrastive_step.h"
 #include "eval/zeroshot.h"
+#ifdef OPENCLIP_HAVE_CUDA
+#include "ops/cuda/cuda_backend.h"
+#endif
 
 namespace oc::cli {
 namespace {
@@ -45,6 +48,19 @@ double fp32_peak_gflops(const MachineInfo& m, int threads) {
     }
   const int lanes = m.avx512f ? 16 : (m.avx2 ? 8 : 4);
   return threads * 2.0 /*FMA pipes*/ * lanes * 2.0 /*mul+add*/ * mhz / 1000.0;
+}
+
+// The GPU's name and dense bf16 peak in FLOP/s when `be` is cuda (MFU's denominator:
+// ops/cuda/cuda_backend.h's table by card name); 0 elsewhere or for an unknown card.
+std::pair<std::string, double> gpu_bf16_peak(const ops::Backend& be) {
+#ifdef OPENCLIP_HAVE_CUDA
+  if (be.name() == "cuda") {
+    const ops::CudaRuntimeInfo r = ops::cuda_runtime_info();
+    const size_t d = size_t(ops::cuda_device_index());
+    if (d < r.devices.size()) return {r.devices[d].name, ops::cuda_bf16_peak_flops(r.devices[d])};
+  }
+#endif
+  return {"", 0.0};
 }
 
 // Caption-like token rows: [sot, ids..., eot, 0...] with lengths drawn in [lo, hi].
@@ -144,6 +160,9 @@ int report_train(const BenchArgs& a, Clip& model, const AdamW& opt, int64_t B, i
   for (auto& e : profile::report())
     ops_j.push_back({{"name", e.name}, {"seconds_per_step", e.seconds / double(steps)}, {"calls_per_step", e.calls / steps}});
   j["profile"] = ops_j;
+  const auto [gpu, gpu_peak] = gpu_bf16_peak(model.backend());
+  if (!gpu.empty()) j["gpu"] = gpu;
+  if (gpu_peak > 0) j["gpu_bf16_peak_tflops"] = gpu_peak / 1e12, j["mfu"] = tflops * 1e12 / gpu_peak;
   if (a.json) {
     std::printf("%s\n", j.dump().c_str());
     return 0;
@@ -154,6 +173,9 @@ int report_train(const BenchArgs& a, Clip& model, const AdamW& opt, int64_t B, i
               secs / double(steps), loss, (long long)T_text, ctx);
   std::printf("  %.1f GFLOP/sample  %.3f TFLOP/s achieved  = %.0f%% of the %.3f TFLOP/s fp32 FMA peak\n", gflop_sample,
               tflops, 100 * tflops / peak, peak);
+  if (gpu_peak > 0)
+    std::printf("  MFU %.1f%% of the %s's %.0f TFLOP/s dense bf16 peak\n", 100 * tflops * 1e12 / gpu_peak, gpu.c_str(),
+                gpu_peak / 1e12);
   std::printf("  memory MiB: params %.0f  grads %.0f  adamw %.0f  activations %.0f  (peak RSS %.0f)\n", mem.params,
               mem.grads, opt.mib(), mem.activations, peak_rss_mib());
   std::printf("  time per step by scope (steps: forward / loss+backward / optimizer; ops nested inside):\n");
@@ -200,6 +222,7 @@ int run_train(const std::vector<std::string>& args) {
   const double cpu0 = cpu_seconds();
   double loss = 0;
   for (int64_t i = 0; i < steps; ++i) loss = one();
+  model.backend().synchronize();  // a device backend may still run the last update
   const double secs = t.seconds(), cpu_secs = cpu_seconds() - cpu0;
   profile::set_enabled(false);
   return report_train(a, model, opt, B, steps, secs, cpu_secs, loss);

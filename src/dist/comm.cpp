@@ -16,8 +16,8 @@ namespace {
 const char* sys_env(const char* name) { return std::getenv(name); }
 
 // The first of `names` that is set: its value and name.
-bool first_set(const char* (*env)(const char*), std::initializer_list<const char*> names, int* out,
-               std::string* which) {
+template <class Names>
+bool first_set(const char* (*env)(const char*), const Names& names, int* out, std::string* which) {
   for (const char* n : names) {
     const char* v = env(n);
     if (v && *v) {
@@ -69,10 +69,11 @@ World world_from_env(const char* (*env)(const char*)) {
   if (!env) env = sys_env;
   World w;
   std::string a, b, c;
-  first_set(env, {"LOCAL_RANK", "MPI_LOCALRANKID", "SLURM_LOCALID", "OMPI_COMM_WORLD_LOCAL_RANK"}, &w.local_rank, &a);
-  const bool has_rank = first_set(env, {"RANK", "PMI_RANK", "SLURM_PROCID", "OMPI_COMM_WORLD_RANK"}, &w.rank, &b);
+  using Names = std::initializer_list<const char*>;
+  first_set(env, kLocalRankVars, &w.local_rank, &a);
+  const bool has_rank = first_set(env, Names{"RANK", "PMI_RANK", "SLURM_PROCID", "OMPI_COMM_WORLD_RANK"}, &w.rank, &b);
   const bool has_size =
-      first_set(env, {"WORLD_SIZE", "PMI_SIZE", "SLURM_NTASKS", "OMPI_COMM_WORLD_SIZE"}, &w.size, &c);
+      first_set(env, Names{"WORLD_SIZE", "PMI_SIZE", "SLURM_NTASKS", "OMPI_COMM_WORLD_SIZE"}, &w.size, &c);
   if (!has_size || w.size <= 1) return World{};
   if (!has_rank) OC_USER_ERROR("{}={} is set but no rank variable (RANK, PMI_RANK, SLURM_PROCID, OMPI_COMM_WORLD_RANK)", c, w.size);
   if (w.rank >= w.size) OC_USER_ERROR("{}={} is not below {}={}", b, w.rank, c, w.size);
@@ -100,8 +101,18 @@ std::vector<std::string> Communicator::allgather_strings(const std::string& mine
 
 std::unique_ptr<Communicator> make_single() { return std::make_unique<SingleComm>(); }
 
-std::unique_ptr<Communicator> make_communicator(const World& w, double timeout_s) {
+std::unique_ptr<Communicator> make_communicator(const World& w, double timeout_s, void* device_stream) {
   if (w.size <= 1) return make_single();
+  const char* force = std::getenv("OPENCLIP_COMM");
+  const std::string choice = force ? force : "";
+  if (!choice.empty() && choice != "mpi" && choice != "nccl")
+    OC_USER_ERROR("OPENCLIP_COMM={}: choose mpi or nccl (or leave it unset)", choice);
+#if OPENCLIP_HAVE_NCCL
+  if (device_stream && choice != "mpi") return make_nccl(w, timeout_s, device_stream);
+#endif
+  if (choice == "nccl")
+    OC_USER_ERROR("OPENCLIP_COMM=nccl: {}", device_stream ? "this build has no NCCL (docs/CUDA.md)"
+                                                          : "NCCL needs --device cuda (device memory)");
   return make_mpi(w, timeout_s);
 }
 

@@ -1,11 +1,12 @@
 // Data-parallel communication: where this process sits in the job (rank, world, local rank,
 // read from the launcher's environment as OpenCLIP does) and a communicator with the few
-// collectives training needs. Three implementations chosen at build time: single process
-// (no-ops), MPI (host buffers, OpenMPI/MPICH) and NCCL (device buffers, bootstrapped
-// through MPI; built with OPENCLIP_WITH_CUDA). Every collective is bounded by a timeout:
+// collectives training needs. Three implementations: single process (no-ops), MPI (host
+// buffers, OpenMPI/MPICH) and NCCL (device buffers, bootstrapped through MPI; CUDA builds),
+// picked by make_communicator. Every collective is bounded by a timeout:
 // a rank that dies or hangs makes the others abort the job with a message, never hang.
 // This header has no MPI types so that optim/ and model/ can use the interface freely.
 #pragma once
+#include <array>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -17,6 +18,11 @@ struct World {
   int rank = 0, size = 1, local_rank = 0;
   std::string source = "single process";  // which variables gave the layout
 };
+
+// The variables that give a process's local rank, in OpenCLIP's order (also read by the CUDA
+// backend to pick this process's GPU: ops/cuda/cuda_device.cpp).
+inline constexpr std::array<const char*, 4> kLocalRankVars = {"LOCAL_RANK", "MPI_LOCALRANKID", "SLURM_LOCALID",
+                                                              "OMPI_COMM_WORLD_LOCAL_RANK"};
 
 // OpenCLIP's order (distributed.py world_info_from_env): LOCAL_RANK, MPI_LOCALRANKID,
 // SLURM_LOCALID, OMPI_COMM_WORLD_LOCAL_RANK; RANK, PMI_RANK, SLURM_PROCID,
@@ -65,13 +71,18 @@ bool mpi_built();
 // MPI_Init_thread (funneled) and a world communicator; timeout_s bounds every collective.
 // Throws oc::Error when MPI is not built or the launcher's layout disagrees with MPI's.
 std::unique_ptr<Communicator> make_mpi(const World& w, double timeout_s);
-// NCCL on device buffers (builds with OPENCLIP_WITH_CUDA only; OPENCLIP_HAVE_NCCL is then
-// defined). The CPU trainer uses the MPI communicator; a CUDA trainer would use this one.
-std::unique_ptr<Communicator> make_nccl(const World& w, double timeout_s);
+// NCCL on device buffers (CUDA builds where NCCL was found: OPENCLIP_HAVE_NCCL is then
+// defined; bootstrapped through MPI). compute_stream: the cuda backend's stream
+// (Backend::device_stream()), which every collective waits for; host pointers are staged.
+// NCCL refuses two ranks on one GPU ("Duplicate GPU"): one process per GPU.
+std::unique_ptr<Communicator> make_nccl(const World& w, double timeout_s, void* compute_stream);
 #if OPENCLIP_HAVE_NCCL
 int nccl_version();  // ncclGetVersion: 22704 = 2.27.4
 #endif
-// The communicator for this process: single when the world has one rank, MPI otherwise.
-std::unique_ptr<Communicator> make_communicator(const World& w, double timeout_s);
+// The communicator for this process: single when the world has one rank; with several, NCCL
+// when the backend is a device backend (device_stream non-null) and NCCL is built, else MPI
+// (a device backend then stages every collective through host memory: step/comm_io.h).
+// OPENCLIP_COMM=mpi forces MPI (several ranks sharing one GPU, where NCCL cannot run).
+std::unique_ptr<Communicator> make_communicator(const World& w, double timeout_s, void* device_stream = nullptr);
 
 }  // namespace oc::dist

@@ -78,6 +78,9 @@ class Backend {
   virtual float read_scalar(const float* p) = 0;
   virtual void write_scalar(float* p, float v) = 0;
   virtual void synchronize() = 0;  // no-op on the host backends
+  // The stream a device backend runs its ops on in order (a cudaStream_t on cuda), for work
+  // that must follow them, such as a communicator's collectives; null on the host backends.
+  virtual void* device_stream() { return nullptr; }
 
   // ---- ops: one overload per entry of ops/op_list.h ----------------------------------
 #define OC_BACKEND_RUN(A) virtual op_result_t<A> run(const A& a) = 0;

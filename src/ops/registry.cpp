@@ -69,8 +69,17 @@ std::unique_ptr<Backend> make_backend(std::string_view name) {
 }
 
 std::string resolve_device(std::string_view device) {
-  // "cuda:N" selects the cuda backend, which runs on GPU 0 (one process per GPU: docs/CUDA.md).
+  // "cuda:N" selects the cuda backend on GPU N (one GPU per process: docs/CUDA.md); plain
+  // "cuda" the launcher's local rank (ops/cuda/cuda_backend.h, cuda_device_index).
   const bool cuda = device == "cuda" || device.substr(0, 5) == "cuda:";
+  if (cuda && device.size() > 5) {
+    const std::string_view n = device.substr(5);
+    if (n.find_first_not_of("0123456789") != std::string_view::npos || n.size() > 4)
+      OC_USER_ERROR("--device {}: expected cuda or cuda:N with N a GPU index (0, 1, ...)", device);
+#ifdef OPENCLIP_HAVE_CUDA
+    if (cuda_unavailable_reason().empty()) set_cuda_device(std::stoi(std::string(n)));
+#endif
+  }
   const std::string_view name = cuda ? std::string_view("cuda") : device;
   for (const Entry& e : entries())
     if (e.info.name == name && e.info.available) return e.info.name;

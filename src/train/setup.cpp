@@ -91,7 +91,8 @@ void open_cluster(TrainSession& s) {
   // Data parallel: the launcher's layout (mpirun, srun, torchrun variables), one communicator.
   Cluster& c = s.cluster;
   c.world = dist::world_from_env();
-  c.comm = dist::make_communicator(c.world, a.dist_timeout);
+  // NCCL when the backend is a device backend (its stream orders the collectives), else MPI.
+  c.comm = dist::make_communicator(c.world, a.dist_timeout, ops::backend(a.device).device_stream());
   c.rank = c.comm->rank(), c.size = c.comm->size();
   c.master = c.rank == 0;
   if (a.debug) log::set_level(log::Level::Debug);

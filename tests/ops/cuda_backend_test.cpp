@@ -4,10 +4,15 @@
 // backend_ops_test.cpp (ctest label `cuda`: scripts/gpu-check.sh).
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <string>
 #include <vector>
 
+#include "core/rng.h"
 #include "ops/registry.h"
+#ifdef OPENCLIP_HAVE_CUDA
+#include "ops/cuda/cuda_backend.h"
+#endif
 
 namespace oc::ops::test {
 namespace {
@@ -48,6 +53,29 @@ TEST(CudaBackend, DeviceCudaSaysWhatIsMissing) {
   }
 #endif
 }
+
+TEST(CudaBackend, MalformedDeviceIndexIsAnError) {
+  for (const char* d : {"cuda:x", "cuda:-1", "cuda:1.5"}) {
+    const std::string m = device_error(d);
+    EXPECT_NE(m.find("expected cuda or cuda:N"), std::string::npos) << d << ": " << m;
+  }
+}
+
+#ifdef OPENCLIP_HAVE_CUDA
+// MFU's denominator in `openclip bench` (docs/CUDA.md): the dense bf16 peak by card name.
+TEST(CudaBackend, Bf16PeakOfTheDataCentreCards) {
+  auto peak = [](const char* name) {
+    CudaDeviceInfo d;
+    d.name = name;
+    return cuda_bf16_peak_flops(d);
+  };
+  EXPECT_EQ(peak("NVIDIA H200"), 989e12);
+  EXPECT_EQ(peak("NVIDIA H100 80GB HBM3"), 989e12);
+  EXPECT_EQ(peak("NVIDIA H100 PCIe"), 756e12);
+  EXPECT_EQ(peak("NVIDIA A100-SXM4-80GB"), 312e12);
+  EXPECT_EQ(peak("NVIDIA GeForce GTX 1080"), 0.0) << "unknown cards report no MFU";
+}
+#endif
 
 class CudaOnGpu : public ::testing::Test {
  protected:
@@ -90,6 +118,38 @@ TEST_F(CudaOnGpu, OutOfMemorySaysAskedFreeAndWhatToTry) {
     EXPECT_NE(m.find("free"), std::string::npos) << m;
     EXPECT_NE(m.find("--grad-checkpointing"), std::string::npos) << m;
   }
+}
+
+#ifdef OPENCLIP_HAVE_CUDA
+TEST_F(CudaOnGpu, DeviceIndexBeyondTheVisibleCountIsAnError) {
+  const int n = cuda_device_count();
+  const std::string m = device_error(("cuda:" + std::to_string(n)).c_str());
+  EXPECT_NE(m.find("visible GPU"), std::string::npos) << m;
+  EXPECT_EQ(resolve_device("cuda:0"), "cuda");
+}
+#endif
+
+// A sequence whose K and V do not fit one block's shared memory (600 tokens of width 64,
+// 333 KB): the one op left on the host fallback, still equal to ref.
+TEST_F(CudaOnGpu, AttentionTooLongForSharedMemoryMatchesRef) {
+  const int64_t B = 1, T = 600, C = 64, H = 1;
+  Rng rng(5);
+  std::vector<float> qkv(size_t(B * T * 3 * C));
+  for (float& x : qkv) x = float(rng.normal() * 0.3);
+  auto run_on = [&](Backend& be) {
+    Buffer in = be.alloc_floats(qkv.size(), "qkv"), out = be.alloc_floats(size_t(B * T * C), "out"),
+           att = be.alloc_floats(size_t(B * H * T * T), "att");
+    be.copy_from_host(in.data(), qkv.data(), qkv.size() * 4);
+    be.run(AttentionForwardArgs{.out = out.f32(), .att = att.f32(), .qkv = in.f32(), .B = B, .Tn = T, .C = C, .H = H,
+                                .causal = true});
+    std::vector<float> o(size_t(B * T * C));
+    be.copy_to_host(o.data(), out.data(), o.size() * 4);
+    return o;
+  };
+  const std::vector<float> g = run_on(backend("cuda")), r = run_on(backend("ref"));
+  double e = 0, m = 0;
+  for (size_t i = 0; i < r.size(); ++i) e = std::max(e, double(std::abs(g[i] - r[i]))), m = std::max(m, double(std::abs(r[i])));
+  EXPECT_LT(e / m, 2e-5);  // backend_cases.h's kF32
 }
 
 }  // namespace

@@ -1,8 +1,8 @@
 // The CUDA backend: device memory (cudaMalloc with a size-bucketed cache), one stream, GEMMs
-// on cuBLASLt, CUDA kernels for the elementwise and row ops, and a labelled SLOW HOST
-// FALLBACK (host_fallback.h) for attention, the losses and the fused amp_bf16 passes.
-// Not implemented (throws "not yet implemented on cuda"): Prec::BF16 on the fp32 GEMM entry
-// points. UNTESTED ON A GPU: written and compiled on a machine without one (docs/CUDA.md).
+// on cuBLASLt (plans cached per shape), CUDA kernels for every op (the composite ones in
+// fused_ops.cpp). The one SLOW HOST FALLBACK left (host_fallback.h): attention on sequences
+// whose K/V do not fit one block's shared memory (T > ~400 at head width 64; CLIP uses <= 257).
+// UNTESTED ON A GPU: written and compiled on a machine without one (docs/CUDA.md).
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -13,24 +13,20 @@
 #include <span>
 
 #include "ops/cpu/attention.h"
-#include "ops/cpu/bf16_ops.h"
 #include "ops/cpu/cross_attention.h"
 #include "ops/cuda/cuda_backend.h"
 #include "ops/cuda/cuda_check.h"
+#include "ops/cuda/device_ctx.h"
+#include "ops/cuda/fused_ops.h"
 #include "ops/cuda/gemm_lt.h"
 #include "ops/cuda/host_fallback.h"
 #include "ops/cuda/kernels.h"
-#include "ops/cpu/loss.h"
 
 namespace oc::ops {
 namespace {
 
 namespace k = cuda;
 #define OC_LAUNCHED() OC_CUDA_CHECK(cudaGetLastError())  // after every kernel launch
-
-[[noreturn]] void not_on_cuda(const char* op) {
-  OC_USER_ERROR("{} is not yet implemented on cuda (docs/CUDA.md); use --device cpu", op);
-}
 
 // Elements spanned by `rows` rows of width C at row stride ld (0 when there are none).
 int64_t extent(int64_t rows, int64_t ld, int64_t C) { return rows > 0 ? (rows - 1) * ld + C : 0; }
@@ -63,19 +59,27 @@ std::array<float*, N> mirror_outputs(k::HostMirror& h, std::array<float*, N> p, 
 
 class CudaBackend final : public Backend {
  public:
-  CudaBackend() {
+  explicit CudaBackend(int device) : device_(device) {
     OC_CUDA_CHECK(cudaSetDevice(device_));
     OC_CUDA_CHECK(cudaStreamCreateWithFlags(&s_, cudaStreamNonBlocking));
     lt_ = std::make_unique<k::LtContext>();
+    lt_->set_allow_tf32(cuda_allow_tf32());
+    pool_ = std::make_unique<k::ScratchPool>(s_, device_);
+    int smem = 0;
+    OC_CUDA_CHECK(cudaDeviceGetAttribute(&smem, cudaDevAttrMaxSharedMemoryPerBlockOptin, device_));
+    ctx_ = std::make_unique<k::DeviceCtx>(k::DeviceCtx{s_, *lt_, *pool_, size_t(smem)});
     OC_CUDA_CHECK(cudaMalloc(&reduce_, (k::kReduceBlocks + 2) * sizeof(double)));
   }
   ~CudaBackend() override {
     cudaStreamSynchronize(s_);
     for (auto& [bytes, p] : cache_) cudaFree(p);
     cudaFree(reduce_);
-    for (auto& [p, bytes] : scratch_) cudaFree(p);
+    ctx_.reset();
+    pool_.reset();
+    lt_.reset();
     cudaStreamDestroy(s_);
   }
+  void* device_stream() override { return s_; }
   std::string_view name() const override { return "cuda"; }
   bool host_memory() const override { return false; }
 
@@ -112,29 +116,18 @@ class CudaBackend final : public Backend {
                         .stride_a = 0, .B = B, .ldb = ldb, .stride_b = 0, .beta = beta, .C = C, .ldc = ldc,
                         .stride_c = 0, .prec = prec});
   }
-  void run(const GemmBatchedArgs& a) override {
-    const auto& [batch, ta, tb, M, N, K, alpha, A, lda, stride_a, B, ldb, stride_b, beta, C, ldc, stride_c, prec] = a;
-    if (prec != Prec::F32) not_on_cuda("an fp32 GEMM with bf16-rounded operands (Prec::BF16)");
-    k::LtGemm g{ta, tb, M, N, K, A, lda, stride_a, B, ldb, stride_b, C, ldc, stride_c, batch, false, alpha, beta};
-    lt_->run(g, s_);
-  }
-  void run(const LinearForwardArgs& a) override {
-    const auto& [out, inp, weight, bias, M, K, N, prec] = a;
-    if (prec != Prec::F32) not_on_cuda("linear_forward with Prec::BF16");
-    k::LtGemm g{false, true, M, N, K, inp, K, 0, weight, K, 0, out, N, 0};
-    g.bias = bias;  // cuBLASLt bias epilogue
-    lt_->run(g, s_);
-  }
+  void run(const GemmBatchedArgs& a) override { k::gemm_batched(*ctx_, a); }
+  void run(const LinearForwardArgs& a) override { k::linear_forward(*ctx_, a); }
   void run(const LinearBackwardArgs& a) override {
     const auto& [dinp, dweight, dbias, dout, inp, weight, M, K, N, prec] = a;
-    if (prec != Prec::F32) not_on_cuda("linear_backward with Prec::BF16");
     if (dinp)
       run(GemmArgs{.ta = false, .tb = false, .M = M, .N = K, .K = N, .alpha = 1.0f, .A = dout, .lda = N, .B = weight,
                    .ldb = K, .beta = 0.0f, .C = dinp, .ldc = K, .prec = prec});
-    run(GemmArgs{.ta = true, .tb = false, .M = N, .N = K, .K = M, .alpha = 1.0f, .A = dout, .lda = N, .B = inp,
-                 .ldb = K, .beta = 1.0f, .C = dweight, .ldc = K, .prec = prec});
+    if (dweight)
+      run(GemmArgs{.ta = true, .tb = false, .M = N, .N = K, .K = M, .alpha = 1.0f, .A = dout, .lda = N, .B = inp,
+                   .ldb = K, .beta = 1.0f, .C = dweight, .ldc = K, .prec = prec});
     if (dbias) {
-      k::col_sums_acc(dbias, dout, M, N, s_);
+      k::col_sums_acc(dbias, pool_->get<double>(k::Slot::ColumnParts, k::kColChunks * N), dout, M, N, s_);
       OC_LAUNCHED();
     }
   }
@@ -148,8 +141,9 @@ class CudaBackend final : public Backend {
     if (dinp)
       run(GemmArgs{.ta = false, .tb = true, .M = M, .N = K, .K = N, .alpha = 1.0f, .A = dout, .lda = N, .B = w,
                    .ldb = N, .beta = 0.0f, .C = dinp, .ldc = K, .prec = prec});
-    run(GemmArgs{.ta = true, .tb = false, .M = K, .N = N, .K = M, .alpha = 1.0f, .A = inp, .lda = K, .B = dout,
-                 .ldb = N, .beta = 1.0f, .C = dw, .ldc = N, .prec = prec});
+    if (dw)
+      run(GemmArgs{.ta = true, .tb = false, .M = K, .N = N, .K = M, .alpha = 1.0f, .A = inp, .lda = K, .B = dout,
+                   .ldb = N, .beta = 1.0f, .C = dw, .ldc = N, .prec = prec});
   }
 
   // ---- normalization, activation, residual: CUDA kernels ----
@@ -159,7 +153,8 @@ class CudaBackend final : public Backend {
   }
   void run(const LayerNormBackwardArgs& a) override {
     const auto& [dinp, dweight, dbias, dout, inp, weight, mean, rstd, N, C] = a;
-    k::layernorm_backward_dwdb(dweight, dbias, dout, inp, mean, rstd, N, C, s_); OC_LAUNCHED();
+    double* partial = pool_->get<double>(k::Slot::ColumnParts, 2 * k::kColChunks * C);
+    k::layernorm_backward_dwdb(dweight, dbias, partial, dout, inp, mean, rstd, N, C, s_); OC_LAUNCHED();
     k::layernorm_backward_dx(dinp, dout, inp, weight, mean, rstd, N, C, s_); OC_LAUNCHED();
   }
   void run(const ActForwardArgs& a) override {
@@ -201,8 +196,10 @@ class CudaBackend final : public Backend {
     OC_LAUNCHED();
   }
 
-  // ---- attention: SLOW HOST FALLBACK (no CUDA kernel yet) ----
+  // ---- attention: one block per (batch, head) (kernels_attention.cu); sequences too long
+  // for shared memory: SLOW HOST FALLBACK ----
   void run(const AttentionForwardArgs& a) override {
+    if (k::attention_fits(*ctx_, a.Tn, a.C, a.H)) return k::attention_forward(*ctx_, a);
     const auto& [out, att, qkv, B, Tn, C, H, causal, prec] = a;
     k::HostMirror h(s_);
     float* o = h.io(out, B * Tn * C);
@@ -211,6 +208,7 @@ class CudaBackend final : public Backend {
     h.finish();
   }
   void run(const AttentionBackwardArgs& a) override {
+    if (k::attention_fits(*ctx_, a.Tn, a.C, a.H)) return k::attention_backward(*ctx_, a);
     const auto& [dqkv, scratch, dout, qkv, att, B, Tn, C, H, causal, prec] = a;
     k::HostMirror h(s_);
     float* d = h.io(dqkv, B * Tn * 3 * C);
@@ -271,7 +269,7 @@ class CudaBackend final : public Backend {
     run(GatherTokensBackwardArgs{.dinp = dinp, .dout = dout, .idx = idx, .B = B, .Tn = Tn, .K = 1, .C = C});
   }
 
-  // ---- losses: L2 norm is a kernel; the two losses are SLOW HOST FALLBACKS ----
+  // ---- losses: kernels and cuBLASLt (fused_ops.cpp) ----
   void run(const L2NormForwardArgs& a) override {
     const auto& [out, norm, inp, N, C] = a;
     k::l2norm_forward(out, norm, inp, N, C, s_); OC_LAUNCHED();
@@ -280,26 +278,8 @@ class CudaBackend final : public Backend {
     const auto& [dinp, dout, out, norm, N, C] = a;
     k::l2norm_backward(dinp, dout, out, norm, N, C, s_); OC_LAUNCHED();
   }
-  double run(const ClipLossArgs& a) override {
-    const auto& [dimg, dtxt, dimg_all, dtxt_all, dscale_log, scratch, img, txt, img_all, txt_all, scale, Nl, Na, E,
-                 label_offset] = a;
-    k::HostMirror h(s_);
-    const double loss = ops::clip_loss_forward_backward(
-        h.io(dimg, Nl * E), h.io(dtxt, Nl * E), h.io(dimg_all, Na * E), h.io(dtxt_all, Na * E), dscale_log.get(),
-        h.io(scratch, 2 * Nl * Na), h.in(img, Nl * E), h.in(txt, Nl * E), h.in(img_all, Na * E), h.in(txt_all, Na * E),
-        scale, Nl, Na, E, label_offset);
-    h.finish();
-    return loss;
-  }
-  double run(const SiglipLossArgs& a) override {
-    const auto& [dimg, dtxt, dscale_log, dbias, img, txt, scale, bias, B, M, E, positives] = a;
-    k::HostMirror h(s_);
-    const double loss =
-        ops::siglip_loss_forward_backward(h.io(dimg, B * E), h.io(dtxt, M * E), dscale_log.get(), dbias.get(),
-                                          h.in(img, B * E), h.in(txt, M * E), scale, bias, B, M, E, positives);
-    h.finish();
-    return loss;
-  }
+  double run(const ClipLossArgs& a) override { return k::clip_loss(*ctx_, a); }
+  double run(const SiglipLossArgs& a) override { return k::siglip_loss(*ctx_, a); }
 
   // ---- optimizer: CUDA kernels ----
   void run(const AdamWStepArgs& a) override {
@@ -336,8 +316,8 @@ class CudaBackend final : public Backend {
     return f == 0;
   }
 
-  // ---- amp_bf16: GEMMs on cuBLASLt (bf16 inputs, fp32 accumulation); fused passes are
-  // SLOW HOST FALLBACKS ----
+  // ---- amp_bf16: GEMMs on cuBLASLt (bf16 inputs, fp32 accumulation); fused passes and
+  // attention: kernels (fused_ops.cpp) ----
   void run(const GemmBf16Args& a) override {
     const auto& [ta, tb, M, N, K, A, lda, B, ldb, C, ldc, e] = a;
     k::LtGemm g{ta, tb, M, N, K, A, lda, 0, B, ldb, 0, C, ldc, 0, 1, true, 1.0f, e.beta};
@@ -351,7 +331,7 @@ class CudaBackend final : public Backend {
   void run(const GemmBf16ToBf16Args& a) override {
     const auto& [ta, tb, M, N, K, A, lda, B, ldb, C, ldc, e] = a;
     OC_CHECK(e.beta == 0.0f, "gemm_bf16 with a bf16 output needs beta 0, not {}", e.beta);
-    float* tmp = scratch_floats(size_t(M * N), 0);  // fp32 result, rounded once after the epilogue
+    float* tmp = pool_->get<float>(k::Slot::GemmOut, M * N);  // fp32 result, rounded once after the epilogue
     k::LtGemm g{ta, tb, M, N, K, A, lda, 0, B, ldb, 0, tmp, N, 0, 1, true, 1.0f, 0.0f};
     g.bias = e.bias;
     lt_->run(g, s_);
@@ -362,54 +342,23 @@ class CudaBackend final : public Backend {
     const auto& [dst, src, n] = a;
     k::cast_to_bf16(reinterpret_cast<k::bf16_t*>(dst), src, n, s_); OC_LAUNCHED();
   }
-  void run(const LayerNormForwardBf16Args& a) override {
-    const auto& [out, mean, rstd, inp, weight, bias, N, C, eps] = a;
-    k::HostMirror h(s_);
-    ops::layernorm_forward_bf16(h.io(out, N * C), h.io(mean, N), h.io(rstd, N), h.in(inp, N * C), h.in(weight, C),
-                                h.in(bias, C), N, C, eps);
-    h.finish();
-  }
-  void run(const AddLayerNormForwardBf16Args& a) override {
-    const auto& [xm, out, mean, rstd, x, weight, bias, N, C, eps] = a;
-    k::HostMirror h(s_);
-    ops::add_layernorm_forward_bf16(h.io(xm, N * C), h.io(out, N * C), h.io(mean, N), h.io(rstd, N), h.in(x, N * C),
-                                    h.in(weight, C), h.in(bias, C), N, C, eps);
-    h.finish();
-  }
-  void run(const ActForwardBf16Args& a) override {
-    const auto& [out, inp, n, act] = a;
-    k::HostMirror h(s_);
-    ops::act_forward_bf16(h.io(out, n), h.in(inp, n), n, act);
-    h.finish();
-  }
-  void run(const ActBackwardBf16Args& a) override {
-    const auto& [dinp, dbias, dout, inp, M, N, act] = a;
-    k::HostMirror h(s_);
-    ops::act_backward_bf16(h.io(dinp, M * N), h.io(dbias, N), h.in(dout, M * N), h.in(inp, M * N), M, N, act);
-    h.finish();
-  }
-  void run(const ActValueGradBf16Args& a) override {
-    const auto& [act16, dh16, dbias, dact, hh, M, N, act] = a;
-    k::HostMirror h(s_);
-    ops::act_value_grad_bf16(h.io(act16, M * N), h.io(dh16, M * N), h.io(dbias, N), h.in(dact, M * N),
-                             h.in(hh, M * N), M, N, act);
-    h.finish();
-  }
-  void run(const BiasGradToBf16Args& a) override {
-    const auto& [out, dbias, dout, M, N] = a;
-    k::HostMirror h(s_);
-    ops::bias_grad_to_bf16(h.io(out, M * N), h.io(dbias, N), h.in(dout, M * N), M, N);
-    h.finish();
-  }
+  void run(const LayerNormForwardBf16Args& a) override { k::layernorm_forward_bf16(*ctx_, a); }
+  void run(const AddLayerNormForwardBf16Args& a) override { k::add_layernorm_forward_bf16(*ctx_, a); }
+  void run(const ActForwardBf16Args& a) override { k::act_forward_bf16(*ctx_, a); }
+  void run(const ActBackwardBf16Args& a) override { k::act_backward_bf16(*ctx_, a); }
+  void run(const ActValueGradBf16Args& a) override { k::act_value_grad_bf16(*ctx_, a); }
+  void run(const BiasGradToBf16Args& a) override { k::bias_grad_to_bf16(*ctx_, a); }
   void run(const AttentionForwardBf16Args& a) override {
-    const auto& [out, att, qkv, B, Tn, C, H, causal] = a;
+    if (k::attention_fits(*ctx_, a.Tn, a.C, a.H)) return k::attention_forward_bf16(*ctx_, a);
+    const auto& [out, att, qkv, B, Tn, C, H, causal] = a;  // SLOW HOST FALLBACK: too long for shared memory
     k::HostMirror h(s_);
     ops::attention_forward_bf16(h.io(out, B * Tn * C), h.io(att, B * H * Tn * Tn), h.in(qkv, B * Tn * 3 * C), B, Tn, C,
                                 H, causal);
     h.finish();
   }
   void run(const AttentionBackwardBf16Args& a) override {
-    const auto& [dqkv, dout, qkv, att, B, Tn, C, H] = a;
+    if (k::attention_fits(*ctx_, a.Tn, a.C, a.H)) return k::attention_backward_bf16(*ctx_, a);
+    const auto& [dqkv, dout, qkv, att, B, Tn, C, H] = a;  // SLOW HOST FALLBACK: too long for shared memory
     k::HostMirror h(s_);
     ops::attention_backward_bf16(h.io(dqkv, B * Tn * 3 * C), h.in(dout, B * Tn * C), h.in(qkv, B * Tn * 3 * C),
                                  h.in(att, B * H * Tn * Tn), B, Tn, C, H);
@@ -426,20 +375,18 @@ class CudaBackend final : public Backend {
     const size_t g = bytes < (size_t(1) << 20) ? 512 : (size_t(2) << 20);
     return (bytes + g - 1) / g * g;
   }
-  // Device scratch slot `slot` of at least `bytes` (grown, never shrunk; stream-ordered reuse).
-  void* scratch(size_t bytes, int slot);
-  float* scratch_floats(size_t n, int slot) { return static_cast<float*>(scratch(n * sizeof(float), slot)); }
   // Checks a host index array (n values, each in [0, limit)) and copies it to device scratch.
   const int32_t* upload_index(std::span<const int32_t> idx, int64_t n, int64_t limit, const char* op);
 
   int device_ = 0;
   cudaStream_t s_ = nullptr;
   std::unique_ptr<k::LtContext> lt_;
+  std::unique_ptr<k::ScratchPool> pool_;
+  std::unique_ptr<k::DeviceCtx> ctx_;
   void* reduce_ = nullptr;
   std::mutex mu_;
   std::multimap<size_t, void*> cache_;  // freed blocks by bucket size
   std::map<void*, size_t> live_;        // allocated block -> bucket size
-  std::vector<std::pair<void*, size_t>> scratch_ = std::vector<std::pair<void*, size_t>>(3, {nullptr, 0});
 };
 
 void CudaBackend::run(const AdamWStepSpansArgs& a) {
@@ -456,7 +403,7 @@ void CudaBackend::run(const AdamWStepSpansArgs& a) {
   for (const AdamWSpan& s : spans)
     for (int64_t o = 0; o < s.n; o += kChunk) chunks.push_back({s.offset + o, int32_t(std::min(kChunk, s.n - o)), s.wd});
   if (chunks.empty()) return;
-  auto* dchunks = static_cast<k::AdamWChunk*>(scratch(chunks.size() * sizeof(k::AdamWChunk), 2));
+  auto* dchunks = static_cast<k::AdamWChunk*>(pool_->get(k::Slot::AdamChunks, chunks.size() * sizeof(k::AdamWChunk)));
   copy_from_host(dchunks, chunks.data(), chunks.size() * sizeof(k::AdamWChunk));
   k::adamw_chunks(p, g, m, v, dchunks, int64_t(chunks.size()), lr, step_size, bc2_sqrt, beta1, beta2, one_m_b1,
                   one_m_b2, eps, s_);
@@ -492,41 +439,19 @@ void CudaBackend::release(void* p) {
   live_.erase(it);
 }
 
-std::string CudaBackend::alloc_failure_hint(size_t bytes) {
-  size_t free_b = 0, total_b = 0;
-  cudaMemGetInfo(&free_b, &total_b);
-  return fmt::format(
-      " on GPU {}: {:.2f} GiB free of {:.2f} GiB; try a smaller --batch-size or --grad-checkpointing", device_,
-      double(free_b) / double(1ull << 30), double(total_b) / double(1ull << 30));
-}
-
-void* CudaBackend::scratch(size_t bytes, int slot) {
-  auto& [p, have] = scratch_[size_t(slot)];
-  if (have < bytes) {
-    OC_CUDA_CHECK(cudaStreamSynchronize(s_));
-    if (p) OC_CUDA_CHECK(cudaFree(p));
-    p = nullptr, have = 0;
-    const size_t want = bucket(bytes);
-    if (cudaMalloc(&p, want) != cudaSuccess) {
-      cudaGetLastError();
-      OC_USER_ERROR("backend cuda: cannot allocate {} bytes of scratch{}", want, alloc_failure_hint(want));
-    }
-    have = want;
-  }
-  return p;
-}
+std::string CudaBackend::alloc_failure_hint(size_t) { return k::gpu_memory_hint(device_); }
 
 const int32_t* CudaBackend::upload_index(std::span<const int32_t> idx, int64_t n, int64_t limit, const char* op) {
   OC_CHECK(int64_t(idx.size()) == n, "{}: {} indices where {} are needed", op, idx.size(), n);
   for (int64_t i = 0; i < n; ++i)
     OC_CHECK(idx[i] >= 0 && idx[i] < limit, "{}: index {} at {} outside [0, {})", op, idx[i], i, limit);
-  void* d = scratch(size_t(n) * sizeof(int32_t), 1);
+  void* d = pool_->get(k::Slot::Index, size_t(n) * sizeof(int32_t));
   copy_from_host(d, idx.data(), size_t(n) * sizeof(int32_t));
   return static_cast<const int32_t*>(d);
 }
 
 }  // namespace
 
-std::unique_ptr<Backend> make_cuda_backend() { return std::make_unique<CudaBackend>(); }
+std::unique_ptr<Backend> make_cuda_backend() { return std::make_unique<CudaBackend>(cuda_device_index()); }
 
 }  // namespace oc::ops

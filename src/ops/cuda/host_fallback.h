@@ -1,6 +1,6 @@
-// SLOW HOST FALLBACK for the ops the CUDA backend has no kernel for yet (attention, the
-// losses, the fused amp_bf16 passes): copy every argument to host memory, run the cpu
-// backend's kernel, copy the outputs back. Correct (the cpu kernel's arithmetic) and slow
+// SLOW HOST FALLBACK for what the CUDA backend has no kernel for (today: attention on
+// sequences too long for the kernel's shared memory; new ops until they get one): copy every
+// argument to host memory, run the cpu backend's kernel, copy the outputs back. Correct (the cpu kernel's arithmetic) and slow
 // (two PCIe transfers and a stream synchronisation per call); each use is labelled in
 // cuda_backend.cpp and listed in docs/CUDA.md. UNTESTED ON A GPU.
 #pragma once

@@ -44,10 +44,17 @@ void layernorm_forward(float* out, float* mean, float* rstd, const float* inp, c
                        int64_t N, int64_t C, double eps, cudaStream_t s);
 void layernorm_backward_dx(float* dinp, const float* dout, const float* inp, const float* w, const float* mean,
                            const float* rstd, int64_t N, int64_t C, cudaStream_t s);
-// dweight[c] += sum_n dout*xhat, dbias[c] += sum_n dout (each may be null); deterministic.
-void layernorm_backward_dwdb(float* dw, float* db, const float* dout, const float* inp, const float* mean,
-                             const float* rstd, int64_t N, int64_t C, cudaStream_t s);
-void col_sums_acc(float* dst, const float* x, int64_t M, int64_t N, cudaStream_t s);  // dst[N] += sum rows
+// Column sums over many rows (parameter gradients), parallel and deterministic: a grid of
+// (column block, row chunk) writes double partial sums (`partial`: kColChunks * columns
+// doubles of scratch per sum), then add_column_partials adds the chunks in order.
+constexpr int kColChunks = 64;
+inline int column_chunks(int64_t rows) { return int(rows < kColChunks ? (rows < 1 ? 1 : rows) : kColChunks); }
+void add_column_partials(float* dst, const double* partial, int chunks, int64_t N, cudaStream_t s);  // dst[N] +=
+// dweight[c] += sum_n dout*xhat, dbias[c] += sum_n dout (each may be null); partial: 2 * kColChunks * C.
+void layernorm_backward_dwdb(float* dw, float* db, double* partial, const float* dout, const float* inp,
+                             const float* mean, const float* rstd, int64_t N, int64_t C, cudaStream_t s);
+// dst[N] += column sums of x[M,N]; partial: kColChunks * N.
+void col_sums_acc(float* dst, double* partial, const float* x, int64_t M, int64_t N, cudaStream_t s);
 void l2norm_forward(float* out, float* norm, const float* inp, int64_t N, int64_t C, cudaStream_t s);
 void l2norm_backward(float* dinp, const float* dout, const float* out, const float* norm, int64_t N, int64_t C,
                      cudaStream_t s);

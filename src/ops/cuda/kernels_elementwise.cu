@@ -4,27 +4,12 @@
 // reproducible run to run. UNTESTED ON A GPU (docs/CUDA.md).
 #include <cuda_bf16.h>
 
+#include "ops/cuda/act.cuh"
 #include "ops/cuda/kernels.h"
 #include "ops/cuda/launch.cuh"
 
 namespace oc::ops::cuda {
 namespace {
-
-
-// GELU as the reference (ops/ref/dense.cpp): x * Phi(x) with erfc; QuickGELU x * sigmoid(1.702 x).
-__device__ inline float act_f(float x, int act) {
-  if (act == 0) return x * 0.5f * erfcf(-x * 0.70710678118654752f);
-  return x / (1.0f + expf(-1.702f * x));
-}
-__device__ inline float act_grad(float x, int act) {
-  if (act == 0) return 0.5f * erfcf(-x * 0.70710678118654752f) + x * expf(-0.5f * x * x) * 0.39894228040143268f;
-  const float sg = 1.0f / (1.0f + expf(-1.702f * x));
-  return sg + 1.702f * x * sg * (1.0f - sg);
-}
-__device__ inline bf16_t to_bf16_bits(float x) {
-  __nv_bfloat16 h = __float2bfloat16_rn(x);  // round to nearest even; NaN stays NaN
-  return *reinterpret_cast<bf16_t*>(&h);
-}
 
 __global__ void k_fill(float* x, int64_t n, float v) { GRID_STRIDE(i, n) x[i] = v; }
 __global__ void k_add(float* y, const float* x, int64_t n) { GRID_STRIDE(i, n) y[i] += x[i]; }

@@ -1,6 +1,7 @@
 // Row kernels: LayerNorm, L2 normalisation, LayerScale, token mean, gathers, patch and
 // token embeddings. One block per row for row reductions (statistics in double, as the
-// reference), one thread per column for reductions over rows (parameter gradients), so every
+// reference); reductions over rows (parameter gradients) by one thread per column, over row
+// chunks where the rows are many (LayerNorm, bias sums: kernels.h, column_chunks), so every
 // sum has a fixed order: deterministic, no atomics. UNTESTED ON A GPU (docs/CUDA.md).
 #include "ops/cuda/kernels.h"
 #include "ops/cuda/launch.cuh"
@@ -26,7 +27,8 @@ __global__ void k_ln_fwd(float* out, float* mean, float* rstd, const float* inp,
     if (rstd) rstd[blockIdx.x] = float(rs);
   }
 }
-// dx = rstd * (g - mean(g) - xhat * mean(g * xhat)), g = dout * w (assigned).
+// dx += rstd * (g - mean(g) - xhat * mean(g * xhat)), g = dout * w (ACCUMULATES, as the contract:
+// LayerNorm sits on the residual stream).
 __global__ void k_ln_bwd_dx(float* dinp, const float* dout, const float* inp, const float* w, const float* mean,
                             const float* rstd, int64_t C) {
   const int64_t r = blockIdx.x;
@@ -41,28 +43,39 @@ __global__ void k_ln_bwd_dx(float* dinp, const float* dout, const float* inp, co
   const double mg = block_sum(sg) / double(C), mgx = block_sum(sgx) / double(C);
   for (int64_t c = threadIdx.x; c < C; c += blockDim.x) {
     const double g = double(dy[c]) * w[c], xh = (x[c] - mu) * rs;
-    dinp[r * C + c] = float(rs * (g - mg - xh * mgx));
+    dinp[r * C + c] = float(dinp[r * C + c] + rs * (g - mg - xh * mgx));
   }
 }
-__global__ void k_ln_bwd_dwdb(float* dw, float* db, const float* dout, const float* inp, const float* mean,
-                              const float* rstd, int64_t N, int64_t C) {
-  GRID_STRIDE(c, C) {
-    double sw = 0, sb = 0;
-    for (int64_t r = 0; r < N; ++r) {
-      const double dy = dout[r * C + c];
-      sw += dy * ((inp[r * C + c] - double(mean[r])) * double(rstd[r]));
-      sb += dy;
-    }
-    if (dw) dw[c] = float(dw[c] + sw);
-    if (db) db[c] = float(db[c] + sb);
-  }
+// Rows [r0, r1) of chunk blockIdx.y of M rows split into gridDim.y chunks (kernels.h).
+__device__ inline void chunk_rows(int64_t M, int64_t* r0, int64_t* r1) {
+  const int64_t rows = (M + gridDim.y - 1) / gridDim.y;
+  *r0 = blockIdx.y * rows;
+  *r1 = *r0 + rows < M ? *r0 + rows : M;
 }
-__global__ void k_col_sums(float* dst, const float* x, int64_t M, int64_t N) {
-  GRID_STRIDE(c, N) {
-    double s = 0;
-    for (int64_t r = 0; r < M; ++r) s += x[r * N + c];
-    dst[c] = float(dst[c] + s);
+// Block (column block x, row chunk y): partial dweight and dbias sums of column c.
+__global__ void k_ln_dwdb_part(double* pw, double* pb, const float* dout, const float* inp, const float* mean,
+                               const float* rstd, int64_t N, int64_t C) {
+  const int64_t c = blockIdx.x * int64_t(blockDim.x) + threadIdx.x;
+  if (c >= C) return;
+  int64_t r0, r1;
+  chunk_rows(N, &r0, &r1);
+  double sw = 0, sb = 0;
+  for (int64_t r = r0; r < r1; ++r) {
+    const double dy = dout[r * C + c];
+    sw += dy * ((inp[r * C + c] - double(mean[r])) * double(rstd[r]));
+    sb += dy;
   }
+  pw[blockIdx.y * C + c] = sw;
+  pb[blockIdx.y * C + c] = sb;
+}
+__global__ void k_col_sums_part(double* p, const float* x, int64_t M, int64_t N) {
+  const int64_t c = blockIdx.x * int64_t(blockDim.x) + threadIdx.x;
+  if (c >= N) return;
+  int64_t r0, r1;
+  chunk_rows(M, &r0, &r1);
+  double s = 0;
+  for (int64_t r = r0; r < r1; ++r) s += x[r * N + c];
+  p[blockIdx.y * N + c] = s;
 }
 constexpr double kNormEps = 1e-12;  // F.normalize's eps, as ops/ref/loss.cpp
 __global__ void k_l2_fwd(float* out, float* norm, const float* inp, int64_t C) {
@@ -187,12 +200,21 @@ void layernorm_backward_dx(float* dinp, const float* dout, const float* inp, con
                            const float* rstd, int64_t N, int64_t C, cudaStream_t s) {
   if (N > 0) k_ln_bwd_dx<<<unsigned(N), kThreads, 0, s>>>(dinp, dout, inp, w, mean, rstd, C);
 }
-void layernorm_backward_dwdb(float* dw, float* db, const float* dout, const float* inp, const float* mean,
-                             const float* rstd, int64_t N, int64_t C, cudaStream_t s) {
-  k_ln_bwd_dwdb<<<blocks_for(C), kThreads, 0, s>>>(dw, db, dout, inp, mean, rstd, N, C);
+void layernorm_backward_dwdb(float* dw, float* db, double* partial, const float* dout, const float* inp,
+                             const float* mean, const float* rstd, int64_t N, int64_t C, cudaStream_t s) {
+  if (N <= 0 || C <= 0 || (!dw && !db)) return;
+  const int chunks = column_chunks(N);
+  const dim3 grid(unsigned((C + kThreads - 1) / kThreads), unsigned(chunks));
+  k_ln_dwdb_part<<<grid, kThreads, 0, s>>>(partial, partial + int64_t(chunks) * C, dout, inp, mean, rstd, N, C);
+  if (dw) add_column_partials(dw, partial, chunks, C, s);
+  if (db) add_column_partials(db, partial + int64_t(chunks) * C, chunks, C, s);
 }
-void col_sums_acc(float* dst, const float* x, int64_t M, int64_t N, cudaStream_t s) {
-  k_col_sums<<<blocks_for(N), kThreads, 0, s>>>(dst, x, M, N);
+void col_sums_acc(float* dst, double* partial, const float* x, int64_t M, int64_t N, cudaStream_t s) {
+  if (M <= 0 || N <= 0) return;
+  const int chunks = column_chunks(M);
+  const dim3 grid(unsigned((N + kThreads - 1) / kThreads), unsigned(chunks));
+  k_col_sums_part<<<grid, kThreads, 0, s>>>(partial, x, M, N);
+  add_column_partials(dst, partial, chunks, N, s);
 }
 void l2norm_forward(float* out, float* norm, const float* inp, int64_t N, int64_t C, cudaStream_t s) {
   if (N > 0) k_l2_fwd<<<unsigned(N), kThreads, 0, s>>>(out, norm, inp, C);
