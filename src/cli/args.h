@@ -72,6 +72,20 @@ struct BenchArgs {
   bool json = false;
 };
 
+// openclip demo: the recipe file (--recipe, default the built-in one) supplies the run; a flag
+// given on the command line overrides its field (the optionals: set only when given).
+struct DemoArgs {
+  std::string recipe, out, source, name;
+  std::optional<std::string> model, precision;  // precision as spelled (the recipe's field is)
+  std::optional<int> batch_size, epochs, seed;
+  std::optional<int64_t> warmup;
+  std::optional<double> lr, wd, max_passes;
+  std::optional<double> minutes;  // time-budget mode
+  int64_t samples = 0, limit = 0;
+  int workers = 0, threads = 0;
+  bool no_report = false;
+};
+
 // bench data: the loader's settings, filled by the flags, and the run's length.
 struct BenchDataArgs : data::DataConfig {
   using FlagParts = std::tuple<data::DataConfig>;

@@ -17,6 +17,7 @@
 #include <sys/resource.h>
 #include <nlohmann/json.hpp>
 
+#include "cli/args.h"
 #include "cli/command.h"
 #include "cli/demo_recipe.h"
 #include "core/check.h"
@@ -180,18 +181,18 @@ std::string demo_cpu_kind() {
 
 // The recipe file (--recipe, default the built-in one) with the flags given on the command
 // line laid over it.
-Recipe recipe_from(const Options& o) {
-  Recipe rc = load_demo_recipe(o.get("recipe"));
-  if (o.given("model")) rc.model = o.get("model");
-  if (o.given("batch-size")) rc.batch_size = int(o.get_int("batch-size"));
-  if (o.given("lr")) rc.lr = o.get_float("lr");
-  if (o.given("wd")) rc.wd = o.get_float("wd");
-  if (o.given("warmup")) rc.warmup = o.get_int("warmup");
-  if (o.given("epochs")) rc.epochs = int(o.get_int("epochs"));
-  if (o.given("max-passes")) rc.max_passes = o.get_float("max-passes");
-  if (o.given("precision")) rc.precision = o.get("precision");
-  if (o.given("seed")) rc.seed = int(o.get_int("seed"));
-  (void)parse_precision(rc.precision);  // a bad value fails here, before the import and timing
+Recipe recipe_from(const DemoArgs& a) {
+  Recipe rc = load_demo_recipe(a.recipe);
+  rc.model = a.model.value_or(rc.model);
+  rc.batch_size = a.batch_size.value_or(rc.batch_size);
+  rc.lr = a.lr.value_or(rc.lr);
+  rc.wd = a.wd.value_or(rc.wd);
+  rc.warmup = a.warmup.value_or(rc.warmup);
+  rc.epochs = a.epochs.value_or(rc.epochs);
+  rc.max_passes = a.max_passes.value_or(rc.max_passes);
+  rc.precision = a.precision.value_or(rc.precision);
+  rc.seed = a.seed.value_or(rc.seed);
+  (void)parse_precision(rc.precision);  // a bad value in the file fails here, before the import and timing
   if (rc.batch_size <= 0 || rc.epochs <= 0) OC_USER_ERROR("--batch-size and --epochs must be positive");
   return rc;
 }
@@ -201,12 +202,12 @@ struct DemoData {
   std::string train, test, task_json;
   int64_t train_images = 60000;
 };
-DemoData import_data(const Options& o) {
+DemoData import_data(const DemoArgs& a) {
   data::FashionMnistOptions fo;
-  const int64_t limit = o.get_int("limit");
-  fo.out = fs::join(o.get("out"), limit > 0 ? fmt::format("fmnist-limit{}", limit) : "fmnist");
+  const int64_t limit = a.limit;
+  fo.out = fs::join(a.out, limit > 0 ? fmt::format("fmnist-limit{}", limit) : "fmnist");
   fo.limit = limit > 0 ? limit : -1;
-  fo.source = o.get("source");
+  fo.source = a.source;
   DemoData d;
   for (auto& s : data::import_fashion_mnist(fo)) {
     log::info("Fashion-MNIST {}: {} samples in {} shards at {}{}", s.name, s.samples, s.shards, s.dir,
@@ -227,11 +228,11 @@ struct RunLength {
   int64_t steps() const { return plan ? std::min(plan->total(), epochs * steps_per_epoch) : epochs * steps_per_epoch; }
   int64_t last_epoch() const { return (steps() + steps_per_epoch - 1) / steps_per_epoch; }
 };
-RunLength size_run(const Options& o, const Recipe& rc, int64_t train_images) {
+RunLength size_run(const DemoArgs& a, const Recipe& rc, int64_t train_images) {
   RunLength r;
-  int64_t samples = o.get_int("samples");
+  int64_t samples = a.samples;
   const int64_t cap = int64_t(rc.max_passes * double(train_images));
-  const bool budget_mode = o.has("minutes");
+  const bool budget_mode = a.minutes.has_value();
   if (samples <= 0 && !budget_mode) {
     samples = std::min(rc.samples, cap);
     log::info("Demo recipe: {} = {} at batch {}, lr {} (warm-up {}, {}), wd {}, {}, aug {}, seed {}: {} samples "
@@ -240,7 +241,7 @@ RunLength size_run(const Options& o, const Recipe& rc, int64_t train_images) {
               rc.aug_cfg.empty() ? "default" : rc.aug_cfg, rc.seed, samples, double(samples) / 60000.0, rc.epochs,
               double(samples) * rc.seconds_per_sample(), rc.measured_cpu);
   } else if (samples <= 0) {
-    const double minutes = o.get_float("minutes");
+    const double minutes = *a.minutes;
     const double sps = measure_samples_per_second(rc);
     // 0.93: the loader, logging and checkpoint writes cost a few percent over the bare step.
     samples = std::min(cap, int64_t(0.93 * sps * minutes * 60.0));
@@ -263,9 +264,8 @@ RunLength size_run(const Options& o, const Recipe& rc, int64_t train_images) {
   return r;
 }
 
-std::string run_name(const Options& o, const Recipe& rc) {
-  std::string name = o.get("name");
-  if (!name.empty()) return name;
+std::string run_name(const DemoArgs& a, const Recipe& rc) {
+  if (!a.name.empty()) return a.name;
   std::time_t t = std::time(nullptr);
   std::tm tm{};
   localtime_r(&t, &tm);
@@ -274,11 +274,11 @@ std::string run_name(const Options& o, const Recipe& rc) {
   return fmt::format("{}-{}", rc.name, date);
 }
 
-TrainArgs demo_train_args(const Options& o, const Recipe& rc, const DemoData& d, const RunLength& len,
+TrainArgs demo_train_args(const DemoArgs& a, const Recipe& rc, const DemoData& d, const RunLength& len,
                           const std::string& name, TrainCpuMeter* cpu) {
   TrainArgs t = train_defaults(rc.model);
   t.train_data = d.train;
-  t.dataset_type = "webdataset";
+  t.dataset_type = data::DatasetType::WebDataset;
   t.train_num_samples = len.per_epoch;
   t.batch_size = rc.batch_size;
   t.epochs = int(len.epochs);
@@ -289,15 +289,16 @@ TrainArgs demo_train_args(const Options& o, const Recipe& rc, const DemoData& d,
   t.lr = rc.lr;
   t.wd = rc.wd;
   t.warmup = rc.warmup;
-  t.workers = int(o.get_int("workers"));
-  t.precision = rc.precision;
+  t.workers = a.workers;
+  t.precision = parse_precision(rc.precision);  // the recipe's spelling, checked by recipe_from
+  t.precision_spelled = rc.precision;
   t.seed = rc.seed;
   t.lr_scheduler = rc.lr_scheduler;
   t.aug_cfg = rc.aug_cfg;
   // In params.txt (and so in the report): which recipe and which CPU the run's figures are from.
   t.flags["demo-recipe"] = rc.name;
   t.flags["demo-cpu"] = demo_cpu_kind();
-  t.logs = fs::join(o.get("out"), "logs");
+  t.logs = fs::join(a.out, "logs");
   t.name = name;
   t.report_to = "tensorboard";
   t.log_every_n_steps = 10;
@@ -322,18 +323,16 @@ std::string write_report(const std::string& run_dir) {
 }
 
 int run(const std::vector<std::string>& args) {
-  Options o = options_for("demo");
-  o.parse(args);
-  if (o.help_requested()) return std::printf("%s", o.help().c_str()), 0;
-  if (o.get_int("threads") > 0) set_num_threads(int(o.get_int("threads")));
-  const Recipe rc = recipe_from(o);
-  if (o.has("minutes") && !(o.get_float("minutes") > 0))
-    OC_USER_ERROR("--minutes must be positive (got {})", o.get("minutes"));
-  const DemoData d = import_data(o);                           // 1. data
-  const RunLength len = size_run(o, rc, d.train_images);        // 2. how long
-  const std::string name = run_name(o, rc);                        // 3. train
+  DemoArgs a;
+  if (!parse_flags("demo", args, &a)) return 0;
+  if (a.threads > 0) set_num_threads(a.threads);
+  const Recipe rc = recipe_from(a);
+  if (a.minutes && !(*a.minutes > 0)) OC_USER_ERROR("--minutes must be positive (got {})", *a.minutes);
+  const DemoData d = import_data(a);                     // 1. data
+  const RunLength len = size_run(a, rc, d.train_images);  // 2. how long
+  const std::string name = run_name(a, rc);               // 3. train
   TrainCpuMeter cpu(len.steps_per_epoch);
-  const TrainArgs t = demo_train_args(o, rc, d, len, name, &cpu);
+  const TrainArgs t = demo_train_args(a, rc, d, len, name, &cpu);
   const int rc_train = train(t);
   const std::string run_dir = fs::join(t.logs, name);
   if (rc_train != 0) OC_USER_ERROR("demo: training failed (exit status {}); see {}", rc_train, run_dir);
@@ -344,7 +343,7 @@ int run(const std::vector<std::string>& args) {
   if (epochs.empty() || epochs.back().epoch != len.last_epoch())
     OC_USER_ERROR("demo: {} has no zero-shot result for the last epoch", fs::join(run_dir, "checkpoints/results.jsonl"));
   const EpochResult& last = epochs.back();
-  const std::string report = o.flag("no-report") ? "" : write_report(run_dir);
+  const std::string report = a.no_report ? "" : write_report(run_dir);
   // The training seconds of the first evaluation at or above `top1` (null: none reached it).
   auto seconds_to = [&](double top1) {
     for (auto& e : epochs)

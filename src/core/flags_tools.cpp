@@ -59,17 +59,22 @@ void add_demo_flags(FlagList* l) {
   l->section("demo");
   const std::vector<std::string> d = {"demo"};
   l->add("minutes", T::Float, "", "time-budget mode: size the run to this many minutes of training by a short timing "
-         "(default: the fixed recipe's samples and seed: the same model on every run)").on(d);
-  l->add("recipe", T::String, "", "recipe JSON file (default: the built-in configs/recipes/fmnist-demo.json)").on(d);
-  l->add("out", T::String, "data/demo", "folder for the shards (out/fmnist) and runs (out/logs)").on(d);
+         "(default: the fixed recipe's samples and seed: the same model on every run)").on(d)
+      .bind(&cli::DemoArgs::minutes);
+  l->add("recipe", T::String, "", "recipe JSON file (default: the built-in configs/recipes/fmnist-demo.json)").on(d)
+      .bind(&cli::DemoArgs::recipe);
+  l->add("out", T::String, "data/demo", "folder for the shards (out/fmnist) and runs (out/logs)").on(d)
+      .bind(&cli::DemoArgs::out);
   l->add("max-passes", T::Float, "", "cap on passes over the 60,000 training images (budget mode: a fast machine "
-         "stops early)").on(d);
-  l->add("samples", T::Int, "0", "train exactly this many samples (0: the recipe's, or as --minutes allows)").on(d).wide();
+         "stops early)").on(d).bind(&cli::DemoArgs::max_passes);
+  l->add("samples", T::Int, "0", "train exactly this many samples (0: the recipe's, or as --minutes allows)").on(d).wide()
+      .bind(&cli::DemoArgs::samples);
   l->add("source", T::String, "/usr/share/datasets/fashion-mnist",
          "folder with the Fashion-MNIST IDX files (.gz or not; Debian package dataset-fashion-mnist)")
-      .on({"demo", "data fashion-mnist"}).bind(&cli::DataToolArgs::source);
-  l->add("limit", T::Int, "0", "import only the first N images of each split (quick checks, tests; 0: all)").on(d).wide();
-  l->add("no-report", T::Flag, "", "skip the HTML report").on(d);
+      .on({"demo", "data fashion-mnist"}).bind(&cli::DataToolArgs::source).bind(&cli::DemoArgs::source);
+  l->add("limit", T::Int, "0", "import only the first N images of each split (quick checks, tests; 0: all)").on(d).wide()
+      .bind(&cli::DemoArgs::limit);
+  l->add("no-report", T::Flag, "", "skip the HTML report").on(d).bind(&cli::DemoArgs::no_report);
 }
 
 void add_data_tool_flags(FlagList* l) {

@@ -40,7 +40,7 @@ static void add_data_flags(FlagList* l) {
          "OpenCLIP scores every row as its own pair").on(te).ours().bind(&D::val_dedup_images);
   l->add("dataset-type", T::String, "auto", "data format; auto = by extension (synthetic-learnable is ours)")
       .on({"train", "eval", "bench data"}).choices({"auto", "webdataset", "csv", "synthetic", "synthetic-learnable"})
-      .bind(&D::dataset_type).bind(&data::DataConfig::type, data::kDatasetTypeNames);
+      .bind(&D::dataset_type, data::kDatasetTypeNames).bind(&data::DataConfig::type, data::kDatasetTypeNames);
   l->add("dataset-resampled", T::Flag, "", "sample shards with replacement (webdataset training)").on(te)
       .bind(&D::dataset_resampled);
   l->add("no-shuffle", T::Flag, "", "no shard, sample or CSV shuffling (deterministic accuracy comparisons)").on(te).ours()
@@ -70,33 +70,34 @@ static void add_data_flags(FlagList* l) {
          "nothing is downloaded)").on({"train"}).v3().bind(&TA::cache_dir);
   l->add("workers", T::Int, "2", "data loader threads per process (0: in the calling thread)")
       .on({"train", "eval", "bench data", "demo"}).def("train", "4").def("demo", "1").at_least(0)
-      .at_most(kMaxWorkers, "the cap on loader threads").bind(&D::workers).bind(&data::DataConfig::workers);
+      .at_most(kMaxWorkers, "the cap on loader threads").bind(&D::workers).bind(&data::DataConfig::workers)
+      .bind(&cli::DemoArgs::workers);
   l->add("batch-size", T::Int, "64", "batch size (per process)")
       .on({"train", "eval", "embed", "index build", "bench train", "bench infer", "bench zeroshot", "bench data", "demo"})
       .def("embed", "32").def("index build", "32").def("bench train", "128").def("demo", "").at_least(1)
       .bind(&D::batch_size).bind(&EvalArgs::batch_size).bind(&openclip::LoadOptions::batch_size)
       .bind(&index::BuildOptions::batch).bind(&cli::BenchArgs::batch_size)
-      .bind(&data::DataConfig::batch_size);
+      .bind(&data::DataConfig::batch_size).bind(&cli::DemoArgs::batch_size);
 }
 
 static void add_optimization_flags(FlagList* l) {
   l->section("optimization");
   const std::vector<std::string> t = {"train"};
   l->add("epochs", T::Int, "32", "epochs (demo: the zero-shot evaluation points)").on({"train", "demo"})
-      .def("demo", "").at_least(0).bind(&TA::epochs);
+      .def("demo", "").at_least(0).bind(&TA::epochs).bind(&cli::DemoArgs::epochs);
   l->add("epochs-cooldown", T::Int, "", "cooldown epochs for const-cooldown").on(t).bind(&TA::epochs_cooldown);
   l->add("lr", T::Float, "", "peak learning rate (train's default 5e-4)").on({"train", "demo"}).def("demo", "")
-      .at_least(0).bind(&TA::lr);
+      .at_least(0).bind(&TA::lr).bind(&cli::DemoArgs::lr);
   l->add("beta1", T::Float, "", "AdamW beta1 (default 0.9)").on(t).bind(&TA::beta1);
   l->add("beta2", T::Float, "", "AdamW beta2 (default 0.98 for ViT models, else 0.999)").on(t).bind(&TA::beta2);
   l->add("eps", T::Float, "", "AdamW epsilon (default 1e-6 for ViT models, else 1e-8)").on(t).bind(&TA::eps);
   l->add("wd", T::Float, "0.2", "weight decay of the decay group").on({"train", "demo"}).def("demo", "")
-      .bind(&TA::wd);
+      .bind(&TA::wd).bind(&cli::DemoArgs::wd);
   l->add("momentum", T::Float, "", "momentum (timm optimizers)")
       .not_built("timm optimizers are not part of openclip-cpp").on(t).v3();
   l->add("warmup", T::Int, "10000", "warm-up steps (bench data: untimed batches first)")
       .on({"train", "bench data", "demo"}).def("bench data", "3").def("demo", "").at_least(0).wide()
-      .bind(&TA::warmup).bind(&cli::BenchDataArgs::warmup);
+      .bind(&TA::warmup).bind(&cli::BenchDataArgs::warmup).bind(&cli::DemoArgs::warmup);
   l->add("opt", T::String, "adamw", "optimizer").on(t).choices({"adamw"}).v3();
   l->add("use-bn-sync", T::Flag, "", "SyncBatchNorm").not_built("ViT models have no BatchNorm").on(t);
   l->add("skip-scheduler", T::Flag, "", "keep the LR at --lr").on(t).bind(&TA::skip_scheduler);
@@ -130,7 +131,7 @@ static void add_optimization_flags(FlagList* l) {
   l->add("seed", T::Int, "0", "random seed (data split: of the choice; data fashion-mnist: of the captions)")
       .on({"train", "bench train", "bench infer", "bench data", "demo", "data split", "data fashion-mnist"})
       .def("demo", "").bind(&TA::seed).bind(&cli::BenchArgs::seed).bind([](data::DataConfig& c, int v) { c.seed = uint64_t(v); })
-      .bind(&cli::DataToolArgs::seed);
+      .bind(&cli::DataToolArgs::seed).bind(&cli::DemoArgs::seed);
   l->add("siglip", T::Flag, "", "SigLIP's sigmoid loss (init logit_scale ln 10, logit_bias -10; neighbour exchange "
          "across ranks)").on(t).bind(&TA::siglip);
   l->add("loss-dist-impl", T::String, "", "SigLIP's distributed implementation (2.24 has no flag and always uses "
@@ -155,7 +156,7 @@ static void add_model_flags(FlagList* l) {
            "tokenize", "serve"})
       .def("demo", "").def("tokenize", "").bind(&TA::model).bind(&EvalArgs::model)
       .bind(&cli::ModelArgs::model).bind(&index::BuildOptions::model).bind(&serve::ServeOptions::model)
-      .bind(&cli::BenchArgs::model).bind(&cli::TokenizeArgs::model);
+      .bind(&cli::BenchArgs::model).bind(&cli::TokenizeArgs::model).bind(&cli::DemoArgs::model);
   l->add("pretrained", T::String, "", "weights file (.pt/.bin/.pth/.safetensors, or an epoch_N.pt checkpoint; index "
          "search: default the path recorded in the index); train and eval also take an OpenCLIP 2.24 tag of the "
          "model (e.g. laion2b_s34b_b79k): its preprocessing applies and its weights are read from the download "
@@ -196,9 +197,11 @@ static void add_model_flags(FlagList* l) {
                      "bench zeroshot", "demo", "serve"})
                 .def("train", "amp").def("demo", "")
                 .choices({"amp", "amp_bf16", "amp_bfloat16", "bf16", "pure_bf16", "fp32"})
-      .bind(&TA::precision).bind(&openclip::LoadOptions::precision).bind(&cli::BenchArgs::precision_spelled)
+      .bind(&TA::precision, kPrecisionNames).bind(&TA::precision_spelled).bind(&openclip::LoadOptions::precision)
+      .bind(&cli::BenchArgs::precision_spelled)
       .bind(&EvalArgs::precision, kPrecisionNames).bind(&index::BuildOptions::precision, kPrecisionNames)
-      .bind(&serve::ServeOptions::precision, kPrecisionNames).bind(&cli::BenchArgs::precision, kPrecisionNames);
+      .bind(&serve::ServeOptions::precision, kPrecisionNames).bind(&cli::BenchArgs::precision, kPrecisionNames)
+      .bind(&cli::DemoArgs::precision);
   for (const char* c : kInference) p.def(c, "fp32");
   l->add("device", T::String, "cpu", "compute backend: cpu, ref (plain reference loops), or cuda in a CUDA build "
          "with a visible GPU (otherwise an error saying which is missing); `openclip info` lists them")
@@ -215,7 +218,7 @@ static void add_model_flags(FlagList* l) {
   l->add("threads", T::Int, "0", "compute threads per process (0 = all cores)")
       .on({"train", "eval", "bench train", "bench infer", "bench zeroshot", "demo"}).ours().at_least(0)
       .at_most(kMaxThreads, "the cap on compute threads").bind(&TA::threads).bind(&EvalArgs::threads)
-      .bind(&cli::BenchArgs::threads);
+      .bind(&cli::BenchArgs::threads).bind(&cli::DemoArgs::threads);
   l->add("dist-timeout", T::Float, "600", "seconds a collective may wait for the other ranks before the job is "
          "aborted with a message (a rank died or hangs)").on(t).ours().bind(&TA::dist_timeout);
 }
@@ -228,7 +231,7 @@ static void add_logging_flags(FlagList* l) {
   l->add("log-local", T::Flag, "", "each node's local rank 0 writes its own log file, out-<rank> (OpenCLIP's name, "
          "no extension)").on(t).bind(&TA::log_local);
   l->add("name", T::String, "", "run name (train: date-model-lr-batch-workers-precision; demo: fmnist-<date>)")
-      .on({"train", "demo"}).plain_name().bind(&TA::name);
+      .on({"train", "demo"}).plain_name().bind(&TA::name).bind(&cli::DemoArgs::name);
   l->add("report-to", T::String, "", "where scalars go: tensorboard (wandb and all are refused: no network)").on(t)
       .bind(&TA::report_to);
   l->add("wandb-notes", T::String, "", "wandb notes").on(t).no_op();

@@ -6,12 +6,6 @@
 
 namespace oc::data {
 
-Result<DatasetType> parse_dataset_type(const std::string& n) {
-  for (const auto& [name, t] : kDatasetTypeNames)
-    if (n == name) return t;
-  return Err{fmt::format("--dataset-type '{}': choose auto, webdataset, csv, synthetic or synthetic-learnable", n)};
-}
-
 const char* dataset_type_name(DatasetType t) {
   switch (t) {
     case DatasetType::Auto: return "auto";
@@ -39,9 +33,7 @@ Result<DatasetType> resolve_dataset_type(DatasetType t, const std::string& data)
 }
 
 Status data_config(const DataFlags& f, bool train, DataConfig* cfg) {
-  auto type = parse_dataset_type(f.dataset_type);
-  if (!type) return Err{type.error()};
-  cfg->type = *type;
+  cfg->type = f.dataset_type;
   cfg->train = train;
   cfg->data = train ? f.train_data : f.val_data;
   const int64_t n = train ? f.train_num_samples : f.val_num_samples;

@@ -22,8 +22,6 @@ inline constexpr std::pair<std::string_view, DatasetType> kDatasetTypeNames[] = 
     {"synthetic-learnable", DatasetType::SyntheticLearnable},
 };
 
-// A spelling of kDatasetTypeNames.
-Result<DatasetType> parse_dataset_type(const std::string& name);
 const char* dataset_type_name(DatasetType t);
 // Auto: .csv/.tsv -> csv; .tar, a brace pattern or a pipe: command -> webdataset; anything
 // else is an error that says what was tried.
@@ -59,7 +57,8 @@ struct DataConfig {
 // The data flags that train and eval share, as parsed: each is written by its registry entry
 // (core/flags_train.cpp), with the registry's defaults. TrainArgs derives from it.
 struct DataFlags {
-  std::string train_data, val_data, dataset_type, csv_separator, csv_img_key, csv_caption_key, csv_label_key,
+  DatasetType dataset_type = DatasetType::Auto;
+  std::string train_data, val_data, csv_separator, csv_img_key, csv_caption_key, csv_label_key,
       imagenet_val, upsampling_factors, zeroshot_data, zeroshot_classnames, zeroshot_templates;
   int64_t train_num_samples = 0, val_num_samples = 0;  // 0 = unknown (None)
   bool dataset_resampled = false, no_shuffle = false;

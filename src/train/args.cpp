@@ -44,7 +44,13 @@ std::string default_run_name(const TrainArgs& a, long unix_time) {
   std::string model = a.model;
   std::replace(model.begin(), model.end(), '/', '-');
   return fmt::format("{}-model_{}-lr_{}-b_{}-j_{}-p_{}", date, model, python_float_str(a.lr), a.batch_size, a.workers,
-                     a.precision);
+                     precision_label(a));
+}
+
+std::string precision_label(const TrainArgs& a) {
+  for (const auto& [spelling, p] : kPrecisionNames)
+    if (spelling == a.precision_spelled && p == a.precision) return a.precision_spelled;
+  return precision_name(a.precision);
 }
 
 TrainArgs resolve_train_args(const Options& o) {
@@ -98,7 +104,7 @@ std::map<std::string, std::string> train_settings(const TrainArgs& a) {
   };
   // Flags without a field (accepted for compatibility): as given.
   for (auto& [k, val] : a.flags) v[k] = val.empty() ? "None" : val == "true" ? "True" : val == "false" ? "False" : val;
-  v["train-data"] = str(a.train_data), v["val-data"] = str(a.val_data), v["dataset-type"] = a.dataset_type;
+  v["train-data"] = str(a.train_data), v["val-data"] = str(a.val_data), v["dataset-type"] = data::dataset_type_name(a.dataset_type);
   v["csv-separator"] = a.csv_separator, v["csv-img-key"] = a.csv_img_key, v["csv-caption-key"] = a.csv_caption_key;
   v["csv-label-key"] = str(a.csv_label_key), v["imagenet-val"] = str(a.imagenet_val);
   v["train-data-upsampling-factors"] = str(a.upsampling_factors), v["zeroshot-data"] = str(a.zeroshot_data);
@@ -121,7 +127,7 @@ std::map<std::string, std::string> train_settings(const TrainArgs& a) {
   v["lock-text-freeze-layer-norm"] = flag(a.lock_text_freeze_layer_norm);
   v["lock-image-unlocked-groups"] = std::to_string(a.lock_image_unlocked_groups);
   v["lock-text-unlocked-layers"] = std::to_string(a.lock_text_unlocked_layers);
-  v["model"] = a.model, v["pretrained"] = str(a.pretrained), v["precision"] = a.precision;
+  v["model"] = a.model, v["pretrained"] = str(a.pretrained), v["precision"] = precision_label(a);
   v["aug-cfg"] = str(a.aug_cfg), v["image-interpolation"] = str(a.image_interpolation);
   v["image-resize-mode"] = str(a.image_resize_mode), v["image-mean"] = list(a.image_mean);
   v["image-std"] = list(a.image_std), v["force-context-length"] = opt_int(a.force_context_length);

@@ -11,6 +11,7 @@
 
 #include "core/options.h"
 #include "data/dataset.h"
+#include "model/precision.h"
 
 namespace oc {
 
@@ -36,9 +37,11 @@ struct TrainArgs : data::DataFlags {
   int lock_image_unlocked_groups = 0, lock_text_unlocked_layers = 0;
   // model
   std::string model, pretrained, aug_cfg, image_interpolation, image_resize_mode;
-  // --precision as spelled (OpenCLIP's run name and params.txt show it; the run parses it once
-  // into a Precision when it starts).
-  std::string precision;
+  // --precision: the mode, and the flag as spelled (OpenCLIP's run name and params.txt show the
+  // spelling: `amp` and `amp_bfloat16` select AmpBf16 too). A program that sets `precision`
+  // may leave the spelling: one that does not name the mode is not shown (precision_label).
+  Precision precision = Precision::AmpBf16;
+  std::string precision_spelled;
   std::string cache_dir;  // --cache-dir: where --pretrained TAG's weights are looked for
   std::string device;     // a registered backend (ops::resolve_device)
   std::vector<double> image_mean, image_std;
@@ -78,6 +81,8 @@ std::map<std::string, std::string> train_settings(const TrainArgs& a);
 // OpenCLIP's default run name: "%Y_%m_%d-%H_%M_%S-model_<m>-lr_<lr>-b_<bs>-j_<w>-p_<prec>"
 // with lr printed as Python's str(float) does (0.0005, 0.001, 5e-05).
 std::string default_run_name(const TrainArgs& a, long unix_time);
+// --precision as the run shows it: precision_spelled where it names `precision`, else the mode's name.
+std::string precision_label(const TrainArgs& a);
 std::string python_float_str(double v);
 
 }  // namespace oc

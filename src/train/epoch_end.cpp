@@ -106,7 +106,13 @@ void evaluate_epoch(TrainSession& s, int64_t epoch_done) {
   if (e.imagenet_val.empty() && e.zeroshot_data.empty() && e.val_data.empty()) return;
   Feed& f = s.feed;
   const Clip& model = *s.learner.model;
-  Clip evm(s.learner.cfg, model.backend());  // inference copy: the training arenas stay untouched
+  // An inference copy of the weights being trained, so the training arenas (activations
+  // planned for the training batch, the bf16 weight copies) stay untouched. Not an
+  // InferenceModel (model/inference.h): that one loads a model source (a weights file, or a
+  // random init) and its own tokenizer, where this needs the live training weights on the
+  // run's backend and the feed's tokenizer; loading the source and overwriting its weights
+  // would read the file again after every epoch for the same result.
+  Clip evm(s.learner.cfg, model.backend());
   model.backend().copy(evm.params(), model.params(), sizeof(float) * model.table().total);
   evm.set_precision(s.learner.precision);
   evm.plan_inference(s.a.batch_size);

@@ -1,9 +1,9 @@
 // One training run in pieces a reader can follow (train/trainer.cpp calls them in order):
-//   setup.cpp      the processes, the run folder, the model, the data, the optimizer, resume
-//   step.cpp       one optimizer step (forward, loss, backward, all-reduce, update)
-//   step_log.cpp   the per-step log line, TensorBoard scalars and the progress bar
-//   epoch_end.cpp  evaluation, checkpoints and results.jsonl after an epoch (or a signal)
-//   faults.cpp     the fault hooks of the crash-recovery tests (environment variables)
+//   setup.cpp           the processes, the run folder, the model, the data, the optimizer, resume
+//   optimizer_step.cpp  one optimizer step (forward, loss, backward, all-reduce, update)
+//   step_log.cpp        the per-step log line, TensorBoard scalars and the progress bar
+//   epoch_end.cpp       evaluation, checkpoints and results.jsonl after an epoch (or a signal)
+//   faults.cpp          the fault hooks of the crash-recovery tests (environment variables)
 // The pieces share the run's state through the structs below, grouped by what owns them.
 #pragma once
 #include <cstdint>

@@ -96,15 +96,16 @@ void open_cluster(TrainSession& s) {
   c.rank = c.comm->rank(), c.size = c.comm->size();
   c.master = c.rank == 0;
   if (a.debug) log::set_level(log::Level::Debug);
-  if (a.train_data.empty() && a.dataset_type != "synthetic" && a.dataset_type != "synthetic-learnable")
+  const bool synthetic = a.dataset_type == data::DatasetType::Synthetic ||
+                         a.dataset_type == data::DatasetType::SyntheticLearnable;
+  if (a.train_data.empty() && !synthetic)
     OC_USER_ERROR("no training data: give --train-data (or --dataset-type synthetic)");
 }
 
 void open_run_folder(TrainSession& s) {
   const TrainArgs& a = s.a;
   Cluster& c = s.cluster;
-  std::string prec_note;
-  s.learner.precision = parse_precision(a.precision, &prec_note);
+  s.learner.precision = a.precision;
   // One run name for all ranks (it contains the time): rank 0's.
   int64_t start_time = int64_t(std::time(nullptr));
   c.comm->broadcast(&start_time, sizeof(start_time), 0);
@@ -127,7 +128,9 @@ void open_run_folder(TrainSession& s) {
               a.device, c.rank, c.world.local_rank, c.size, c.world.source, c.comm->backend(), num_threads());
   else
     log::info("Running with a single process. Device {}, {} threads.", a.device, num_threads());
-  if (!prec_note.empty()) log::info("{}", prec_note);
+  if (precision_label(a) == "amp")
+    log::info("precision 'amp' means fp16 autocast with a GradScaler on CUDA; on the CPU it runs as bf16 autocast "
+              "(amp_bf16)");
   if (c.master) write_params(s.run, a, c.rank, c.world.local_rank, c.size);
   log::info("Params:");
   for (auto& [k, v] : train_settings(a)) log::info("  {}: {}", k, v);

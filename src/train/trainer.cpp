@@ -1,4 +1,4 @@
-// The training program: set-up (train/setup.cpp), then epochs of steps (train/step.cpp)
+// The training program: set-up (train/setup.cpp), then epochs of steps (train/optimizer_step.cpp)
 // with their log (train/step_log.cpp), and after each epoch the evaluation and checkpoints
 // (train/epoch_end.cpp). train/session.h holds the run's state.
 #include "train/trainer.h"
@@ -12,7 +12,7 @@
 #include "core/timer.h"
 #include "train/faults.h"
 #include "train/session.h"
-#include "train/step.h"
+#include "train/optimizer_step.h"
 #include "train/step_log.h"
 
 namespace oc {

@@ -26,8 +26,7 @@ template <class S> S parsed(const std::string& command, const std::vector<std::s
 }
 
 TEST(FlagBinding, EveryCommandFillsItsSettings) {
-  // The demo still reads its flags by name (its recipe is being moved into a config).
-  std::vector<std::string> covered = {"demo"};
+  std::vector<std::string> covered;
   auto fills = [&]<class S>(const std::string& command, S*) {
     covered.push_back(command);
     EXPECT_EQ(test::error_of([&] { parsed<S>(command, {}); }), "") << command;
@@ -46,6 +45,7 @@ TEST(FlagBinding, EveryCommandFillsItsSettings) {
   for (const char* c : {"logs export", "logs compare", "report", "info"}) fills(c, (cli::RunToolArgs*)nullptr);
   fills("tokenize", (cli::TokenizeArgs*)nullptr);
   fills("serve", (cli::ServeArgs*)nullptr);
+  fills("demo", (cli::DemoArgs*)nullptr);
   for (const CommandInfo& c : command_infos())
     if (c.name != "convert")  // no flags
       EXPECT_NE(std::find(covered.begin(), covered.end(), c.name), covered.end()) << c.name << ": no settings test";
@@ -78,6 +78,13 @@ TEST(FlagBinding, EnumsThroughTheirSpellingTables) {
   EXPECT_EQ(parsed<cli::BenchArgs>("bench infer", {}).precision, Precision::AmpBf16);  // default amp_bf16
   EXPECT_EQ(parsed<cli::BenchArgs>("bench infer", {"--precision", "pure_bf16"}).precision, Precision::PureBf16);
   EXPECT_EQ(parsed<cli::BenchDataArgs>("bench data", {"--dataset-type", "csv"}).type, data::DatasetType::Csv);
+  auto t = parsed<TrainArgs>("train", {"--precision", "amp_bfloat16", "--dataset-type", "synthetic"});
+  EXPECT_EQ(t.precision, Precision::AmpBf16);
+  EXPECT_EQ(t.precision_spelled, "amp_bfloat16");  // OpenCLIP's run name and params.txt show it
+  EXPECT_EQ(t.dataset_type, data::DatasetType::Synthetic);
+  t = parsed<TrainArgs>("train", {});
+  EXPECT_EQ(t.precision, Precision::AmpBf16);  // train's default: amp
+  EXPECT_EQ(t.dataset_type, data::DatasetType::Auto);
 }
 
 TEST(FlagBinding, OptionalFieldsOnlyWhenGiven) {
@@ -90,6 +97,12 @@ TEST(FlagBinding, OptionalFieldsOnlyWhenGiven) {
   ASSERT_TRUE(q.text.has_value());  // given, empty: the command says so
   EXPECT_EQ(*q.text, "");
   EXPECT_FALSE(q.image.has_value());
+  // The demo: its recipe file supplies what a flag does not give.
+  auto d = parsed<cli::DemoArgs>("demo", {"--lr", "0.002", "--precision", "amp"});
+  EXPECT_EQ(d.lr.value_or(-1), 0.002);
+  EXPECT_EQ(d.precision.value_or(""), "amp");
+  EXPECT_FALSE(d.batch_size || d.epochs || d.seed || d.warmup || d.wd || d.max_passes || d.minutes || d.model);
+  EXPECT_EQ(d.workers, 1);  // the demo's own default
 }
 
 TEST(FlagBinding, AFieldThatDoesNotFitTheFlagIsRefused) {

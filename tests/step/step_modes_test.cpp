@@ -27,6 +27,8 @@
 #include "ops/cpu/loss.h"
 #include "step/contrastive_step.h"
 #include "step/grad_allreduce.h"
+#include "step/loss.h"
+#include "step/step_plan.h"
 #include "synthetic_batch.h"
 #include "thread_comm.h"
 
@@ -46,7 +48,7 @@ Batch make_batch(const ModelCfg& cfg) {
 }
 
 // Rank 0's averaged gradient after one distributed step in `mode`.
-std::vector<float> dist_gradient(const ModelCfg& cfg, const Batch& batch, ContrastiveStep::DistMode mode) {
+std::vector<float> dist_gradient(const ModelCfg& cfg, const Batch& batch, ClipLoss::Mode mode) {
   auto shared = std::make_shared<ThreadComm::Shared>(kWorld);
   std::vector<std::vector<float>> grads(kWorld);
   auto rank_main = [&](int r) {
@@ -54,10 +56,12 @@ std::vector<float> dist_gradient(const ModelCfg& cfg, const Batch& batch, Contra
     Clip model(cfg);
     model.init(11);
     model.plan_training(kB);
-    ContrastiveStep step(model, kB);
+    ClipLoss loss(model, comm, kB, mode);
+    SingleBatch step(model, loss);
     GradAllReduce reducer(model, comm);
     const int64_t img = 3 * int64_t(cfg.vision.image_size) * cfg.vision.image_size, ctx = cfg.text.context_length;
-    step.forward_backward_dist(batch.images.data() + r * kB * img, batch.tokens.data() + r * kB * ctx, kB, comm, mode);
+    const HostBatch mine{batch.images.data() + r * kB * img, batch.tokens.data() + r * kB * ctx, kB};
+    step.forward_backward({&mine, 1});
     reducer.finish();
     grads[size_t(r)].assign(model.grads(), model.grads() + model.table().total);
   };
@@ -114,7 +118,7 @@ TEST(DistStepModes, GradientsEqualOpenClipsPerMode) {
   const ModelCfg cfg = load_model_config("test-tiny");
   const Batch batch = make_batch(cfg);
   const std::vector<float> full = single_gradient(cfg, batch, false), rows = single_gradient(cfg, batch, true);
-  using M = ContrastiveStep::DistMode;
+  using M = ClipLoss::Mode;
   expect_gradient(cfg, dist_gradient(cfg, batch, M{false, false, false}), full, 1.0 / kWorld, "default (OpenCLIP)");
   expect_gradient(cfg, dist_gradient(cfg, batch, M{false, false, true}), full, 1.0, "--global-batch-gradient");
   expect_gradient(cfg, dist_gradient(cfg, batch, M{false, true, false}), full, 1.0, "--gather-with-grad");
@@ -137,9 +141,11 @@ std::vector<float> siglip_gradient(const ModelCfg& cfg, const Batch& batch, int 
     Clip model(cfg);
     model.init(11);
     model.plan_training(n);
-    ContrastiveStep step(model, n);
+    SigLipLoss loss(model, comm, n);
+    SingleBatch step(model, loss);
     GradAllReduce reducer(model, comm);
-    step.forward_backward_siglip(batch.images.data() + r * n * img, batch.tokens.data() + r * n * ctx, n, comm);
+    const HostBatch mine{batch.images.data() + r * n * img, batch.tokens.data() + r * n * ctx, n};
+    step.forward_backward({&mine, 1});
     reducer.finish();
     grads[size_t(r)].assign(model.grads(), model.grads() + model.table().total);
   };
@@ -165,8 +171,10 @@ TEST(DistStepModes, SigLipNeighbourExchangeEqualsOneProcess) {
     Clip model(cfg);
     model.init(11);
     model.plan_training(world * kB);
-    ContrastiveStep step(model, world * kB);
-    step.forward_backward_siglip(batch.images.data(), batch.tokens.data(), world * kB, comm);
+    SigLipLoss loss(model, comm, world * kB);
+    SingleBatch step(model, loss);
+    const HostBatch all{batch.images.data(), batch.tokens.data(), world * kB};
+    step.forward_backward({&all, 1});
     const std::vector<float> one(model.grads(), model.grads() + model.table().total);
     const size_t bias = model.table().find("logit_bias")->offset;
     EXPECT_NEAR(dist[bias], one[bias], 1e-4 * std::fabs(one[bias]) + 1e-7) << world << " ranks: logit_bias gradient";

@@ -20,6 +20,8 @@
 #include "step/comm_io.h"
 #include "step/contrastive_step.h"
 #include "step/grad_allreduce.h"
+#include "step/loss.h"
+#include "step/step_plan.h"
 #include "guarded_backend.h"
 #include "synthetic_batch.h"
 #include "test_util.h"
@@ -79,7 +81,7 @@ TEST(HostBoundary, InitAndBf16RoundingMatchCpu) {
   }
 }
 
-// One training step as train/step.cpp runs it: forward/backward, clipping, AdamW, the
+// One training step as train/optimizer_step.cpp runs it: forward/backward, clipping, AdamW, the
 // logit_scale clamp and the bf16 rounding.
 void train_step(Clip& m, AdamW& opt, ContrastiveStep& step, const test::SyntheticBatch& b, int64_t B,
                 Precision prec) {
@@ -180,12 +182,14 @@ std::vector<std::vector<float>> dist_run(bool use_guarded) {
     CommIO(be, comm).broadcast(model.params(), int64_t(model.table().total), 0);
     out[size_t(2 * r)] = params_of(model);
     model.plan_training(B);
-    ContrastiveStep step(model, B);
+    ClipLoss::Mode mode;
+    mode.gather_with_grad = true;
+    ClipLoss loss(model, comm, B, mode);
+    SingleBatch step(model, loss);
     GradAllReduce reducer(model, comm);
     const int64_t img = 3 * int64_t(cfg.vision.image_size) * cfg.vision.image_size, ctx = cfg.text.context_length;
-    ContrastiveStep::DistMode mode;
-    mode.gather_with_grad = true;
-    step.forward_backward_dist(batch.images.data() + r * B * img, batch.tokens.data() + r * B * ctx, B, comm, mode);
+    const HostBatch mine{batch.images.data() + r * B * img, batch.tokens.data() + r * B * ctx, B};
+    step.forward_backward({&mine, 1});
     reducer.finish();
     out[size_t(2 * r + 1)] = grads_of(model);
   };

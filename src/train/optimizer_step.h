@@ -1,13 +1,15 @@
 // One optimizer step of a training run: forward, loss and backward over the step's batches
 // (several with --accum-freq), the gradient all-reduce across ranks, then the AdamW update,
-// skipped when the loss or the gradient is not finite.
+// skipped when the loss or the gradient is not finite. The loss (contrastive or SigLIP) and
+// the plan (one batch or accumulation) are chosen once, when the step is built.
 #pragma once
 #include <cstdint>
 #include <memory>
 #include <vector>
 
-#include "step/contrastive_step.h"
 #include "step/grad_allreduce.h"
+#include "step/loss.h"
+#include "step/step_plan.h"
 #include "train/faults.h"
 #include "train/session.h"
 
@@ -28,15 +30,15 @@ class TrainStep {
   int agreed_stop() const { return agreed_stop_; }
 
  private:
-  double forward_backward(std::vector<data::Batch>& batches);
+  double forward_backward(const std::vector<data::Batch>& batches);
   double all_reduce(double loss, int64_t step, int signal);  // several ranks: agree on loss and stop
   TrainSession& s_;
   const FaultHooks& faults_;
-  ContrastiveStep step_;
+  std::unique_ptr<Loss> loss_;
+  std::unique_ptr<StepPlan> plan_;
   std::unique_ptr<GradAllReduce> reducer_;
-  ContrastiveStep::DistMode dist_mode_;
+  std::vector<HostBatch> micro_;  // the step's batches as the plan takes them (reused)
   int agreed_stop_ = 0;
-  bool overlap_ = true;  // the all-reduce overlapped with backward (OPENCLIP_DIST_NO_OVERLAP: off)
 };
 
 }  // namespace oc

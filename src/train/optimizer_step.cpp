@@ -1,4 +1,4 @@
-#include "train/step.h"
+#include "train/optimizer_step.h"
 
 #include <cmath>
 #include <csignal>
@@ -11,15 +11,30 @@
 
 namespace oc {
 
+namespace {
+// --siglip: SigLipLoss; otherwise ClipLoss in the --local-loss / --gather-with-grad /
+// --global-batch-gradient mode. It sees the step's accum_freq * batch_size rows.
+std::unique_ptr<Loss> make_loss(TrainSession& s) {
+  const TrainArgs& a = s.a;
+  Clip& model = *s.learner.model;
+  const int64_t rows = int64_t(a.accum_freq) * a.batch_size;
+  if (a.siglip) return std::make_unique<SigLipLoss>(model, *s.cluster.comm, rows);
+  return std::make_unique<ClipLoss>(model, *s.cluster.comm, rows,
+                                    ClipLoss::Mode{a.local_loss, a.gather_with_grad, a.global_batch_gradient});
+}
+}  // namespace
+
 TrainStep::TrainStep(TrainSession& s, const FaultHooks& faults)
-    : s_(s), faults_(faults), step_(*s.learner.model, s.a.batch_size),
-      dist_mode_{s.a.local_loss, s.a.gather_with_grad, s.a.global_batch_gradient} {
+    : s_(s), faults_(faults), loss_(make_loss(s)),
+      plan_(make_step_plan(*s.learner.model, *loss_, s.a.batch_size, s.a.accum_freq)) {
   const TrainArgs& a = s.a;
   const int world_size = s.cluster.size;
   if (world_size <= 1) return;
   reducer_ = std::make_unique<GradAllReduce>(*s.learner.model, *s.cluster.comm);
-  overlap_ = std::getenv("OPENCLIP_DIST_NO_OVERLAP") == nullptr;
-  reducer_->set_overlap(overlap_);
+  // The block hooks start a block's all-reduce after its backward (OPENCLIP_DIST_NO_OVERLAP:
+  // never); with accumulation that would be after the first of K passes, so every bucket is
+  // reduced once, after the last.
+  reducer_->set_overlap(std::getenv("OPENCLIP_DIST_NO_OVERLAP") == nullptr && plan_->one_backward_pass());
   const std::string accum = a.accum_freq > 1 ? fmt::format(" x {} accumulated", a.accum_freq) : "";
   log::info("Data parallel: {} ranks x batch {}{} = global batch {}; loss: {}{}; gradient all-reduce in buckets of "
             "one block (largest {:.1f} MiB) overlapped with backward, dist timeout {:g} s",
@@ -29,27 +44,10 @@ TrainStep::TrainStep(TrainSession& s, const FaultHooks& faults)
             reducer_->bucket_mib_max(), a.dist_timeout);
 }
 
-double TrainStep::forward_backward(std::vector<data::Batch>& b) {
-  const TrainArgs& a = s_.a;
-  dist::Communicator& comm = *s_.cluster.comm;
-  if (a.siglip && a.accum_freq == 1)
-    return step_.forward_backward_siglip(b[0].images.data(), b[0].tokens.data(), b[0].size, comm);
-  if (a.accum_freq == 1) {
-    if (s_.cluster.size > 1)
-      return step_.forward_backward_dist(b[0].images.data(), b[0].tokens.data(), b[0].size, comm, dist_mode_);
-    return step_.forward_backward(b[0].images.data(), b[0].tokens.data(), b[0].size);
-  }
-  std::vector<const float*> im;
-  std::vector<const int32_t*> tk;
-  for (auto& p : b) im.push_back(p.images.data()), tk.push_back(p.tokens.data());
-  if (s_.cluster.size == 1 && !a.siglip) return step_.forward_backward_accum(im, tk, a.batch_size);
-  // The block hooks would start a block's all-reduce after its first of K backward passes:
-  // with accumulation every bucket is reduced once, after the last pass.
-  if (reducer_) reducer_->set_overlap(false);
-  const double loss = a.siglip ? step_.forward_backward_siglip_accum(im, tk, a.batch_size, comm)
-                               : step_.forward_backward_accum_dist(im, tk, a.batch_size, comm, dist_mode_);
-  if (reducer_) reducer_->set_overlap(overlap_);
-  return loss;
+double TrainStep::forward_backward(const std::vector<data::Batch>& batches) {
+  micro_.clear();
+  for (const data::Batch& b : batches) micro_.push_back({b.images.data(), b.tokens.data(), b.size});
+  return plan_->forward_backward(micro_);
 }
 
 double TrainStep::all_reduce(double loss, int64_t step, int signal) {

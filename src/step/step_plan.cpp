@@ -1,0 +1,70 @@
+#include "step/step_plan.h"
+
+#include "core/check.h"
+#include "core/profile.h"
+
+namespace oc {
+
+namespace {
+// The loss's temperature (and bias) gradients, `passes` times (one per backward pass).
+void add_scalar_grads(Clip& model, const Loss& loss, const LossGrad& g, float passes) {
+  ops::add_scalar(model.backend(), model.g().logit_scale, passes * g.d_scale);
+  if (loss.learns_bias()) ops::add_scalar(model.backend(), model.g().logit_bias, passes * g.d_bias);
+}
+}  // namespace
+
+double SingleBatch::forward_backward(std::span<const HostBatch> batches) {
+  OC_CHECK(batches.size() == 1, "a single-batch step got {} batches", batches.size());
+  const HostBatch& b = batches[0];
+  model_.zero_grads();
+  Clip::Features f;
+  { OC_PROFILE("step.forward"); f = model_.forward(b.images, b.tokens, b.size); }
+  OC_PROFILE("step.loss+backward");
+  const LossGrad g = loss_.evaluate(f.image, f.text, b.size);
+  add_scalar_grads(model_, loss_, g, 1.0f);
+  model_.backward(g.d_img, g.d_txt);
+  return g.loss;
+}
+
+Accumulation::Accumulation(Clip& model, Loss& loss, int64_t B, int64_t K) : model_(model), loss_(loss), B_(B), K_(K) {
+  OC_CHECK(B >= 1 && K >= 1, "accumulation needs micro-batches (got {} of {} samples)", K, B);
+  const std::string what = fmt::format("{} feature cache, {} x {} samples", model.cfg().name, K, B);
+  cache_img_.bind(model.backend(), what), cache_txt_.bind(model.backend(), what);
+  const size_t n = size_t(K * B * model.cfg().embed_dim);
+  cache_img_.resize(n), cache_txt_.resize(n);
+}
+
+double Accumulation::forward_backward(std::span<const HostBatch> batches) {
+  ops::Backend& be = model_.backend();
+  const int64_t BE = B_ * model_.cfg().embed_dim;
+  OC_CHECK(int64_t(batches.size()) == K_, "accumulation over {} micro-batches got {}", K_, batches.size());
+  for (const HostBatch& b : batches) OC_CHECK(b.size == B_, "a micro-batch of {} samples, planned {}", b.size, B_);
+  // 1. The features of every micro-batch (OpenCLIP: accum_features, under no_grad).
+  for (int64_t j = 0; j < K_; ++j) {
+    OC_PROFILE("step.forward");
+    const Clip::Features f = model_.forward(batches[size_t(j)].images, batches[size_t(j)].tokens, B_);
+    be.copy(cache_img_.data() + j * BE, f.image, sizeof(float) * size_t(BE));
+    be.copy(cache_txt_.data() + j * BE, f.text, sizeof(float) * size_t(BE));
+  }
+  // 2. OpenCLIP's pass j evaluates the loss over the cache with slot j live. Re-running
+  // micro-batch j reproduces its cached features bit for bit (deterministic kernels), so the
+  // K evaluations are this one, its gradient split by slot; with several ranks the loss
+  // gathers (or exchanges) every rank's K*B rows.
+  const LossGrad g = loss_.evaluate(cache_img_.data(), cache_txt_.data(), K_ * B_);
+  // 3. Backward through each micro-batch.
+  model_.zero_grads();
+  for (int64_t j = 0; j < K_; ++j) {
+    { OC_PROFILE("step.forward"); model_.forward(batches[size_t(j)].images, batches[size_t(j)].tokens, B_); }
+    OC_PROFILE("step.loss+backward");
+    model_.backward(g.d_img + j * BE, g.d_txt + j * BE);
+  }
+  add_scalar_grads(model_, loss_, g, float(K_));
+  return g.loss;
+}
+
+std::unique_ptr<StepPlan> make_step_plan(Clip& model, Loss& loss, int64_t batch, int64_t accum_freq) {
+  if (accum_freq <= 1) return std::make_unique<SingleBatch>(model, loss);
+  return std::make_unique<Accumulation>(model, loss, batch, accum_freq);
+}
+
+}  // namespace oc

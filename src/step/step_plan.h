@@ -1,0 +1,68 @@
+// How one optimizer step's batches go through the towers and a Loss (loss.h): one batch, or
+// OpenCLIP's --accum-freq K micro-batches against cached features. A plan composes with
+// either loss and with any number of ranks (the loss holds the communicator). The
+// optimizer step is separate (optim/adamw.h), so the trainer can check gradients, clip,
+// skip non-finite steps and all-reduce in between.
+#pragma once
+#include <cstdint>
+#include <memory>
+#include <span>
+
+#include "model/clip.h"
+#include "step/loss.h"
+
+namespace oc {
+
+// One batch as the data loader hands it over: host arrays (the vision tower uploads the
+// images and the text tower the token ids, copy_from_host).
+struct HostBatch {
+  const float* images;    // [size, 3, image_size, image_size]
+  const int32_t* tokens;  // [size, context_length]
+  int64_t size;
+};
+
+class StepPlan {
+ public:
+  virtual ~StepPlan() = default;
+  // Zeroes the model's gradients and leaves the step's in model.grads(), unreduced across
+  // ranks (the caller averages them, grad_allreduce.h); returns the loss's value.
+  virtual double forward_backward(std::span<const HostBatch> batches) = 0;
+  // Whether every parameter's gradient is final after one backward pass, so a block's
+  // all-reduce may start as soon as backward has finished it (GradAllReduce::set_overlap).
+  virtual bool one_backward_pass() const = 0;
+};
+
+// One batch: forward, the loss, backward.
+class SingleBatch final : public StepPlan {
+ public:
+  SingleBatch(Clip& model, Loss& loss) : model_(model), loss_(loss) {}
+  double forward_backward(std::span<const HostBatch> batches) override;
+  bool one_backward_pass() const override { return true; }
+
+ private:
+  Clip& model_;
+  Loss& loss_;
+};
+
+// OpenCLIP's --accum-freq K: the loss over all K micro-batches of B samples (on every rank),
+// gradients through one micro-batch at a time against the cached features of the others
+// (K forwards under no_grad, the loss once, then K forward+backward passes). logit_scale's
+// (and logit_bias's) gradient accumulates K times, as in OpenCLIP, where every pass
+// differentiates the full loss w.r.t. it. The loss must take K*B rows.
+class Accumulation final : public StepPlan {
+ public:
+  Accumulation(Clip& model, Loss& loss, int64_t B, int64_t K);
+  double forward_backward(std::span<const HostBatch> batches) override;
+  bool one_backward_pass() const override { return false; }
+
+ private:
+  Clip& model_;
+  Loss& loss_;
+  int64_t B_, K_;
+  ops::FloatArena cache_img_, cache_txt_;  // [K*B, E] features of every micro-batch
+};
+
+// SingleBatch for accum_freq 1, Accumulation otherwise; `loss` takes batch * accum_freq rows.
+std::unique_ptr<StepPlan> make_step_plan(Clip& model, Loss& loss, int64_t batch, int64_t accum_freq);
+
+}  // namespace oc

@@ -1,0 +1,34 @@
+// TrainArgs as the run shows it: --precision's spelling in OpenCLIP's run name and params.txt
+// (the mode is an enum from parsing on), and the dataset type's name.
+#include <gtest/gtest.h>
+
+#include "train/args.h"
+
+namespace oc {
+namespace {
+
+TEST(TrainArgs, RunNameAndParamsShowThePrecisionAsSpelled) {
+  TrainArgs a = train_defaults("test-tiny");
+  EXPECT_EQ(a.precision, Precision::AmpBf16);  // train's default --precision amp
+  EXPECT_EQ(precision_label(a), "amp");
+  const std::string name = default_run_name(a, 0);
+  EXPECT_EQ(name.substr(name.size() - 6), "-p_amp") << name;
+  EXPECT_EQ(train_settings(a).at("precision"), "amp");
+  a.precision_spelled = "amp_bfloat16";
+  EXPECT_EQ(precision_label(a), "amp_bfloat16");
+  // A program that sets only the mode: the spelling of another mode is not shown.
+  a.precision = Precision::PureBf16;
+  EXPECT_EQ(precision_label(a), "pure_bf16");
+  a.precision_spelled.clear();
+  EXPECT_EQ(train_settings(a).at("precision"), "pure_bf16");
+}
+
+TEST(TrainArgs, ParamsShowTheDatasetTypeByName) {
+  TrainArgs a = train_defaults("test-tiny");
+  EXPECT_EQ(train_settings(a).at("dataset_type"), "auto");
+  a.dataset_type = data::DatasetType::SyntheticLearnable;
+  EXPECT_EQ(train_settings(a).at("dataset_type"), "synthetic-learnable");
+}
+
+}  // namespace
+}  // namespace oc
