@@ -1,6 +1,7 @@
 // CLIP = vision tower + text tower + logit_scale, with parameters (and, for training,
 // gradients) in arenas laid out by OpenCLIP's state_dict. The loss lives outside the model
-// (ops/loss.h, train/) so data-parallel and accumulation variants can reuse the towers.
+// (ops/loss.h; the Loss implementations and step plans in step/) so data-parallel and
+// accumulation variants can reuse the towers.
 #pragma once
 #include <cstdint>
 #include <string>

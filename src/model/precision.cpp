@@ -5,10 +5,7 @@
 
 namespace oc {
 
-Precision parse_precision(const std::string& name, std::string* note) {
-  if (note) note->clear();
-  if (name == "amp" && note)
-    *note = "precision 'amp' means fp16 autocast with a GradScaler on CUDA; on the CPU it runs as bf16 autocast (amp_bf16)";
+Precision parse_precision(const std::string& name) {
   for (const auto& [spelling, p] : kPrecisionNames)
     if (name == spelling) return p;
   if (name == "fp16" || name == "pure_fp16")

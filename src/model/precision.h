@@ -28,9 +28,12 @@ inline constexpr std::pair<std::string_view, Precision> kPrecisionNames[] = {
     {"bf16", Precision::Bf16},   {"pure_bf16", Precision::PureBf16}, {"fp32", Precision::Fp32},
 };
 
-// A spelling from kPrecisionNames, for the edges that take text (TrainArgs, the public API):
-// `note` says what `amp` means, for the log. fp16/pure_fp16 are rejected with a reason.
-Precision parse_precision(const std::string& name, std::string* note = nullptr);
+// What OpenCLIP's `amp` means here, for the log of a run that asked for it.
+inline constexpr const char* kAmpOnCpuNote =
+    "precision 'amp' means fp16 autocast with a GradScaler on CUDA; on the CPU it runs as bf16 autocast (amp_bf16)";
+// A spelling from kPrecisionNames, for the edges that take text (the demo recipe, the public
+// API). fp16/pure_fp16 are rejected with a reason.
+Precision parse_precision(const std::string& name);
 const char* precision_name(Precision p);
 inline ops::Prec matmul_prec(Precision p) { return p == Precision::Fp32 ? ops::Prec::F32 : ops::Prec::BF16; }
 

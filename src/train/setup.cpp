@@ -128,9 +128,7 @@ void open_run_folder(TrainSession& s) {
               a.device, c.rank, c.world.local_rank, c.size, c.world.source, c.comm->backend(), num_threads());
   else
     log::info("Running with a single process. Device {}, {} threads.", a.device, num_threads());
-  if (precision_label(a) == "amp")
-    log::info("precision 'amp' means fp16 autocast with a GradScaler on CUDA; on the CPU it runs as bf16 autocast "
-              "(amp_bf16)");
+  if (precision_label(a) == "amp") log::info("{}", kAmpOnCpuNote);
   if (c.master) write_params(s.run, a, c.rank, c.world.local_rank, c.size);
   log::info("Params:");
   for (auto& [k, v] : train_settings(a)) log::info("  {}: {}", k, v);
