@@ -240,6 +240,7 @@ void attention_cases(std::vector<OpCase>& v) {
 void embed_loss_cases(std::vector<OpCase>& v);
 void optim_bf16_cases(std::vector<OpCase>& v);
 void token_cases(std::vector<OpCase>& v);
+void convnet_cases(std::vector<OpCase>& v);
 
 std::vector<OpCase> all_cases() {
   std::vector<OpCase> v;
@@ -249,6 +250,7 @@ std::vector<OpCase> all_cases() {
   embed_loss_cases(v);
   optim_bf16_cases(v);
   token_cases(v);
+  convnet_cases(v);
   return v;
 }
 
