@@ -22,7 +22,12 @@ struct VisionCfg {
   bool no_ln_pre = false;               // no ln_pre (and no visual.ln_pre.* parameters)
   bool avg_pool = false;                // pool_type "avg" (mean of the patch tokens); else "tok"
   bool final_ln_after_pool = false;     // ln_post on the pooled vector instead of every token
-  int heads() const { return width / head_width; }
+  // ModifiedResNet (OpenCLIP's RN configs: "layers" is a list of 4 block counts): the blocks
+  // per stage; empty for the ViT. width is then the stem's width (64 for RN50), the attention
+  // pool runs at width * 32 with width * 32 / head_width heads over (image_size / 32)^2 + 1 tokens.
+  std::vector<int> resnet_layers;
+  bool resnet() const { return !resnet_layers.empty(); }
+  int heads() const { return resnet() ? width * 32 / head_width : width / head_width; }
   int grid() const { return image_size / patch_size; }
   int tokens() const { return grid() * grid() + 1; }  // patches + class token
   int mlp_width() const { return int(width * mlp_ratio); }

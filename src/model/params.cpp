@@ -13,7 +13,8 @@ namespace oc {
 
 int64_t ParamTable::count() const {
   int64_t n = 0;
-  for (auto& p : params) n += int64_t(p.numel);
+  for (auto& p : params)
+    if (!p.buffer) n += int64_t(p.numel);
   return n;
 }
 
@@ -24,26 +25,33 @@ const ParamInfo* ParamTable::find(const std::string& name) const {
 }
 
 namespace {
+bool no_decay(const std::string& name, const Shape& shape);
+}  // namespace
+
+// Sizes through core/checked.h: validate_model_numbers bounds every factor, and this keeps
+// any combination of them from wrapping.
+void ParamTable::add(std::string name, Shape shape, bool buffer) {
+  ParamInfo p;
+  p.decay = !buffer && !no_decay(name, shape);
+  p.buffer = buffer;
+  int64_t n = 1;
+  for (int64_t d : shape) n = checked_mul(name, {n, d});
+  p.name = std::move(name);
+  p.numel = size_t(n);
+  p.shape = std::move(shape);
+  p.offset = total;
+  total = size_t(checked_add(p.name, {int64_t(total), checked_round_up(p.name, n, 16)}));  // 64-byte aligned
+  params.push_back(std::move(p));
+}
+
+namespace {
 
 bool no_decay(const std::string& name, const Shape& shape) {
   return shape.size() < 2 || name.find("bn") != std::string::npos || name.find("ln") != std::string::npos ||
          name.find("bias") != std::string::npos || name.find("logit_scale") != std::string::npos;
 }
 
-// Sizes through core/checked.h: validate_model_numbers bounds every factor, and this keeps
-// any combination of them from wrapping.
-void add(ParamTable& t, std::string name, Shape shape) {
-  ParamInfo p;
-  p.decay = !no_decay(name, shape);
-  int64_t n = 1;
-  for (int64_t d : shape) n = checked_mul(name, {n, d});
-  p.name = std::move(name);
-  p.numel = size_t(n);
-  p.shape = std::move(shape);
-  p.offset = t.total;
-  t.total = size_t(checked_add(p.name, {int64_t(t.total), checked_round_up(p.name, n, 16)}));  // 64-byte aligned
-  t.params.push_back(std::move(p));
-}
+void add(ParamTable& t, std::string name, Shape shape) { t.add(std::move(name), std::move(shape)); }
 
 void add_block(ParamTable& t, const std::string& prefix, int64_t w, int64_t f, bool layer_scale) {
   add(t, prefix + "ln_1.weight", {w});
@@ -65,16 +73,8 @@ void add_block(ParamTable& t, const std::string& prefix, int64_t w, int64_t f, b
 std::string vblock(int i) { return "visual.transformer.resblocks." + std::to_string(i) + "."; }
 std::string tblock(int i) { return "transformer.resblocks." + std::to_string(i) + "."; }
 
-}  // namespace
-
-ParamTable make_param_table(const ModelCfg& c) {
-  ParamTable t;
+void add_vit_params(ParamTable& t, const ModelCfg& c) {
   const auto& v = c.vision;
-  const auto& x = c.text;
-  add(t, "positional_embedding", {x.context_length, x.width});
-  if (!x.proj_bias) add(t, "text_projection", {x.width, c.embed_dim});  // an nn.Parameter
-  add(t, "logit_scale", {});
-  if (c.init_logit_bias) add(t, "logit_bias", {});  // OpenCLIP registers it right after logit_scale
   add(t, "visual.class_embedding", {v.width});
   add(t, "visual.positional_embedding", {v.tokens(), v.width});
   add(t, "visual.proj", {v.width, c.embed_dim});
@@ -86,6 +86,22 @@ ParamTable make_param_table(const ModelCfg& c) {
   for (int i = 0; i < v.layers; ++i) add_block(t, vblock(i), v.width, v.mlp_width(), v.ls_init_value.has_value());
   add(t, "visual.ln_post.weight", {v.width});
   add(t, "visual.ln_post.bias", {v.width});
+}
+
+}  // namespace
+
+ParamTable make_param_table(const ModelCfg& c) {
+  ParamTable t;
+  const auto& v = c.vision;
+  const auto& x = c.text;
+  add(t, "positional_embedding", {x.context_length, x.width});
+  if (!x.proj_bias) add(t, "text_projection", {x.width, c.embed_dim});  // an nn.Parameter
+  add(t, "logit_scale", {});
+  if (c.init_logit_bias) add(t, "logit_bias", {});  // OpenCLIP registers it right after logit_scale
+  if (v.resnet())
+    add_resnet_params(t, c);
+  else
+    add_vit_params(t, c);
   for (int i = 0; i < x.layers; ++i) add_block(t, tblock(i), x.width, x.mlp_width(), x.ls_init_value.has_value());
   add(t, "token_embedding.weight", {x.vocab_size, x.width});
   add(t, "ln_final.weight", {x.width});
@@ -136,6 +152,11 @@ ClipParams bind_params(const ModelCfg& c, const ParamTable& t, float* base) {
   p.ln_final_w = at(t, base, "ln_final.weight");
   p.ln_final_b = at(t, base, "ln_final.bias");
   for (int i = 0; i < c.text.layers; ++i) p.t_blocks.push_back(bind_block(t, base, tblock(i)));
+  if (c.vision.resnet()) {
+    p.rn = bind_resnet_params(c, t, base);
+    p.v_cls = p.v_pos = p.v_proj = p.v_conv = p.ln_pre_w = p.ln_pre_b = p.ln_post_w = p.ln_post_b = nullptr;
+    return p;
+  }
   p.v_cls = at(t, base, "visual.class_embedding");
   p.v_pos = at(t, base, "visual.positional_embedding");
   p.v_proj = at(t, base, "visual.proj");
@@ -183,6 +204,11 @@ void init_params_each(const ModelCfg& c, const ParamTable& t, uint64_t seed,
     float* d = host.data();
     const std::string& n = p.name;
     const bool vis = n.rfind("visual.", 0) == 0;
+    if (vis && c.vision.resnet()) {
+      OC_CHECK(init_resnet_param(c, p, d, rng), "no initialisation rule for parameter {}", n);
+      emit(p, host);
+      continue;
+    }
     auto ends = [&](const char* s) {
       std::string_view sv(s);
       return n.size() >= sv.size() && n.compare(n.size() - sv.size(), sv.size(), sv) == 0;

@@ -10,6 +10,7 @@
 
 #include "core/tensor.h"
 #include "model/config.h"
+#include "model/resnet_params.h"
 #include "ops/backend.h"
 
 namespace oc {
@@ -20,13 +21,18 @@ struct ParamInfo {
   size_t offset = 0;  // in floats, 16-float aligned
   size_t numel = 0;
   bool decay = true;  // OpenCLIP's rule: no decay if ndim < 2 or name has bn/ln/bias/logit_scale
+  // A module buffer (BatchNorm2d running statistics, model/resnet_params.h): in the state_dict,
+  // written by the forward, never trained (its gradient stays 0, so AdamW leaves it as it is).
+  bool buffer = false;
 };
 
 struct ParamTable {
   std::vector<ParamInfo> params;
   size_t total = 0;  // floats in the arena, including alignment padding
-  int64_t count() const;  // parameters (no padding)
+  int64_t count() const;  // parameters (no padding, no buffers)
   const ParamInfo* find(const std::string& name) const;
+  // Appends one entry (64-byte aligned in the arena; sizes checked against overflow).
+  void add(std::string name, Shape shape, bool buffer = false);
 };
 
 ParamTable make_param_table(const ModelCfg& cfg);
@@ -71,6 +77,7 @@ struct ClipParams {
   float* ln_post_b;
   std::vector<BlockParams> v_blocks;
   float* t_proj_b = nullptr;  // [E]  text_projection.bias (proj_bias only)
+  ResNetParams rn;            // the ModifiedResNet tower instead of the ViT (vision.resnet())
 };
 
 // Binds named pointers into `base` (an arena laid out by `table`).

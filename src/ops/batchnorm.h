@@ -34,7 +34,8 @@ struct BatchNormForwardArgs {
 // training: dinp = weight * rstd * (dout - mean_r(dout) - xhat * mean_r(dout * xhat));
 // eval: dinp = weight * rstd * dout (the statistics are constants).
 // dinp[R,C] assigned (skipped when null); dweight[C] += sum_r dout * xhat, dbias[C] +=
-// sum_r dout (parameter gradients: ACCUMULATE; skipped when null).
+// sum_r dout (parameter gradients: ACCUMULATE; skipped when null). dinp may alias dout (every
+// column's sums are taken before its dinp is written).
 struct BatchNormBackwardArgs {
   float* dinp;
   float* dweight;

@@ -1,0 +1,173 @@
+// The checks of resnet_test.cpp and resnet_long_test.cpp: one ModifiedResNet config against
+// OpenCLIP 2.24.0 (tests/reference/resnet_ref.py writes the weights, batch and results).
+#pragma once
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "core/check.h"
+#include "core/fs.h"
+#include "model/clip.h"
+#include "model/config.h"
+#include "model/weights.h"
+#include "ops/loss.h"
+#include "test_util.h"
+
+namespace oc::test {
+
+constexpr int64_t kResNetBatch = 4;  // resnet_ref.py's B
+
+template <typename T>
+std::vector<T> read_raw_file(const std::string& path) {
+  const std::string bytes = fs::read_text(path).value();
+  std::vector<T> v(bytes.size() / sizeof(T));
+  std::memcpy(v.data(), bytes.data(), v.size() * sizeof(T));
+  return v;
+}
+
+inline std::string resnet_ref(const std::string& args) {
+  const std::string dir = fresh_dir("resnet_ref");
+  auto r = run(pyref_python() + " " OPENCLIP_TEST_DIR "/reference/resnet_ref.py " + args + " " + dir);
+  EXPECT_EQ(r.status, 0) << r.out;
+  return dir;
+}
+
+// Smallest cosine between matching rows of a and b [n, E], and max |a - b| / max |b|.
+inline std::pair<double, double> compare_rows(const std::vector<float>& a, const std::vector<float>& b, int64_t E) {
+  double worst_cos = 1, d = 0, m = 0;
+  for (size_t r = 0; r * size_t(E) < b.size(); ++r) {
+    double ab = 0, aa = 0, bb = 0;
+    for (int64_t e = 0; e < E; ++e) {
+      const double x = a[r * E + e], y = b[r * E + e];
+      ab += x * y, aa += x * x, bb += y * y, d = std::max(d, std::fabs(x - y)), m = std::max(m, std::fabs(y));
+    }
+    worst_cos = std::min(worst_cos, ab / std::sqrt(aa * bb));
+  }
+  return {worst_cos, d / m};
+}
+
+// Our eval-mode embeddings of the batch in `dir` against image<suffix>.f32 / text<suffix>.f32.
+// fp32 against PyTorch's fp32 with other summation orders: cosine >= 0.99999 (the bar)
+// and max |diff| 1e-4 of the largest entry, which a wrong layer (O(1)) cannot meet.
+inline void expect_embeddings(Clip& m, const std::string& dir, const std::string& suffix) {
+  const auto images = read_raw_file<float>(dir + "/images.f32");
+  const auto tokens = read_raw_file<int32_t>(dir + "/tokens.i32");
+  const int64_t B = kResNetBatch, E = m.cfg().embed_dim;
+  ASSERT_EQ(images.size(), size_t(B * 3 * m.cfg().vision.image_size * m.cfg().vision.image_size));
+  std::vector<float> img(size_t(B * E)), txt(img.size());
+  m.plan_inference(B);
+  m.encode_image(images.data(), B, img.data(), /*normalize=*/false);
+  m.encode_text(tokens.data(), B, txt.data(), /*normalize=*/false);
+  for (auto [ours, file] : {std::pair{&img, "image"}, std::pair{&txt, "text"}}) {
+    const auto [cos, rel] = compare_rows(*ours, read_raw_file<float>(dir + "/" + file + suffix + ".f32"), E);
+    EXPECT_GE(cos, 0.99999) << file << suffix;
+    EXPECT_LT(rel, 1e-4) << file << suffix;
+    std::printf("[ %s ] %s%s: min cosine %.9f, max |diff| / max |OpenCLIP| %.3g\n", m.cfg().name.c_str(), file,
+                suffix.c_str(), cos, rel);
+  }
+}
+
+inline void expect_resnet_forward(const std::string& config) {
+  OC_NEED_OPEN_CLIP();
+  const std::string dir = resnet_ref("forward " + config);
+  Clip m(load_model_config(config));
+  load_weights(m, dir + "/w.pt");
+  expect_embeddings(m, dir, "");
+}
+
+// One training forward + contrastive loss + backward of the batch (BatchNorm in train mode).
+inline double resnet_loss_and_grads(Clip& m, const std::string& dir) {
+  const auto images = read_raw_file<float>(dir + "/images.f32");
+  const auto tokens = read_raw_file<int32_t>(dir + "/tokens.i32");
+  const int64_t B = kResNetBatch, E = m.cfg().embed_dim;
+  ops::Backend& be = m.backend();
+  m.plan_training(B);
+  m.zero_grads();
+  const Clip::Features f = m.forward(images.data(), tokens.data(), B);
+  ops::Buffer d = be.alloc_floats(size_t(4 * B * E + 2 * B * B), "resnet test loss");
+  float* di = d.f32();
+  float *dt = di + B * E, *dia = dt + B * E, *dta = dia + B * E, *scratch = dta + B * E;
+  float d_scale = 0;
+  const double loss = be.run(ops::ClipLossArgs{.dimg = di,
+                                               .dtxt = dt,
+                                               .dimg_all = dia,
+                                               .dtxt_all = dta,
+                                               .dscale_log = {&d_scale},
+                                               .scratch = scratch,
+                                               .img = f.image,
+                                               .txt = f.text,
+                                               .img_all = f.image,
+                                               .txt_all = f.text,
+                                               .scale = std::exp(m.logit_scale()),
+                                               .Nl = B,
+                                               .Na = B,
+                                               .E = E,
+                                               .label_offset = 0});
+  be.run(ops::AddInplaceArgs{.y = di, .x = dia, .n = B * E});
+  be.run(ops::AddInplaceArgs{.y = dt, .x = dta, .n = B * E});
+  ops::add_scalar(be, m.g().logit_scale, d_scale);
+  m.backward(di, dt);
+  return loss;
+}
+
+// Every parameter's gradient within 1e-4 of its largest entry (fp32 on both sides; the
+// deepest gradients pass ~20 layers of other summation orders, ~1e-6 each), the loss within
+// 1e-5 relative, and the running statistics after the forward within 1e-5.
+inline void expect_resnet_gradients(const std::string& config) {
+  OC_NEED_OPEN_CLIP();
+  const std::string dir = resnet_ref("grad " + config);
+  Clip m(load_model_config(config));
+  load_weights(m, dir + "/w.pt");
+  const double loss = resnet_loss_and_grads(m, dir);
+  const double want = std::stod(fs::read_text(dir + "/loss.txt").value());
+  EXPECT_NEAR(loss, want, 1e-5 * std::fabs(want));
+  const NamedTensors grads = read_state_dict(dir + "/grads.pt"), after = read_state_dict(dir + "/after.pt");
+  double worst = 0;
+  std::string worst_name;
+  for (const ParamInfo& p : m.table().params) {
+    const bool buffer = p.buffer;
+    const NamedTensors& src = buffer ? after : grads;
+    const HostTensor* ref = nullptr;
+    for (auto& [n, t] : src)
+      if (n == p.name) ref = &t;
+    ASSERT_TRUE(ref) << p.name;
+    const HostTensor ours = param_to_host(m.backend(), buffer ? m.params() : m.grads(), p);
+    const std::vector<float> a = ours.to_f32(), b = ref->to_f32();
+    double d = 0, mx = 0;
+    for (size_t i = 0; i < b.size(); ++i)
+      d = std::max(d, double(std::fabs(a[i] - b[i]))), mx = std::max(mx, double(std::fabs(b[i])));
+    if (p.name == "visual.attnpool.k_proj.bias") {
+      // Exactly 0 in exact arithmetic (a key bias adds q.b to every score of a query: softmax
+      // cancels it); both sides hold rounding noise, so only its size is checked.
+      double ma = 0;
+      for (float x : a) ma = std::max(ma, double(std::fabs(x)));
+      EXPECT_LT(std::max(ma, mx), 1e-6) << p.name;
+      continue;
+    }
+    const double rel = mx > 0 ? d / mx : d;
+    EXPECT_LT(rel, buffer ? 1e-5 : 1e-4) << p.name << (buffer ? " (after the train forward)" : " gradient");
+    if (!buffer && rel > worst) worst = rel, worst_name = p.name;
+  }
+  std::printf("[ %s ] loss %.9g (OpenCLIP %.9g); worst gradient %s: %.3g of its max\n", m.cfg().name.c_str(), loss,
+              want, worst_name.c_str(), worst);
+}
+
+// A checkpoint written here (torch format) loads into OpenCLIP and gives our embeddings.
+inline void expect_resnet_checkpoint_roundtrip(const std::string& config) {
+  OC_NEED_OPEN_CLIP();
+  const std::string dir = resnet_ref("forward " + config);
+  Clip m(load_model_config(config));
+  load_weights(m, dir + "/w.pt");
+  const std::string ckpt = dir + "/ours.pt";
+  save_weights(m, ckpt);
+  auto r =
+      run(pyref_python() + " " OPENCLIP_TEST_DIR "/reference/resnet_ref.py load " + config + " " + ckpt + " " + dir);
+  ASSERT_EQ(r.status, 0) << r.out;
+  expect_embeddings(m, dir, "_loaded");
+}
+
+}  // namespace oc::test
