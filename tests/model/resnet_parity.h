@@ -114,46 +114,64 @@ inline double resnet_loss_and_grads(Clip& m, const std::string& dir) {
   return loss;
 }
 
-// Every parameter's gradient within 1e-4 of its largest entry (fp32 on both sides; the
-// deepest gradients pass ~20 layers of other summation orders, ~1e-6 each), the loss within
-// 1e-5 relative, and the running statistics after the forward within 1e-5.
+// max |a - b| / max |b|.
+inline double rel_err(const std::vector<float>& a, const std::vector<float>& b) {
+  double d = 0, m = 0;
+  for (size_t i = 0; i < b.size(); ++i) d = std::max(d, double(std::fabs(a[i] - b[i]))), m = std::max(m, double(std::fabs(b[i])));
+  return m > 0 ? d / m : d;
+}
+
+inline const HostTensor* find_tensor(const NamedTensors& sd, const std::string& name) {
+  for (auto& [n, t] : sd)
+    if (n == name) return &t;
+  return nullptr;
+}
+
+// Every parameter's gradient against PyTorch's float64 gradient of the same batch: within 1e-4
+// of its largest entry, or within twice PyTorch's own fp32 error where that is larger. Train-mode
+// BatchNorm subtracts the batch mean of its output gradient, and the attention pool's mean token
+// sends nearly the same gradient to every position: the difference is small next to its terms,
+// so fp32 loses digits there. Measured on RN50 at batch 4 (2026-12-02): PyTorch fp32 against
+// fp64 is 3% off for visual.conv1.weight and 32% for visual.layer4.1.conv3.weight; on the reduced
+// config all gradients agree to 1e-5. The loss: within 1e-5 relative (or PyTorch's own fp32 error
+// twice). The running statistics after the train forward: within 1e-5 of PyTorch fp32's.
 inline void expect_resnet_gradients(const std::string& config) {
   OC_NEED_OPEN_CLIP();
   const std::string dir = resnet_ref("grad " + config);
   Clip m(load_model_config(config));
   load_weights(m, dir + "/w.pt");
   const double loss = resnet_loss_and_grads(m, dir);
-  const double want = std::stod(fs::read_text(dir + "/loss.txt").value());
-  EXPECT_NEAR(loss, want, 1e-5 * std::fabs(want));
-  const NamedTensors grads = read_state_dict(dir + "/grads.pt"), after = read_state_dict(dir + "/after.pt");
-  double worst = 0;
+  const double want32 = std::stod(fs::read_text(dir + "/loss.txt").value());
+  const double want = std::stod(fs::read_text(dir + "/loss64.txt").value());
+  EXPECT_NEAR(loss, want, std::max(1e-5 * std::fabs(want), 2 * std::fabs(want32 - want)));
+  const NamedTensors g32 = read_state_dict(dir + "/grads.pt"), g64 = read_state_dict(dir + "/grads64.pt"),
+                     after = read_state_dict(dir + "/after.pt");
+  double worst = 0, worst_torch = 0;
   std::string worst_name;
   for (const ParamInfo& p : m.table().params) {
-    const bool buffer = p.buffer;
-    const NamedTensors& src = buffer ? after : grads;
-    const HostTensor* ref = nullptr;
-    for (auto& [n, t] : src)
-      if (n == p.name) ref = &t;
+    const HostTensor* ref = find_tensor(p.buffer ? after : g64, p.name);
     ASSERT_TRUE(ref) << p.name;
-    const HostTensor ours = param_to_host(m.backend(), buffer ? m.params() : m.grads(), p);
-    const std::vector<float> a = ours.to_f32(), b = ref->to_f32();
-    double d = 0, mx = 0;
-    for (size_t i = 0; i < b.size(); ++i)
-      d = std::max(d, double(std::fabs(a[i] - b[i]))), mx = std::max(mx, double(std::fabs(b[i])));
+    const std::vector<float> a = param_to_host(m.backend(), p.buffer ? m.params() : m.grads(), p).to_f32();
+    const std::vector<float> b = ref->to_f32();
+    if (p.buffer) {
+      EXPECT_LT(rel_err(a, b), 1e-5) << p.name << " after the train forward";
+      continue;
+    }
     if (p.name == "visual.attnpool.k_proj.bias") {
       // Exactly 0 in exact arithmetic (a key bias adds q.b to every score of a query: softmax
       // cancels it); both sides hold rounding noise, so only its size is checked.
       double ma = 0;
       for (float x : a) ma = std::max(ma, double(std::fabs(x)));
-      EXPECT_LT(std::max(ma, mx), 1e-6) << p.name;
+      EXPECT_LT(ma, 1e-6) << p.name;
       continue;
     }
-    const double rel = mx > 0 ? d / mx : d;
-    EXPECT_LT(rel, buffer ? 1e-5 : 1e-4) << p.name << (buffer ? " (after the train forward)" : " gradient");
-    if (!buffer && rel > worst) worst = rel, worst_name = p.name;
+    const double torch_err = rel_err(find_tensor(g32, p.name)->to_f32(), b), err = rel_err(a, b);
+    EXPECT_LE(err, std::max(1e-4, 2 * torch_err)) << p.name << " gradient (PyTorch fp32: " << torch_err << ")";
+    if (err > worst) worst = err, worst_torch = torch_err, worst_name = p.name;
   }
-  std::printf("[ %s ] loss %.9g (OpenCLIP %.9g); worst gradient %s: %.3g of its max\n", m.cfg().name.c_str(), loss,
-              want, worst_name.c_str(), worst);
+  std::printf("[ %s ] loss %.9g (OpenCLIP fp64 %.9g, fp32 %.9g); worst gradient %s: %.3g of its max from fp64 "
+              "(PyTorch fp32: %.3g)\n",
+              m.cfg().name.c_str(), loss, want, want32, worst_name.c_str(), worst, worst_torch);
 }
 
 // A checkpoint written here (torch format) loads into OpenCLIP and gives our embeddings.

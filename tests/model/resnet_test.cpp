@@ -38,6 +38,35 @@ TEST(ResNet, ForwardMatchesOpenClip) { expect_resnet_forward(kTiny); }
 TEST(ResNet, GradientsMatchOpenClip) { expect_resnet_gradients(kTiny); }
 TEST(ResNet, CheckpointLoadsInOpenClip) { expect_resnet_checkpoint_roundtrip(kTiny); }
 
+// The training forward updates the running statistics and counts batches; frozen
+// (--lock-image-freeze-bn-stats) it runs BatchNorm in eval mode: the statistics stay, and the
+// features are encode_image's.
+TEST(ResNet, FrozenBatchNormStatistics) {
+  const ModelCfg cfg = load_model_config(kTiny);
+  const int64_t B = 2, S = cfg.vision.image_size, E = cfg.embed_dim;
+  std::vector<float> images(size_t(B * 3 * S * S));
+  for (size_t i = 0; i < images.size(); ++i) images[i] = float(std::sin(0.37 * double(i)));
+  std::vector<int32_t> tokens(size_t(B * cfg.text.context_length), 0);
+  tokens[0] = tokens[size_t(cfg.text.context_length)] = 49406, tokens[1] = tokens[size_t(cfg.text.context_length) + 1] = 49407;
+  for (bool frozen : {true, false}) {
+    Clip m(cfg);
+    m.init(3);
+    const ParamInfo& rm = *m.table().find("visual.layer2.0.bn2.running_mean");
+    const ParamInfo& count = *m.table().find("visual.layer2.0.bn2.num_batches_tracked");
+    const std::vector<float> before = param_to_host(m.backend(), m.params(), rm).to_f32();
+    std::vector<float> eval(size_t(B * E)), train(eval.size());
+    m.plan_training(B);
+    m.encode_image(images.data(), B, eval.data());
+    m.set_freeze_bn_stats(frozen);
+    const Clip::Features f = m.forward(images.data(), tokens.data(), B);
+    m.backend().copy_to_host(train.data(), f.image, train.size() * sizeof(float));
+    const std::vector<float> after = param_to_host(m.backend(), m.params(), rm).to_f32();
+    EXPECT_EQ(after == before, frozen);
+    EXPECT_EQ(param_to_host(m.backend(), m.params(), count).to_f32()[0], frozen ? 0.0f : 1.0f);
+    EXPECT_EQ(eval == train, frozen);  // the same kernels on the same inputs: bitwise when frozen
+  }
+}
+
 TEST(ResNet, MissingBatchNormStatisticsAreNamed) {
   const ModelCfg cfg = load_model_config(kTiny);
   Clip m(cfg);

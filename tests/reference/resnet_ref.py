@@ -10,7 +10,8 @@ bn3.weight is 0 in every Bottleneck, which would hide the residual branches).
   resnet_ref.py grad CONFIG.json OUTDIR       as forward, then in train mode the contrastive
                                               loss (ClipLoss) of the batch: loss.txt, grads.pt
                                               (every parameter's gradient by name), after.pt
-                                              (the state_dict after the forward: running stats)
+                                              (the state_dict after the forward: running stats);
+                                              the same in float64: loss64.txt, grads64.pt
   resnet_ref.py train CONFIG.json OUTDIR N    as forward, then N AdamW steps (lr 1e-4, betas
                                               0.9/0.98, eps 1e-6, wd 0.2 on OpenCLIP's decay
                                               group) on the same batch: losses.txt, one a line
@@ -101,6 +102,14 @@ def main():
         open(os.path.join(out, "loss.txt"), "w").write(f"{loss.item():.9g}\n")
         torch.save({n: p.grad for n, p in model.named_parameters()}, os.path.join(out, "grads.pt"))
         torch.save(model.state_dict(), os.path.join(out, "after.pt"))
+        # float64 from the same weights: the exact gradients fp32 (ours and PyTorch's) are judged by.
+        m64 = create(config)
+        m64.load_state_dict(torch.load(os.path.join(out, "w.pt")))
+        m64 = m64.double().train()
+        loss = loss_of(m64, images.double(), tokens)
+        loss.backward()
+        open(os.path.join(out, "loss64.txt"), "w").write(f"{loss.item():.17g}\n")
+        torch.save({n: p.grad for n, p in m64.named_parameters()}, os.path.join(out, "grads64.pt"))
     elif cmd == "train":
         model.train()
         decay = [p for n, p in model.named_parameters()
