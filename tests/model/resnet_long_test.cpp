@@ -10,8 +10,11 @@ const std::string kConfigs = OPENCLIP_SOURCE_DIR "/configs/models/";
 
 TEST(ResNetLong, Rn50Forward) { expect_resnet_forward(kConfigs + "RN50.json"); }
 TEST(ResNetLong, Rn50Gradients) { expect_resnet_gradients(kConfigs + "RN50.json"); }
+TEST(ResNetLong, Rn50GradientsEvalBatchNorm) { expect_resnet_gradients(kConfigs + "RN50.json", false); }
+TEST(ResNetLong, Rn50TenAdamWSteps) { expect_resnet_training(kConfigs + "RN50.json", 10); }
 TEST(ResNetLong, Rn50x4Forward) { expect_resnet_forward(kConfigs + "RN50x4.json"); }
 TEST(ResNetLong, Rn50x4Gradients) { expect_resnet_gradients(kConfigs + "RN50x4.json"); }
+TEST(ResNetLong, Rn50x4GradientsEvalBatchNorm) { expect_resnet_gradients(kConfigs + "RN50x4.json", false); }
 
 }  // namespace
 }  // namespace oc::test

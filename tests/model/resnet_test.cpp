@@ -36,6 +36,8 @@ TEST(ResNet, ConfigAndStateDictNames) {
 
 TEST(ResNet, ForwardMatchesOpenClip) { expect_resnet_forward(kTiny); }
 TEST(ResNet, GradientsMatchOpenClip) { expect_resnet_gradients(kTiny); }
+TEST(ResNet, GradientsMatchOpenClipEvalBatchNorm) { expect_resnet_gradients(kTiny, /*train_bn=*/false); }
+TEST(ResNet, TenAdamWStepsMatchOpenClip) { expect_resnet_training(kTiny, 10); }
 TEST(ResNet, CheckpointLoadsInOpenClip) { expect_resnet_checkpoint_roundtrip(kTiny); }
 
 // The training forward updates the running statistics and counts batches; frozen

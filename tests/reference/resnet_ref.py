@@ -12,6 +12,9 @@ bn3.weight is 0 in every Bottleneck, which would hide the residual branches).
                                               (every parameter's gradient by name), after.pt
                                               (the state_dict after the forward: running stats);
                                               the same in float64: loss64.txt, grads64.pt
+  resnet_ref.py grad-evalbn CONFIG.json OUTDIR
+                                              as grad in fp32 with every BatchNorm2d in eval mode
+                                              (running statistics; weight and bias still train)
   resnet_ref.py train CONFIG.json OUTDIR N    as forward, then N AdamW steps (lr 1e-4, betas
                                               0.9/0.98, eps 1e-6, wd 0.2 on OpenCLIP's decay
                                               group) on the same batch: losses.txt, one a line
@@ -95,7 +98,16 @@ def main():
     torch.save(model.state_dict(), os.path.join(out, "w.pt"))
     images, tokens = batch(model, out)
     encode(model, images, tokens, out)
-    if cmd == "grad":
+    if cmd == "grad-evalbn":
+        model.train()
+        for m in model.modules():
+            if isinstance(m, torch.nn.BatchNorm2d):
+                m.eval()
+        loss = loss_of(model, images, tokens)
+        loss.backward()
+        open(os.path.join(out, "loss.txt"), "w").write(f"{loss.item():.9g}\n")
+        torch.save({n: p.grad for n, p in model.named_parameters()}, os.path.join(out, "grads.pt"))
+    elif cmd == "grad":
         model.train()
         loss = loss_of(model, images, tokens)
         loss.backward()
