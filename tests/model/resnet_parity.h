@@ -129,16 +129,16 @@ inline const HostTensor* find_tensor(const NamedTensors& sd, const std::string& 
   return nullptr;
 }
 
-// Train-mode BatchNorm (train_bn): every gradient against PyTorch's float64 gradient of the
-// same batch. Its backward subtracts the batch mean of the output gradient, and the attention
-// pool's mean token sends nearly the same gradient to every position: the difference is small
-// next to its terms and fp32 loses digits (RN50 at batch 4, 2026-12-02: PyTorch fp32 against
-// fp64 is 3% off for visual.conv1.weight, 19% for visual.layer4.1.conv1.weight; the reduced
-// config's gradients all agree to 1e-5). So: each parameter PyTorch fp32 gets to 1e-5 is
-// within 1e-4, and our worst error is at most twice PyTorch fp32's worst. The loss within 1e-5
-// relative (or twice PyTorch fp32's error); the running statistics after the forward within 1e-5.
-// Eval-mode BatchNorm (!train_bn, --lock-image-freeze-bn-stats): no such cancellation, every
-// gradient within 1e-4 of PyTorch fp32's (the bar), the loss within 1e-5.
+// Every gradient against PyTorch's float64 gradient of the same batch and weights, BatchNorm in
+// train mode (train_bn) or eval mode (--lock-image-freeze-bn-stats). Sums of terms of both signs
+// lose digits in fp32: train-mode BatchNorm's backward subtracts the batch mean of its output
+// gradient, and the attention pool's mean token sends nearly the same gradient to every
+// position. Measured on RN50 at batch 4 (2026-12-02), PyTorch fp32 against fp64: up to 32% off
+// (visual.layer4.1.conv3.weight) in train mode; in eval mode ours against PyTorch fp32 up to
+// 0.8% (a BatchNorm bias). On the reduced config every gradient agrees to 1e-5. So: each
+// parameter PyTorch fp32 gets to 1e-5 of fp64 is within 1e-4 here, and our worst error is at
+// most twice PyTorch fp32's worst. The loss within 1e-5 relative (or twice PyTorch fp32's
+// error); in train mode the running statistics after the forward within 1e-5 of PyTorch's.
 inline void expect_resnet_gradients(const std::string& config, bool train_bn = true) {
   OC_NEED_OPEN_CLIP();
   const std::string dir = resnet_ref((train_bn ? "grad " : "grad-evalbn ") + config);
@@ -147,21 +147,19 @@ inline void expect_resnet_gradients(const std::string& config, bool train_bn = t
   m.set_freeze_bn_stats(!train_bn);
   const double loss = resnet_loss_and_grads(m, dir);
   const double want32 = std::stod(fs::read_text(dir + "/loss.txt").value());
-  const double want = train_bn ? std::stod(fs::read_text(dir + "/loss64.txt").value()) : want32;
+  const double want = std::stod(fs::read_text(dir + "/loss64.txt").value());
   EXPECT_NEAR(loss, want, std::max(1e-5 * std::fabs(want), 2 * std::fabs(want32 - want)));
   const NamedTensors g32 = read_state_dict(dir + "/grads.pt");
-  const NamedTensors g64 = train_bn ? read_state_dict(dir + "/grads64.pt") : NamedTensors{};
-  const NamedTensors after = train_bn ? read_state_dict(dir + "/after.pt") : NamedTensors{};
+  const NamedTensors g64 = read_state_dict(dir + "/grads64.pt"), after = read_state_dict(dir + "/after.pt");
   double worst = 0, worst_torch = 0;
   std::string worst_name;
   for (const ParamInfo& p : m.table().params) {
-    if (p.buffer && !train_bn) continue;
-    const HostTensor* ref = find_tensor(p.buffer ? after : train_bn ? g64 : g32, p.name);
+    const HostTensor* ref = find_tensor(p.buffer ? after : g64, p.name);
     ASSERT_TRUE(ref) << p.name;
     const std::vector<float> a = param_to_host(m.backend(), p.buffer ? m.params() : m.grads(), p).to_f32();
     const std::vector<float> b = ref->to_f32();
     if (p.buffer) {
-      EXPECT_LT(rel_err(a, b), 1e-5) << p.name << " after the train forward";
+      EXPECT_LT(rel_err(a, b), 1e-5) << p.name << " after the forward";
       continue;
     }
     if (p.name == "visual.attnpool.k_proj.bias") {
@@ -172,12 +170,12 @@ inline void expect_resnet_gradients(const std::string& config, bool train_bn = t
       EXPECT_LT(ma, 1e-6) << p.name;
       continue;
     }
-    const double torch_err = train_bn ? rel_err(find_tensor(g32, p.name)->to_f32(), b) : 0, err = rel_err(a, b);
+    const double torch_err = rel_err(find_tensor(g32, p.name)->to_f32(), b), err = rel_err(a, b);
     if (torch_err <= 1e-5) EXPECT_LT(err, 1e-4) << p.name << " gradient";
     worst_torch = std::max(worst_torch, torch_err);
     if (err > worst) worst = err, worst_name = p.name;
   }
-  if (train_bn) EXPECT_LE(worst, std::max(1e-4, 2 * worst_torch)) << worst_name;
+  EXPECT_LE(worst, std::max(1e-4, 2 * worst_torch)) << worst_name;
   std::printf("[ %s ] %s BatchNorm: loss %.9g (OpenCLIP %.9g, fp32 %.9g); worst gradient %s: %.3g of its max "
               "(PyTorch fp32's worst: %.3g)\n",
               m.cfg().name.c_str(), train_bn ? "train" : "eval", loss, want, want32, worst_name.c_str(), worst,

@@ -69,6 +69,27 @@ TEST(ResNet, FrozenBatchNormStatistics) {
   }
 }
 
+// amp_bf16: convolutions and projections on bf16-rounded operands with fp32 accumulation
+// (Prec::BF16), BatchNorm and the rest in fp32. bf16 keeps 8 bits: each rounded operand is off
+// by up to 2^-9 relative, ~20 layers deep; the embeddings stay within cosine 0.999 of fp32 (a
+// wrong op or layout would give ~0), and training steps run.
+TEST(ResNet, AmpBf16StaysCloseToFp32) {
+  const ModelCfg cfg = load_model_config(kTiny);
+  const int64_t B = 2, S = cfg.vision.image_size, E = cfg.embed_dim;
+  std::vector<float> images(size_t(B * 3 * S * S));
+  for (size_t i = 0; i < images.size(); ++i) images[i] = float(std::cos(0.11 * double(i)));
+  Clip m(cfg);
+  m.init(5);
+  m.plan_inference(B);
+  std::vector<float> f32(size_t(B * E)), b16(f32.size());
+  m.encode_image(images.data(), B, f32.data());
+  m.set_precision(Precision::AmpBf16);
+  m.encode_image(images.data(), B, b16.data());
+  const auto [cos, rel] = compare_rows(b16, f32, E);
+  EXPECT_GT(cos, 0.999);
+  EXPECT_NE(b16, f32);  // the bf16 path ran
+}
+
 TEST(ResNet, MissingBatchNormStatisticsAreNamed) {
   const ModelCfg cfg = load_model_config(kTiny);
   Clip m(cfg);

@@ -13,8 +13,8 @@ bn3.weight is 0 in every Bottleneck, which would hide the residual branches).
                                               (the state_dict after the forward: running stats);
                                               the same in float64: loss64.txt, grads64.pt
   resnet_ref.py grad-evalbn CONFIG.json OUTDIR
-                                              as grad in fp32 with every BatchNorm2d in eval mode
-                                              (running statistics; weight and bias still train)
+                                              as grad with every BatchNorm2d in eval mode (running
+                                              statistics; weight and bias still train)
   resnet_ref.py train CONFIG.json OUTDIR N    as forward, then N AdamW steps (lr 1e-4, betas
                                               0.9/0.98, eps 1e-6, wd 0.2 on OpenCLIP's decay
                                               group) on the same batch: losses.txt, one a line
@@ -98,30 +98,23 @@ def main():
     torch.save(model.state_dict(), os.path.join(out, "w.pt"))
     images, tokens = batch(model, out)
     encode(model, images, tokens, out)
-    if cmd == "grad-evalbn":
-        model.train()
-        for m in model.modules():
-            if isinstance(m, torch.nn.BatchNorm2d):
-                m.eval()
-        loss = loss_of(model, images, tokens)
-        loss.backward()
-        open(os.path.join(out, "loss.txt"), "w").write(f"{loss.item():.9g}\n")
-        torch.save({n: p.grad for n, p in model.named_parameters()}, os.path.join(out, "grads.pt"))
-    elif cmd == "grad":
-        model.train()
-        loss = loss_of(model, images, tokens)
-        loss.backward()
-        open(os.path.join(out, "loss.txt"), "w").write(f"{loss.item():.9g}\n")
-        torch.save({n: p.grad for n, p in model.named_parameters()}, os.path.join(out, "grads.pt"))
-        torch.save(model.state_dict(), os.path.join(out, "after.pt"))
-        # float64 from the same weights: the exact gradients fp32 (ours and PyTorch's) are judged by.
-        m64 = create(config)
-        m64.load_state_dict(torch.load(os.path.join(out, "w.pt")))
-        m64 = m64.double().train()
-        loss = loss_of(m64, images.double(), tokens)
-        loss.backward()
-        open(os.path.join(out, "loss64.txt"), "w").write(f"{loss.item():.17g}\n")
-        torch.save({n: p.grad for n, p in m64.named_parameters()}, os.path.join(out, "grads64.pt"))
+    if cmd in ("grad", "grad-evalbn"):
+        # fp32, then float64 from the same weights: the exact gradients fp32 (ours and
+        # PyTorch's) are judged by. The running statistics after the fp32 forward: after.pt.
+        for dtype, suffix in ((torch.float32, ""), (torch.float64, "64")):
+            m = create(config)
+            m.load_state_dict(torch.load(os.path.join(out, "w.pt")))
+            m = m.to(dtype).train()
+            if cmd == "grad-evalbn":
+                for bn in m.modules():
+                    if isinstance(bn, torch.nn.BatchNorm2d):
+                        bn.eval()
+            loss = loss_of(m, images.to(dtype), tokens)
+            loss.backward()
+            open(os.path.join(out, f"loss{suffix}.txt"), "w").write(f"{loss.item():.17g}\n")
+            torch.save({n: p.grad for n, p in m.named_parameters()}, os.path.join(out, f"grads{suffix}.pt"))
+            if not suffix:
+                torch.save(m.state_dict(), os.path.join(out, "after.pt"))
     elif cmd == "train":
         model.train()
         decay = [p for n, p in model.named_parameters()
