@@ -99,7 +99,7 @@ static void add_optimization_flags(FlagList* l) {
       .on({"train", "bench data", "demo"}).def("bench data", "3").def("demo", "").at_least(0).wide()
       .bind(&TA::warmup).bind(&cli::BenchDataArgs::warmup).bind(&cli::DemoArgs::warmup);
   l->add("opt", T::String, "adamw", "optimizer").on(t).choices({"adamw"}).v3();
-  l->add("use-bn-sync", T::Flag, "", "SyncBatchNorm").not_built("ViT models have no BatchNorm").on(t);
+  l->add("use-bn-sync", T::Flag, "", "SyncBatchNorm").not_built("BatchNorm statistics are not synchronized across processes (ResNet towers use each process's batch)").on(t);
   l->add("skip-scheduler", T::Flag, "", "keep the LR at --lr").on(t).bind(&TA::skip_scheduler);
   l->add("lr-scheduler", T::String, "cosine", "LR schedule after the warm-up").on(t)
       .choices({"cosine", "const", "const-cooldown"}).bind(&TA::lr_scheduler);
@@ -121,7 +121,8 @@ static void add_optimization_flags(FlagList* l) {
   l->add("lock-image", T::Flag, "", "freeze the image tower (LiT)").on(t).bind(&TA::lock_image);
   l->add("lock-image-unlocked-groups", T::Int, "0", "leave the last N image groups trainable").on(t)
       .bind(&TA::lock_image_unlocked_groups);
-  l->add("lock-image-freeze-bn-stats", T::Flag, "", "freeze BatchNorm stats (no effect on ViTs)").on(t).no_op();
+  l->add("lock-image-freeze-bn-stats", T::Flag, "", "with --lock-image: BatchNorm in eval mode, running stats frozen "
+         "(ResNet towers; no effect on ViTs)").on(t).bind(&TA::lock_image_freeze_bn_stats);
   l->add("lock-text", T::Flag, "", "freeze the text tower as OpenCLIP 3.x (2.24 cannot lock a CLIP text tower); "
          "needs --lock-text-freeze-layer-norm").on(t).bind(&TA::lock_text);
   l->add("lock-text-unlocked-layers", T::Int, "0", "leave the last N text groups trainable, LayerNorms included").on(t)
@@ -149,8 +150,8 @@ static void add_model_flags(FlagList* l) {
   const std::vector<std::string> t = {"train"};
   l->add("model", T::String, "ViT-B-32", "model config name (configs/models/) or JSON path; train and eval also "
          "take a Hugging Face hub folder (open_clip_config.json + open_clip_pytorch_model.bin or "
-         "open_clip_model.safetensors: config, preprocessing, weights) (OpenCLIP's default RN50 "
-         "is not supported; the config picks the tokenizer and context length: -CLIPA configs use WordPiece, "
+         "open_clip_model.safetensors: config, preprocessing, weights) (OpenCLIP's default is RN50; the "
+         "config picks the tokenizer and context length: -CLIPA configs use WordPiece, "
          "vocabulary from $OPENCLIP_HF_TOKENIZER_VOCAB or the data folders)")
       .on({"train", "eval", "classify", "embed", "index build", "bench train", "bench infer", "bench zeroshot", "demo",
            "tokenize", "serve"})

@@ -17,6 +17,7 @@ Clip::Clip(ModelCfg cfg, ops::Backend& be) : cfg_(std::move(cfg)), be_(&be), tab
   grads_.bind(be, fmt::format("{} gradients", cfg_.name));
   params_.resize(table_.total, /*zero=*/true);
   p_ = bind_params(cfg_, table_, params_.data());
+  if (cfg_.vision.resnet()) resnet_ = std::make_unique<ResNetTower>(), resnet_->set_backend(be);
 }
 
 void Clip::init(uint64_t seed) {
@@ -93,14 +94,20 @@ void Clip::plan_training(int64_t B_max, bool checkpoint) {
     grads_.resize(table_.total, /*zero=*/true);
     g_ = bind_params(cfg_, table_, grads_.data());
   }
-  vision_.plan(cfg_, B_max, true, checkpoint, bf16_acts());
+  if (resnet_)
+    resnet_->plan(cfg_, p_.rn, B_max, true);
+  else
+    vision_.plan(cfg_, B_max, true, checkpoint, bf16_acts());
   text_.plan(cfg_, B_max, true, checkpoint, bf16_acts());
 }
 
 void Clip::plan_inference(int64_t B_max) {
   training_ = false;
   B_max_ = B_max;
-  vision_.plan(cfg_, B_max, false, false, bf16_acts());
+  if (resnet_)
+    resnet_->plan(cfg_, p_.rn, B_max, false);
+  else
+    vision_.plan(cfg_, B_max, false, false, bf16_acts());
   text_.plan(cfg_, B_max, false, false, bf16_acts());
 }
 
@@ -109,14 +116,18 @@ Clip::Features Clip::forward(const float* images, const int32_t* tokens, int64_t
   const ops::Prec mp = matmul_prec(prec_);
   if (bf16_acts()) refresh_bf16(true, true);  // once per step: the optimizer has moved the weights
   Features f;
-  f.image = vision_.forward(p_, images, B, mp, /*normalize=*/true, /*drop_patches=*/true);
+  f.image = resnet_ ? resnet_->forward(p_, images, B, mp, /*normalize=*/true, /*train_bn=*/!freeze_bn_stats_)
+                    : vision_.forward(p_, images, B, mp, /*normalize=*/true, /*drop_patches=*/true);
   f.text = text_.forward(p_, tokens, B, mp);
   return f;
 }
 
 void Clip::backward(const float* d_image, const float* d_text) {
   const ops::Prec mp = matmul_prec(prec_);
-  vision_.backward(p_, g_, d_image, mp);
+  if (resnet_)
+    resnet_->backward(p_, g_, d_image, mp);
+  else
+    vision_.backward(p_, g_, d_image, mp);
   text_.backward(p_, g_, d_text, mp);
 }
 
@@ -127,7 +138,8 @@ void Clip::encode_image(const float* images, int64_t B, float* out, bool normali
   if (!bf16_acts() && !training_) prepare_f32(true, false);
   for (int64_t b0 = 0; b0 < B; b0 += B_max_) {
     const int64_t n = std::min(B_max_, B - b0);
-    const float* f = vision_.forward(p_, images + b0 * img, n, matmul_prec(prec_), normalize);
+    const float* f = resnet_ ? resnet_->forward(p_, images + b0 * img, n, matmul_prec(prec_), normalize, false)
+                             : vision_.forward(p_, images + b0 * img, n, matmul_prec(prec_), normalize);
     be_->copy_to_host(out + b0 * E, f, sizeof(float) * size_t(n * E));
   }
 }
@@ -145,7 +157,7 @@ void Clip::encode_text(const int32_t* tokens, int64_t B, float* out, bool normal
 }
 
 Clip::Memory Clip::memory() const {
-  return {params_.mib() + w16_.mib(), grads_.mib(), vision_.mib() + text_.mib()};
+  return {params_.mib() + w16_.mib(), grads_.mib(), (resnet_ ? resnet_->mib() : vision_.mib()) + text_.mib()};
 }
 
 }  // namespace oc

@@ -4,9 +4,11 @@
 // accumulation variants can reuse the towers.
 #pragma once
 #include <cstdint>
+#include <memory>
 #include <string>
 
 #include "model/config.h"
+#include "model/modified_resnet.h"
 #include "model/params.h"
 #include "model/precision.h"
 #include "model/towers.h"
@@ -65,6 +67,9 @@ class Clip {
   void encode_text(const int32_t* tokens, int64_t B, float* out, bool normalize = true);
 
   float logit_scale() const { return be_->read_scalar(p_.logit_scale); }
+  // ModifiedResNet image towers (vision.resnet()): BatchNorm in eval mode in the training
+  // forward too (OpenCLIP's lock(freeze_bn_stats=True), --lock-image-freeze-bn-stats).
+  void set_freeze_bn_stats(bool frozen) { freeze_bn_stats_ = frozen; }
   TextTower& text_tower() { return text_; }
   VisionTower& vision_tower() { return vision_; }
   // MiB of each arena (parameters, gradients, activations), for the start-up log.
@@ -80,6 +85,8 @@ class Clip {
   ops::FloatArena params_, grads_;
   ClipParams p_, g_;
   VisionTower vision_;
+  std::unique_ptr<ResNetTower> resnet_;  // instead of vision_ for the RN configs
+  bool freeze_bn_stats_ = false;
   TextTower text_;
   Precision prec_ = Precision::Fp32;
   bool training_ = false, checkpoint_ = false;

@@ -117,6 +117,26 @@ std::vector<std::string> builtin_model_names() {
   return names;
 }
 
+namespace {
+// ModifiedResNet: "layers" is [l1, l2, l3, l4]. The tower's total stride (32) stands in for the
+// patch size, so grid() and tokens() give the attention pool's map and tokens; "layers" keeps
+// the number of Bottlenecks.
+void read_resnet_layers(const json& v, VisionCfg* c, const std::string& where) {
+  const json& l = v["layers"];
+  if (l.size() != 4) OC_USER_ERROR("{}: \"layers\" as a list (a ResNet) must have 4 entries, got {}", where, l.size());
+  for (const json& n : l) {
+    if (!n.is_number_integer() || n.get<int64_t>() < 1 || n.get<int64_t>() > ModelLimits::kMaxLayers)
+      OC_USER_ERROR("{}: \"layers\" entries must be integers in [1, {}], got {}", where, ModelLimits::kMaxLayers,
+                    n.dump());
+    c->resnet_layers.push_back(n.get<int>());
+  }
+  if (v.contains("patch_size") && !v["patch_size"].is_null())
+    OC_USER_ERROR("{}: a ResNet tower (\"layers\" as a list) has no \"patch_size\"; set it to null", where);
+  c->patch_size = 32;
+  c->layers = c->resnet_layers[0] + c->resnet_layers[1] + c->resnet_layers[2] + c->resnet_layers[3];
+}
+}  // namespace
+
 ModelCfg parse_model_config(const std::string& text, const std::string& name, const std::string& source) {
   const std::string where = "model config " + (source.empty() ? name : source);
   json j;
@@ -146,8 +166,6 @@ ModelCfg parse_model_config(const std::string& text, const std::string& name, co
     OC_USER_ERROR("model config {}: missing object \"text_cfg\"", name);
   const json& v = j["vision_cfg"];
   const std::string vw = where + " vision_cfg";
-  if (v.contains("layers") && v["layers"].is_array())
-    OC_USER_ERROR("{}: ResNet towers (\"layers\" as a list) are not supported; use a ViT config", vw);
   check_config_keys(v, ConfigSection::Vision, vw);
   if (v.contains("hf_model_name") && !v["hf_model_name"].is_null())
     OC_USER_ERROR("{}: \"hf_model_name\" towers are not supported", vw);
@@ -156,10 +174,13 @@ ModelCfg parse_model_config(const std::string& text, const std::string& name, co
   } else {
     refuse_timm_head_keys(v, vw);
     read_field(v, "image_size", &c.vision.image_size, vw);
-    read_field(v, "layers", &c.vision.layers, vw);
+    if (v.contains("layers") && v["layers"].is_array())
+      read_resnet_layers(v, &c.vision, vw);
+    else
+      read_field(v, "layers", &c.vision.layers, vw);
     read_field(v, "width", &c.vision.width, vw);
     read_field(v, "head_width", &c.vision.head_width, vw);
-    read_field(v, "patch_size", &c.vision.patch_size, vw);
+    if (!c.vision.resnet()) read_field(v, "patch_size", &c.vision.patch_size, vw);
     read_field(v, "mlp_ratio", &c.vision.mlp_ratio, vw);
     read_vision_options(v, &c.vision, vw);
   }
@@ -231,6 +252,11 @@ std::string model_config_json(const ModelCfg& c) {
   j["vision_cfg"] = {{"image_size", c.vision.image_size}, {"layers", c.vision.layers}, {"width", c.vision.width},
                      {"head_width", c.vision.head_width}, {"patch_size", c.vision.patch_size},
                      {"mlp_ratio", c.vision.mlp_ratio}};
+  if (c.vision.resnet()) {
+    j["vision_cfg"]["layers"] = c.vision.resnet_layers;
+    j["vision_cfg"]["patch_size"] = nullptr;
+    j["vision_cfg"].erase("mlp_ratio");
+  }
   j["text_cfg"] = {{"context_length", c.text.context_length}, {"vocab_size", c.text.vocab_size},
                    {"width", c.text.width}, {"heads", c.text.heads}, {"layers", c.text.layers}};
   add_option_json(c, &j);
@@ -245,6 +271,7 @@ double block_macs(double T, double w, double f) { return T * (3 * w * w + w * w 
 int64_t count_params(const ModelCfg& c) { return make_param_table(c).count(); }
 
 double forward_gflops_image(const ModelCfg& c) {
+  if (c.vision.resnet()) return 2 * resnet_forward_macs(c) / 1e9;
   const auto& v = c.vision;
   double T = v.tokens(), macs = double(v.grid() * v.grid()) * v.width * 3 * v.patch_size * v.patch_size;
   macs += v.layers * block_macs(T, v.width, v.mlp_width());

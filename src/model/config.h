@@ -28,7 +28,12 @@ struct VisionCfg {
   // (the SigLIP configs); the sizes above are then the timm model's. Empty: OpenCLIP's ViT.
   std::string timm_model_name;
   bool timm() const { return !timm_model_name.empty(); }
-  int heads() const { return width / head_width; }
+  // ModifiedResNet (OpenCLIP's RN configs: "layers" is a list of 4 block counts): the blocks
+  // per stage; empty for the ViT. width is then the stem's width (64 for RN50), the attention
+  // pool runs at width * 32 with width * 32 / head_width heads over (image_size / 32)^2 + 1 tokens.
+  std::vector<int> resnet_layers;
+  bool resnet() const { return !resnet_layers.empty(); }
+  int heads() const { return resnet() ? width * 32 / head_width : width / head_width; }
   int grid() const { return image_size / patch_size; }
   int tokens() const { return grid() * grid() + (timm() ? 0 : 1); }  // patches (+ class token)
   int mlp_width() const { return int(width * mlp_ratio); }

@@ -34,9 +34,16 @@ void vision(const VisionCfg& v, const std::string& w) {
                   L::kMaxGrid * L::kMaxGrid + 1);
   in_range(v.layers, 1, L::kMaxLayers, "layers", w);
   in_range(v.width, 1, L::kMaxWidth, "width", w);
-  in_range(v.head_width, 1, v.width, "head_width", w);
-  if (v.width % v.head_width)
-    OC_USER_ERROR("{}: width {} is not a multiple of head_width {}", w, v.width, v.head_width);
+  if (v.resnet()) {  // ModifiedResNet: the stem halves the width; the attention pool runs at width * 32
+    if (v.width % 2) OC_USER_ERROR("{}: a ResNet's width must be even, got {}", w, v.width);
+    in_range(v.head_width, 1, v.width * 32, "head_width", w);
+    if (v.width * 32 % v.head_width)
+      OC_USER_ERROR("{}: width * 32 = {} is not a multiple of head_width {}", w, v.width * 32, v.head_width);
+  } else {
+    in_range(v.head_width, 1, v.width, "head_width", w);
+    if (v.width % v.head_width)
+      OC_USER_ERROR("{}: width {} is not a multiple of head_width {}", w, v.width, v.head_width);
+  }
   mlp_ratio(v.mlp_ratio, v.width, w);
   finite(v.ls_init_value, "ls_init_value", w);
 }

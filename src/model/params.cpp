@@ -13,7 +13,8 @@ namespace oc {
 
 int64_t ParamTable::count() const {
   int64_t n = 0;
-  for (auto& p : params) n += int64_t(p.numel);
+  for (auto& p : params)
+    if (!p.buffer) n += int64_t(p.numel);
   return n;
 }
 
@@ -24,26 +25,33 @@ const ParamInfo* ParamTable::find(const std::string& name) const {
 }
 
 namespace {
+bool no_decay(const std::string& name, const Shape& shape);
+}  // namespace
+
+// Sizes through core/checked.h: validate_model_numbers bounds every factor, and this keeps
+// any combination of them from wrapping.
+void ParamTable::add(std::string name, Shape shape, bool buffer) {
+  ParamInfo p;
+  p.decay = !buffer && !no_decay(name, shape);
+  p.buffer = buffer;
+  int64_t n = 1;
+  for (int64_t d : shape) n = checked_mul(name, {n, d});
+  p.name = std::move(name);
+  p.numel = size_t(n);
+  p.shape = std::move(shape);
+  p.offset = total;
+  total = size_t(checked_add(p.name, {int64_t(total), checked_round_up(p.name, n, 16)}));  // 64-byte aligned
+  params.push_back(std::move(p));
+}
+
+namespace {
 
 bool no_decay(const std::string& name, const Shape& shape) {
   return shape.size() < 2 || name.find("bn") != std::string::npos || name.find("ln") != std::string::npos ||
          name.find("bias") != std::string::npos || name.find("logit_scale") != std::string::npos;
 }
 
-// Sizes through core/checked.h: validate_model_numbers bounds every factor, and this keeps
-// any combination of them from wrapping.
-void add(ParamTable& t, std::string name, Shape shape) {
-  ParamInfo p;
-  p.decay = !no_decay(name, shape);
-  int64_t n = 1;
-  for (int64_t d : shape) n = checked_mul(name, {n, d});
-  p.name = std::move(name);
-  p.numel = size_t(n);
-  p.shape = std::move(shape);
-  p.offset = t.total;
-  t.total = size_t(checked_add(p.name, {int64_t(t.total), checked_round_up(p.name, n, 16)}));  // 64-byte aligned
-  t.params.push_back(std::move(p));
-}
+void add(ParamTable& t, std::string name, Shape shape) { t.add(std::move(name), std::move(shape)); }
 
 void add_block(ParamTable& t, const std::string& prefix, int64_t w, int64_t f, bool layer_scale) {
   add(t, prefix + "ln_1.weight", {w});
@@ -98,7 +106,6 @@ std::string vision_block_prefix(const ModelCfg& c, int i) {
 std::string text_block_prefix(const ModelCfg& c, int i) {
   return text_prefix(c) + "transformer.resblocks." + std::to_string(i) + ".";
 }
-void add_param(ParamTable& t, std::string name, Shape shape) { add(t, std::move(name), std::move(shape)); }
 
 ParamTable make_param_table(const ModelCfg& c) {
   ParamTable t;
@@ -108,6 +115,8 @@ ParamTable make_param_table(const ModelCfg& c) {
   if (c.init_logit_bias) add(t, "logit_bias", {});  // OpenCLIP registers it right after logit_scale
   if (v.timm()) {
     add_timm_vision_params(t, c);
+  } else if (v.resnet()) {
+    add_resnet_params(t, c);
   } else {
     add(t, "visual.class_embedding", {v.width});
     add(t, "visual.positional_embedding", {v.tokens(), v.width});
@@ -173,6 +182,11 @@ ClipParams bind_params(const ModelCfg& c, const ParamTable& t, float* base) {
     bind_timm_vision(c, t, base, &p);
     return p;
   }
+  if (c.vision.resnet()) {
+    p.rn = bind_resnet_params(c, t, base);
+    p.v_cls = p.v_pos = p.v_proj = p.v_conv = p.ln_pre_w = p.ln_pre_b = p.ln_post_w = p.ln_post_b = nullptr;
+    return p;
+  }
   p.v_cls = at(t, base, "visual.class_embedding");
   p.v_pos = at(t, base, "visual.positional_embedding");
   p.v_proj = at(t, base, "visual.proj");
@@ -226,6 +240,11 @@ void init_params_each(const ModelCfg& c, const ParamTable& t, uint64_t seed,
     // The text tower's rules by CLIP's names (custom_text: without the text. prefix).
     const std::string n = !tp.empty() && p.name.rfind(tp, 0) == 0 ? p.name.substr(tp.size()) : p.name;
     const bool vis = n.rfind("visual.", 0) == 0;
+    if (vis && c.vision.resnet()) {
+      OC_CHECK(init_resnet_param(c, p, d, rng), "no initialisation rule for parameter {}", n);
+      emit(p, host);
+      continue;
+    }
     auto ends = [&](const char* s) {
       std::string_view sv(s);
       return n.size() >= sv.size() && n.compare(n.size() - sv.size(), sv.size(), sv) == 0;

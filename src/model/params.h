@@ -11,6 +11,7 @@
 #include "core/rng.h"
 #include "core/tensor.h"
 #include "model/config.h"
+#include "model/resnet_params.h"
 #include "ops/backend.h"
 
 namespace oc {
@@ -21,13 +22,18 @@ struct ParamInfo {
   size_t offset = 0;  // in floats, 16-float aligned
   size_t numel = 0;
   bool decay = true;  // OpenCLIP's rule: no decay if ndim < 2 or name has bn/ln/bias/logit_scale
+  // A module buffer (BatchNorm2d running statistics, model/resnet_params.h): in the state_dict,
+  // written by the forward, never trained (its gradient stays 0, so AdamW leaves it as it is).
+  bool buffer = false;
 };
 
 struct ParamTable {
   std::vector<ParamInfo> params;
   size_t total = 0;  // floats in the arena, including alignment padding
-  int64_t count() const;  // parameters (no padding)
+  int64_t count() const;  // parameters (no padding, no buffers)
   const ParamInfo* find(const std::string& name) const;
+  // Appends one entry (64-byte aligned in the arena; sizes checked against overflow).
+  void add(std::string name, Shape shape, bool buffer = false);
 };
 
 ParamTable make_param_table(const ModelCfg& cfg);
@@ -95,6 +101,7 @@ struct ClipParams {
   // ln_pre or v_proj (null); these are its own:
   float* v_conv_b = nullptr;  // [Wv]  visual.trunk.patch_embed.proj.bias
   MapHeadParams v_map;        // visual.trunk.attn_pool.*
+  ResNetParams rn;            // the ModifiedResNet tower instead of the ViT (vision.resnet())
 };
 
 // The state_dict prefix of vision block i ("visual.transformer.resblocks.i." or, for a timm
@@ -103,8 +110,6 @@ struct ClipParams {
 std::string vision_block_prefix(const ModelCfg& cfg, int i);
 std::string text_block_prefix(const ModelCfg& cfg, int i);
 
-// Appends one parameter (64-byte aligned, OpenCLIP's weight-decay rule) to the table.
-void add_param(ParamTable& t, std::string name, Shape shape);
 // The parameter `name` in an arena laid out by `table` (an internal error when missing).
 float* param_at(const ParamTable& t, float* base, const std::string& name);
 

@@ -14,19 +14,19 @@ const std::string kTrunk = "visual.trunk.";
 const std::string kPool = "visual.trunk.attn_pool.";
 
 void add_linear(ParamTable& t, const std::string& name, int64_t out, int64_t in) {
-  add_param(t, name + ".weight", {out, in});
-  add_param(t, name + ".bias", {out});
+  t.add(name + ".weight", {out, in});
+  t.add(name + ".bias", {out});
 }
 
 // timm's Block: norm1, attn (qkv, proj), norm2, mlp (fc1, fc2); ls1/ls2 and q/k norms are
 // Identity for the SigLIP models (no parameters).
 void add_timm_block(ParamTable& t, const std::string& pre, int64_t w, int64_t f) {
-  add_param(t, pre + "norm1.weight", {w});
-  add_param(t, pre + "norm1.bias", {w});
+  t.add(pre + "norm1.weight", {w});
+  t.add(pre + "norm1.bias", {w});
   add_linear(t, pre + "attn.qkv", 3 * w, w);
   add_linear(t, pre + "attn.proj", w, w);
-  add_param(t, pre + "norm2.weight", {w});
-  add_param(t, pre + "norm2.bias", {w});
+  t.add(pre + "norm2.weight", {w});
+  t.add(pre + "norm2.bias", {w});
   add_linear(t, pre + "mlp.fc1", f, w);
   add_linear(t, pre + "mlp.fc2", w, f);
 }
@@ -63,18 +63,18 @@ void fill_uniform(std::span<float> out, double bound, Rng& rng) {
 void add_timm_vision_params(ParamTable& t, const ModelCfg& c) {
   const auto& v = c.vision;
   const int64_t W = v.width, F = v.mlp_width(), P = v.patch_size;
-  add_param(t, kTrunk + "pos_embed", {1, v.tokens(), W});
-  add_param(t, kTrunk + "patch_embed.proj.weight", {W, 3, P, P});
-  add_param(t, kTrunk + "patch_embed.proj.bias", {W});
+  t.add(kTrunk + "pos_embed", {1, v.tokens(), W});
+  t.add(kTrunk + "patch_embed.proj.weight", {W, 3, P, P});
+  t.add(kTrunk + "patch_embed.proj.bias", {W});
   for (int i = 0; i < v.layers; ++i) add_timm_block(t, vision_block_prefix(c, i), W, F);
-  add_param(t, kTrunk + "norm.weight", {W});
-  add_param(t, kTrunk + "norm.bias", {W});
-  add_param(t, kPool + "latent", {1, 1, W});
+  t.add(kTrunk + "norm.weight", {W});
+  t.add(kTrunk + "norm.bias", {W});
+  t.add(kPool + "latent", {1, 1, W});
   add_linear(t, kPool + "q", W, W);
   add_linear(t, kPool + "kv", 2 * W, W);
   add_linear(t, kPool + "proj", W, W);
-  add_param(t, kPool + "norm.weight", {W});
-  add_param(t, kPool + "norm.bias", {W});
+  t.add(kPool + "norm.weight", {W});
+  t.add(kPool + "norm.bias", {W});
   add_linear(t, kPool + "mlp.fc1", F, W);  // timm's Mlp(embed_dim, int(embed_dim * mlp_ratio))
   add_linear(t, kPool + "mlp.fc2", W, F);
 }

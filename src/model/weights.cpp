@@ -48,6 +48,17 @@ void load_state_dict(Clip& model, const NamedTensors& sd, const std::string& whe
     if (ignored_key(name)) continue;
     if (!by_name.emplace(name, &tensor).second) OC_USER_ERROR("{}: key '{}' appears twice", where, name);
   }
+  // BatchNorm statistics (ModifiedResNet) are named all at once: a file without them was
+  // written by code that dropped the buffers, and each would be reported alone otherwise.
+  std::string missing_stats;
+  int64_t n_missing = 0;
+  for (auto& p : t.params)
+    if (p.buffer && !by_name.count(p.name)) missing_stats += (n_missing++ ? ", " : "") + p.name;
+  if (n_missing)
+    OC_USER_ERROR(
+        "{}: {} BatchNorm statistics missing for model {} (running_mean / running_var / "
+        "num_batches_tracked are buffers of the state_dict; save it with them): {}",
+        where, n_missing, model.cfg().name, missing_stats);
   // In the model's state_dict order, so the first problem reported is the first key.
   for (auto& p : t.params) {
     auto it = by_name.find(p.name);

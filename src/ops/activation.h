@@ -1,5 +1,5 @@
-// GELU (exact, erf; nn.GELU) and QuickGELU (x * sigmoid(1.702 x); OpenAI weights), and the
-// residual add.
+// GELU (exact, erf; nn.GELU) and QuickGELU (x * sigmoid(1.702 x); OpenAI weights), ReLU
+// (ModifiedResNet), and the residual add.
 #pragma once
 #include <cstdint>
 
@@ -24,6 +24,22 @@ struct ActBackwardArgs {
   const float* inp;
   int64_t n;
   Act act;
+};
+
+// out = max(inp, 0) with NaN kept (torch.relu), n elements; out may alias inp (nn.ReLU(inplace)).
+struct ReluForwardArgs {
+  float* out;
+  const float* inp;
+  int64_t n;
+};
+
+// dinp = out > 0 ? dout : 0, from ReLU's OUTPUT (so the forward may run in place); NaN in out
+// passes dout through, as torch's threshold_backward. Assigned; dinp may alias dout.
+struct ReluBackwardArgs {
+  float* dinp;
+  const float* dout;
+  const float* out;
+  int64_t n;
 };
 
 // y += x (the residual add), n elements.

@@ -7,14 +7,17 @@
 #include "ops/activation.h"
 #include "ops/adamw.h"
 #include "ops/attention.h"
+#include "ops/batchnorm.h"
 #include "ops/bf16_ops.h"
 #include "ops/cross_attention.h"
+#include "ops/conv.h"
 #include "ops/embed.h"
 #include "ops/gemm.h"
 #include "ops/gemm_bf16.h"
 #include "ops/layernorm.h"
 #include "ops/linear.h"
 #include "ops/loss.h"
+#include "ops/pool.h"
 #include "ops/siglip_loss.h"
 #include "ops/tokens.h"
 
@@ -45,7 +48,12 @@
   X(GemmBf16Args) X(GemmBf16ToBf16Args) X(CastToBf16Args) X(LayerNormForwardBf16Args)     \
   X(AddLayerNormForwardBf16Args) X(ActForwardBf16Args) X(ActBackwardBf16Args)             \
   X(ActValueGradBf16Args) X(BiasGradToBf16Args) X(AttentionForwardBf16Args)               \
-  X(AttentionBackwardBf16Args)
+  X(AttentionBackwardBf16Args)                                                            \
+  /* convolution towers (ModifiedResNet): channels-last conv, BatchNorm2d, ReLU, pooling */ \
+  X(Conv2dForwardArgs) X(Conv2dBackwardDataArgs) X(Conv2dBackwardWeightsArgs)             \
+  X(BatchNormForwardArgs) X(BatchNormBackwardArgs) X(ReluForwardArgs) X(ReluBackwardArgs) \
+  X(AvgPoolForwardArgs) X(AvgPoolBackwardArgs) X(AttnPoolTokensForwardArgs)               \
+  X(AttnPoolTokensBackwardArgs)
 
 // The declaration of one kernel entry point, `R run(const Args&);` (used inside the
 // namespaces of the host backends' kernels: OC_OPS(OC_DECLARE_KERNEL)).

@@ -126,6 +126,7 @@ std::map<std::string, std::string> train_settings(const TrainArgs& a) {
   v["lock-image"] = flag(a.lock_image), v["lock-text"] = flag(a.lock_text);
   v["lock-text-freeze-layer-norm"] = flag(a.lock_text_freeze_layer_norm);
   v["lock-image-unlocked-groups"] = std::to_string(a.lock_image_unlocked_groups);
+  v["lock-image-freeze-bn-stats"] = flag(a.lock_image_freeze_bn_stats);
   v["lock-text-unlocked-layers"] = std::to_string(a.lock_text_unlocked_layers);
   v["model"] = a.model, v["pretrained"] = str(a.pretrained), v["precision"] = precision_label(a);
   v["aug-cfg"] = str(a.aug_cfg), v["image-interpolation"] = str(a.image_interpolation);

@@ -52,7 +52,14 @@ std::vector<bool> trainable_mask(const Clip& model, const TrainArgs& a) {
   const int nv = Lv + 2, nt = Lt + 2;  // number of groups
   for (size_t i = 0; i < ps.size(); ++i) {
     const std::string& n = ps[i].name;
-    if (a.lock_image) {
+    if (a.lock_image && model.cfg().vision.resnet()) {
+      // ModifiedResNet.lock: every parameter frozen; partial locking is refused (asserted).
+      if (a.lock_image_unlocked_groups != 0)
+        OC_USER_ERROR("--lock-image-unlocked-groups {}: a ResNet image tower ({}) can only be locked whole (OpenCLIP's "
+                      "ModifiedResNet.lock asserts unlocked_groups == 0)",
+                      a.lock_image_unlocked_groups, model.cfg().name);
+      if (n.rfind("visual.", 0) == 0) mask[i] = false;
+    } else if (a.lock_image) {
       int g = group_of(n, true, Lv);
       if (g >= 0) mask[i] = a.lock_image_unlocked_groups > 0 && g >= nv - a.lock_image_unlocked_groups;
     }

@@ -153,6 +153,7 @@ void build_learner(TrainSession& s) {
   round_lp_params(model.backend(), model.table(), model.params(), l.precision);  // OpenCLIP casts at creation
   model.plan_training(a.batch_size, a.grad_checkpointing);
   l.trainable = trainable_mask(model, a);
+  model.set_freeze_bn_stats(a.lock_image && a.lock_image_freeze_bn_stats);  // ModifiedResNet.lock(freeze_bn_stats)
   l.logit_scale = model.params() + model.table().find("logit_scale")->offset;
   const AdamWCfg ac = adamw_cfg(a);
   l.opt = std::make_unique<AdamW>(model.table(), ac, model.backend());

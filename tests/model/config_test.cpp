@@ -136,7 +136,11 @@ TEST(ModelConfig, BadConfigsGiveClearErrors) {
   EXPECT_NE(msg(R"({"embed_dim": 512444444e888878888})").find("malformed JSON"), std::string::npos);
   EXPECT_NE(msg(R"({"embed_dim": 99999999999, "vision_cfg": {}, "text_cfg": {}})").find("out of range"), std::string::npos);
   EXPECT_NE(msg(R"({"embed_dim": 512, "text_cfg": {}})").find("vision_cfg"), std::string::npos);
-  EXPECT_NE(msg(R"({"embed_dim": 512, "vision_cfg": {"layers": [3,4,6,3]}, "text_cfg": {}})").find("ResNet"),
+  // A ResNet tower ("layers" as a list) has 4 stages and no patch size.
+  EXPECT_NE(msg(R"({"embed_dim": 512, "vision_cfg": {"layers": [3,4,6]}, "text_cfg": {}})").find("ResNet"),
+            std::string::npos);
+  EXPECT_NE(msg(R"({"embed_dim": 512, "vision_cfg": {"layers": [3,4,6,3], "patch_size": 16}, "text_cfg": {}})")
+                .find("no \"patch_size\""),
             std::string::npos);
   EXPECT_NE(msg(R"({"embed_dim": "x", "vision_cfg": {}, "text_cfg": {}})").find("embed_dim"), std::string::npos);
   EXPECT_NE(msg(R"({"embed_dim": 8, "vision_cfg": {"image_size": 30, "patch_size": 8}, "text_cfg": {}})")

@@ -284,6 +284,7 @@ void cross_attention_cases(std::vector<OpCase>& v) {
 void embed_loss_cases(std::vector<OpCase>& v);
 void optim_bf16_cases(std::vector<OpCase>& v);
 void token_cases(std::vector<OpCase>& v);
+void convnet_cases(std::vector<OpCase>& v);
 
 std::vector<OpCase> all_cases() {
   std::vector<OpCase> v;
@@ -294,6 +295,7 @@ std::vector<OpCase> all_cases() {
   embed_loss_cases(v);
   optim_bf16_cases(v);
   token_cases(v);
+  convnet_cases(v);
   return v;
 }
 

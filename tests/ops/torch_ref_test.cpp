@@ -2,11 +2,11 @@
 // /usr/bin/python3): LayerNorm, GELU/QuickGELU, nn.MultiheadAttention (in_proj, attention,
 // out_proj; causal and not; and as cross attention with 1 and 3 queries over 7 tokens), F.normalize + ClipLoss, and torch.optim.AdamW. Everything but
 // AdamW runs in float64 on both sides, so any disagreement beyond rounding is a semantic
-// difference (layout, scale, mask, mean vs sum). Skipped only when python3 or torch is missing
-// (ops_ref.py exits with 77 when it cannot import torch).
+// difference (layout, scale, mask, mean vs sum). The convolution tower's chain (conv ->
+// BatchNorm2d in train mode -> ReLU -> AvgPool2d) is checked the same way, channels-last. Skipped only when python3 or
+// torch is missing (ops_ref.py exits with 77 when it cannot import torch).
 #include <fmt/format.h>
 #include <gtest/gtest.h>
-
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -17,14 +17,16 @@
 #include <functional>
 
 #include "core/check.h"
-
 #include "ops/cpu/activation.h"
 #include "ops/cpu/adamw.h"
 #include "ops/cpu/attention.h"
+#include "ops/cpu/batchnorm.h"
+#include "ops/cpu/conv.h"
 #include "ops/cpu/cross_attention.h"
 #include "ops/cpu/layernorm.h"
 #include "ops/cpu/linear.h"
 #include "ops/cpu/loss.h"
+#include "ops/cpu/pool.h"
 #include "ops_test_util.h"
 
 namespace oc::ops::test {
@@ -38,6 +40,7 @@ constexpr int64_t kClipN = 8, kClipE = 12;
 constexpr double kLogitScale = 2.659260036932778;  // ln(1/0.07)
 constexpr int64_t kSigM = 6;  // the neighbour's text block (another batch size)
 constexpr double kSigScale = 2.302585092994046, kSigBias = -10.0;  // SigLIP init: ln(10), -10
+constexpr int64_t kCnN = 2, kCnH = 6, kCnW = 6, kCnC = 3, kCnOC = 4, kCnK = 3;  // the conv chain
 constexpr int64_t kAdamN = 1000, kAdamSteps = 4;
 constexpr float kLr = 1e-3f, kBeta1 = 0.9f, kBeta2 = 0.98f, kEps = 1e-6f, kWd = 0.2f;
 
@@ -94,18 +97,22 @@ class TorchRef : public ::testing::Test {
     }
     put("clip.img", kClipN * kClipE), put("clip.txt", kClipN * kClipE);
     put("siglip.img", kClipN * kClipE), put("siglip.txt", kClipN * kClipE), put("siglip.txt2", kSigM * kClipE);
+    put("convnet.x", kCnN * kCnH * kCnW * kCnC), put("convnet.w", kCnOC * kCnC * kCnK * kCnK, 0.3);
+    put("convnet.bn_w", kCnOC), put("convnet.bn_b", kCnOC), put("convnet.dy", kCnN * kCnH * kCnW * kCnOC / 4);
     put_raw("adamw.p.bin", to<float>(input("adamw.p", kAdamN)));
     put_raw("adamw.g.bin", to<float>(input("adamw.g", kAdamSteps * kAdamN, 0.01)));
     // Hyper-parameters as the exact doubles of the floats our adamw_step receives.
     files.emplace_back("meta.json", fmt::format(
-        R"({{"cases": ["layernorm", "act", "mha", "xattn", "clip", "siglip", "adamw"], "layernorm": {{"N": {}, "C": {}}},
+        R"({{"cases": ["layernorm", "act", "mha", "xattn", "clip", "siglip", "adamw", "convnet"], "layernorm": {{"N": {}, "C": {}}},
 "act": {{"n": {}}}, "mha": {{"B": {}, "T": {}, "C": {}, "H": {}}},
 "xattn": {{"B": {}, "Tq": [{}, {}], "Tk": {}, "C": {}, "H": {}}},
 "clip": {{"N": {}, "E": {}, "logit_scale": {:.17g}}},
 "siglip": {{"N": {}, "M": {}, "E": {}, "logit_scale": {:.17g}, "logit_bias": {:.17g}}},
-"adamw": {{"n": {}, "steps": {}, "lr": {:.17g}, "beta1": {:.17g}, "beta2": {:.17g}, "eps": {:.17g}, "wd": {:.17g}}}}})",
-        kLnN, kLnC, kActN, kB, kT, kC, kH, kB, kXattnTq[0], kXattnTq[1], kT, kC, kH, kClipN, kClipE, kLogitScale, kClipN, kSigM, kClipE, kSigScale, kSigBias, kAdamN, kAdamSteps, double(kLr),
-        double(kBeta1), double(kBeta2), double(kEps), double(kWd)));
+"adamw": {{"n": {}, "steps": {}, "lr": {:.17g}, "beta1": {:.17g}, "beta2": {:.17g}, "eps": {:.17g}, "wd": {:.17g}}},
+"convnet": {{"N": {}, "H": {}, "W": {}, "C": {}, "OC": {}, "K": {}}}}})",
+        kLnN, kLnC, kActN, kB, kT, kC, kH, kB, kXattnTq[0], kXattnTq[1], kT, kC, kH, kClipN, kClipE, kLogitScale, kClipN,
+        kSigM, kClipE, kSigScale, kSigBias, kAdamN, kAdamSteps, double(kLr), double(kBeta1), double(kBeta2), double(kEps),
+        double(kWd), kCnN, kCnH, kCnW, kCnC, kCnOC, kCnK));
 
     const std::string script = std::string(OPENCLIP_TEST_DIR) + "/reference/ops_ref.py";
     std::ifstream sf(script);
@@ -299,6 +306,34 @@ TEST_F(TorchRef, AdamW) {
   EXPECT_LE(max_scaled_err(p, tp, 1e-9, 5e-7), 1.0);
   EXPECT_LE(max_scaled_err(m, tm, 1e-9, 5e-7), 1.0);
   EXPECT_LE(max_scaled_err(v, tv, 1e-11, 5e-7), 1.0);
+}
+
+TEST_F(TorchRef, ConvBatchNormReluAvgPool) {
+  const ConvShape s{kCnN, kCnH, kCnW, kCnC, kCnOC, kCnK, 1, kCnK / 2};
+  const int64_t R = kCnN * kCnH * kCnW, OC = kCnOC, out = R * OC / 4;
+  auto x = input("convnet.x", R * kCnC), w = input("convnet.w", OC * kCnC * kCnK * kCnK, 0.3),
+       bw = input("convnet.bn_w", OC), bb = input("convnet.bn_b", OC), dy = input("convnet.dy", out);
+  std::vector<double> a(R * OC), b(R * OC), mean(OC), rstd(OC), rm(OC, 0.0), rv(OC, 1.0),
+      y(out);  // PyTorch's initial stats
+  conv2d_forward<double>(a.data(), x.data(), w.data(), s);
+  batchnorm_forward<double>(b.data(), mean.data(), rstd.data(), rm.data(), rv.data(), a.data(), bw.data(), bb.data(), R,
+                            OC, 1e-5, 0.1, true);
+  relu_forward<double>(b.data(), b.data(), R * OC);
+  avg_pool_forward<double>(y.data(), b.data(), kCnN, kCnH, kCnW, OC, 2);
+  std::vector<double> db(R * OC), da(R * OC), dx(R * kCnC), dw(w.size(), 0.0), dbw(OC, 0.0), dbb(OC, 0.0);
+  avg_pool_backward<double>(db.data(), dy.data(), kCnN, kCnH, kCnW, OC, 2);
+  relu_backward<double>(db.data(), db.data(), b.data(), R * OC);
+  batchnorm_backward<double>(da.data(), dbw.data(), dbb.data(), db.data(), a.data(), bw.data(), mean.data(),
+                             rstd.data(), R, OC, true);
+  conv2d_backward_data<double>(dx.data(), da.data(), w.data(), s);
+  conv2d_backward_weights<double>(dw.data(), da.data(), x.data(), s);
+  EXPECT_LE(max_scaled_err(y, golden("convnet.y", out), kTol, kTol), 1.0);
+  EXPECT_LE(max_scaled_err(dx, golden("convnet.dx", dx.size()), kTol, kTol), 1.0);
+  EXPECT_LE(max_scaled_err(dw, golden("convnet.dw", dw.size()), kTol, kTol), 1.0);
+  EXPECT_LE(max_scaled_err(dbw, golden("convnet.dbn_w", OC), kTol, kTol), 1.0);
+  EXPECT_LE(max_scaled_err(dbb, golden("convnet.dbn_b", OC), kTol, kTol), 1.0);
+  EXPECT_LE(max_scaled_err(rm, golden("convnet.running_mean", OC), kTol, kTol), 1.0);
+  EXPECT_LE(max_scaled_err(rv, golden("convnet.running_var", OC), kTol, kTol), 1.0);
 }
 
 }  // namespace

@@ -8,7 +8,9 @@ DIR/<case>.<name>.out.bin with the outputs and gradients PyTorch computes, in th
 Modules are the ones OpenCLIP uses: F.layer_norm, nn.GELU, QuickGELU, nn.MultiheadAttention
 (batch_first, in_proj, causal float mask; and as cross attention, Tq queries over Tk tokens,
 as CLIP's AttentionPool2d and timm's AttentionPoolLatent use it), F.normalize + ClipLoss,
-torch.optim.AdamW.
+torch.optim.AdamW, and ModifiedResNet's conv -> BatchNorm2d (train mode) -> ReLU -> AvgPool2d
+chain (inputs and outputs channels-last, as openclip-cpp lays them out; permuted to PyTorch's
+NCHW here).
 """
 import json
 import math
@@ -176,6 +178,25 @@ def adamw(m):
     save("adamw", "v", st["exp_avg_sq"])
 
 
+def convnet(m):
+    N, H, W, C, OC, K = m["N"], m["H"], m["W"], m["C"], m["OC"], m["K"]
+    x = load("convnet", "x", [N, H, W, C]).permute(0, 3, 1, 2).contiguous().requires_grad_()
+    conv = torch.nn.Conv2d(C, OC, K, padding=K // 2, bias=False).double()
+    bn = torch.nn.BatchNorm2d(OC).double()
+    with torch.no_grad():
+        conv.weight.copy_(load("convnet", "w", [OC, C, K, K]))
+        bn.weight.copy_(load("convnet", "bn_w", [OC]))
+        bn.bias.copy_(load("convnet", "bn_b", [OC]))
+    bn.train()
+    y = torch.nn.AvgPool2d(2)(torch.relu(bn(conv(x))))
+    y.backward(load("convnet", "dy", [N, H // 2, W // 2, OC]).permute(0, 3, 1, 2))
+    for n, t in [("y", y.permute(0, 2, 3, 1)), ("dx", x.grad.permute(0, 2, 3, 1)), ("dw", conv.weight.grad),
+                 ("dbn_w", bn.weight.grad), ("dbn_b", bn.bias.grad), ("running_mean", bn.running_mean),
+                 ("running_var", bn.running_var)]:
+        save("convnet", n, t)
+
+
 torch.set_num_threads(1)
 for name in META["cases"]:
-    {"layernorm": layernorm, "act": act, "mha": mha, "xattn": xattn, "clip": clip, "siglip": siglip, "adamw": adamw}[name](META[name])
+    {"layernorm": layernorm, "act": act, "mha": mha, "xattn": xattn, "clip": clip, "siglip": siglip, "adamw": adamw,
+     "convnet": convnet}[name](META[name])

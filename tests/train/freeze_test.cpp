@@ -103,5 +103,18 @@ TEST(Freeze, SiglipTimmTowerAndTextPrefix) {
   EXPECT_EQ(text, (std::set<std::string>{"text.text_projection.weight", "text.text_projection.bias"}));
 }
 
+// ModifiedResNet.lock: every parameter of the tower frozen (the text tower and logit_scale
+// train); partial locking is refused, as OpenCLIP asserts unlocked_groups == 0.
+TEST(Freeze, ResNetTowerLocksWhole) {
+  Clip m(load_model_config(OPENCLIP_TEST_DIR "/model/configs/tiny-rn.json"));
+  TrainArgs a;
+  a.lock_image = true;
+  const std::set<std::string> t = trainable(m, a);
+  for (const ParamInfo& p : m.table().params)
+    EXPECT_EQ(t.count(p.name) == 1, p.name.rfind("visual.", 0) != 0) << p.name;
+  a.lock_image_unlocked_groups = 1;
+  EXPECT_THROW(trainable_mask(m, a), std::exception);
+}
+
 }  // namespace
 }  // namespace oc

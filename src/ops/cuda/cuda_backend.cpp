@@ -13,7 +13,10 @@
 #include <span>
 
 #include "ops/cpu/attention.h"
+#include "ops/cpu/batchnorm.h"
+#include "ops/cpu/conv.h"
 #include "ops/cpu/cross_attention.h"
+#include "ops/cpu/pool.h"
 #include "ops/cuda/cuda_backend.h"
 #include "ops/cuda/cuda_check.h"
 #include "ops/cuda/device_ctx.h"
@@ -365,6 +368,19 @@ class CudaBackend final : public Backend {
     h.finish();
   }
 
+  // ---- convolution towers (ModifiedResNet): SLOW HOST FALLBACK, defined at the end ----
+  void run(const Conv2dForwardArgs& a) override;
+  void run(const Conv2dBackwardDataArgs& a) override;
+  void run(const Conv2dBackwardWeightsArgs& a) override;
+  void run(const BatchNormForwardArgs& a) override;
+  void run(const BatchNormBackwardArgs& a) override;
+  void run(const ReluForwardArgs& a) override;
+  void run(const ReluBackwardArgs& a) override;
+  void run(const AvgPoolForwardArgs& a) override;
+  void run(const AvgPoolBackwardArgs& a) override;
+  void run(const AttnPoolTokensForwardArgs& a) override;
+  void run(const AttnPoolTokensBackwardArgs& a) override;
+
  protected:
   void* allocate(size_t bytes) override;
   void release(void* p) override;
@@ -448,6 +464,80 @@ const int32_t* CudaBackend::upload_index(std::span<const int32_t> idx, int64_t n
   void* d = pool_->get(k::Slot::Index, size_t(n) * sizeof(int32_t));
   copy_from_host(d, idx.data(), size_t(n) * sizeof(int32_t));
   return static_cast<const int32_t*>(d);
+}
+
+// ---- convolution towers: SLOW HOST FALLBACK (no CUDA kernels yet; docs/CUDA.md) ----
+void CudaBackend::run(const Conv2dForwardArgs& a) {
+  const ConvShape sh{a.N, a.H, a.W, a.C, a.OC, a.K, a.stride, a.pad};
+  k::HostMirror h(s_);
+  ops::conv2d_forward(h.io(a.out, sh.N * sh.OH() * sh.OW() * sh.OC), h.in(a.inp, sh.N * sh.H * sh.W * sh.C),
+                      h.in(a.weight, sh.OC * sh.C * sh.K * sh.K), sh, a.prec);
+  h.finish();
+}
+void CudaBackend::run(const Conv2dBackwardDataArgs& a) {
+  const ConvShape sh{a.N, a.H, a.W, a.C, a.OC, a.K, a.stride, a.pad};
+  k::HostMirror h(s_);
+  ops::conv2d_backward_data(h.io(a.dinp, sh.N * sh.H * sh.W * sh.C), h.in(a.dout, sh.N * sh.OH() * sh.OW() * sh.OC),
+                            h.in(a.weight, sh.OC * sh.C * sh.K * sh.K), sh, a.prec);
+  h.finish();
+}
+void CudaBackend::run(const Conv2dBackwardWeightsArgs& a) {
+  const ConvShape sh{a.N, a.H, a.W, a.C, a.OC, a.K, a.stride, a.pad};
+  k::HostMirror h(s_);
+  ops::conv2d_backward_weights(h.io(a.dweight, sh.OC * sh.C * sh.K * sh.K),
+                               h.in(a.dout, sh.N * sh.OH() * sh.OW() * sh.OC), h.in(a.inp, sh.N * sh.H * sh.W * sh.C),
+                               sh, a.prec);
+  h.finish();
+}
+void CudaBackend::run(const BatchNormForwardArgs& a) {
+  k::HostMirror h(s_);
+  ops::batchnorm_forward(h.io(a.out, a.R * a.C), h.io(a.mean, a.C), h.io(a.rstd, a.C), h.io(a.running_mean, a.C),
+                         h.io(a.running_var, a.C), h.in(a.inp, a.R * a.C), h.in(a.weight, a.C), h.in(a.bias, a.C), a.R,
+                         a.C, a.eps, a.momentum, a.training);
+  h.finish();
+}
+void CudaBackend::run(const BatchNormBackwardArgs& a) {
+  k::HostMirror h(s_);
+  ops::batchnorm_backward(h.io(a.dinp, a.R * a.C), h.io(a.dweight, a.C), h.io(a.dbias, a.C), h.in(a.dout, a.R * a.C),
+                          h.in(a.inp, a.R * a.C), h.in(a.weight, a.C), h.in(a.mean, a.C), h.in(a.rstd, a.C), a.R, a.C,
+                          a.training);
+  h.finish();
+}
+void CudaBackend::run(const ReluForwardArgs& a) {
+  k::HostMirror h(s_);
+  float* out = h.io(a.out, a.n);
+  ops::relu_forward(out, a.inp == a.out ? out : h.in(a.inp, a.n), a.n);
+  h.finish();
+}
+void CudaBackend::run(const ReluBackwardArgs& a) {
+  k::HostMirror h(s_);
+  float* d = h.io(a.dinp, a.n);
+  ops::relu_backward(d, a.dout == a.dinp ? d : h.in(a.dout, a.n), h.in(a.out, a.n), a.n);
+  h.finish();
+}
+void CudaBackend::run(const AvgPoolForwardArgs& a) {
+  k::HostMirror h(s_);
+  ops::avg_pool_forward(h.io(a.out, a.N * (a.H / a.k) * (a.W / a.k) * a.C), h.in(a.inp, a.N * a.H * a.W * a.C), a.N,
+                        a.H, a.W, a.C, a.k);
+  h.finish();
+}
+void CudaBackend::run(const AvgPoolBackwardArgs& a) {
+  k::HostMirror h(s_);
+  ops::avg_pool_backward(h.io(a.dinp, a.N * a.H * a.W * a.C), h.in(a.dout, a.N * (a.H / a.k) * (a.W / a.k) * a.C), a.N,
+                         a.H, a.W, a.C, a.k);
+  h.finish();
+}
+void CudaBackend::run(const AttnPoolTokensForwardArgs& a) {
+  k::HostMirror h(s_);
+  ops::attnpool_tokens_forward(h.io(a.x, a.N * (a.HW + 1) * a.C), h.in(a.feat, a.N * a.HW * a.C),
+                               h.in(a.pos, (a.HW + 1) * a.C), a.N, a.HW, a.C);
+  h.finish();
+}
+void CudaBackend::run(const AttnPoolTokensBackwardArgs& a) {
+  k::HostMirror h(s_);
+  ops::attnpool_tokens_backward(h.io(a.dfeat, a.N * a.HW * a.C), h.io(a.dpos, (a.HW + 1) * a.C),
+                                h.in(a.dx, a.N * (a.HW + 1) * a.C), a.N, a.HW, a.C);
+  h.finish();
 }
 
 }  // namespace

@@ -154,6 +154,16 @@ void run(const ActBackwardArgs& a) {
   for (int64_t i = 0; i < n; ++i) dinp[i] = float(double(dout[i]) * act_derivative(inp[i], act));
 }
 
+void run(const ReluForwardArgs& a) {
+  const auto& [out, inp, n] = a;
+  for (int64_t i = 0; i < n; ++i) out[i] = inp[i] < 0.0f ? 0.0f : inp[i];  // NaN < 0 is false: NaN kept
+}
+
+void run(const ReluBackwardArgs& a) {
+  const auto& [dinp, dout, out, n] = a;
+  for (int64_t i = 0; i < n; ++i) dinp[i] = out[i] <= 0.0f ? 0.0f : dout[i];
+}
+
 void run(const AddInplaceArgs& a) {
   const auto& [y, x, n] = a;
   for (int64_t i = 0; i < n; ++i) y[i] += x[i];

@@ -1,0 +1,322 @@
+#include "model/modified_resnet.h"
+
+#include <algorithm>
+#include <utility>
+
+#include "core/check.h"
+#include "ops/batchnorm.h"
+#include "ops/conv.h"
+#include "ops/embed.h"
+#include "ops/linear.h"
+#include "ops/loss.h"
+#include "ops/pool.h"
+
+namespace oc {
+namespace {
+constexpr double kBnEps = 1e-5, kBnMomentum = 0.1;  // nn.BatchNorm2d's defaults, as ModifiedResNet builds them
+}  // namespace
+
+float* ResNetTower::buf(size_t n) {
+  bufs_.push_back(be_->alloc_floats(std::max<size_t>(n, 1), fmt::format("{} ResNet tower, batch {}", cfg_.name, B_max_),
+                                    /*zero=*/false));
+  floats_ += n;
+  return bufs_.back().f32();
+}
+
+void ResNetTower::plan_unit(Unit& u, const ConvBnParams& c, int64_t H, int64_t W, int64_t stride, bool relu, float* y) {
+  u.H = H, u.W = W, u.stride = stride, u.pad = c.k / 2, u.relu = relu;
+  u.OH = ops::conv_out_size(H, c.k, stride, u.pad), u.OW = ops::conv_out_size(W, c.k, stride, u.pad);
+  const size_t n = size_t(B_max_ * u.OH * u.OW * c.cout);
+  u.a = buf(n);
+  u.y = y ? y : buf(n);
+  u.mean = buf(size_t(c.cout));
+  u.rstd = buf(size_t(c.cout));
+}
+
+void ResNetTower::plan(const ModelCfg& cfg, const ResNetParams& rn, int64_t B, bool training) {
+  OC_CHECK(cfg.vision.resnet(), "ResNetTower planned for the ViT config {}", cfg.name);
+  cfg_ = cfg, B_max_ = B, training_ = training;
+  bufs_.clear(), floats_ = 0;
+  const int64_t S = cfg.vision.image_size, C = 32 * int64_t(cfg.vision.width), E = cfg.embed_dim;
+  size_t biggest = 0;  // the largest map, for the gradient buffers
+  auto track = [&](int64_t h, int64_t w, int64_t c) { biggest = std::max(biggest, size_t(B * h * w * c)); };
+  img_ = buf(size_t(B * S * S * 3));
+  plan_unit(stem_[0], rn.stem[0], S, S, 2, true);
+  for (int i = 1; i < 3; ++i) plan_unit(stem_[i], rn.stem[i], stem_[0].OH, stem_[0].OW, 1, true);
+  int64_t H = stem_[0].OH / 2, W = stem_[0].OW / 2;
+  track(stem_[0].OH, stem_[0].OW, rn.stem[2].cout);
+  stem_pool_ = buf(size_t(B * H * W * rn.stem[2].cout));
+  const float* x = stem_pool_;
+  blocks_.assign(rn.blocks.size(), Block{});
+  for (size_t i = 0; i < rn.blocks.size(); ++i) {
+    const BottleneckParams& p = rn.blocks[i];
+    Block& b = blocks_[i];
+    b.H = H, b.W = W, b.x = const_cast<float*>(x);
+    plan_unit(b.u1, p.c1, H, W, 1, true);
+    plan_unit(b.u2, p.c2, H, W, 1, true);
+    const int64_t OH = H / p.stride, OW = W / p.stride;
+    if (p.stride > 1) b.p2 = buf(size_t(B * OH * OW * p.c2.cout));
+    plan_unit(b.u3, p.c3, OH, OW, 1, false);
+    if (p.has_down) {
+      if (p.stride > 1) b.q = buf(size_t(B * OH * OW * p.c1.cin));
+      plan_unit(b.ud, p.down, OH, OW, 1, false);
+    }
+    track(H, W, std::max(p.c1.cin, p.c2.cout)), track(OH, OW, p.c3.cout);
+    x = b.u3.y, H = OH, W = OW;
+  }
+  const int64_t T = H * W + 1, heads = cfg.vision.heads();
+  OC_CHECK(H == cfg.vision.grid() && W == cfg.vision.grid(), "ResNet map {}x{} where the attention pool expects {}", H,
+           W, cfg.vision.grid());
+  tok_ = buf(size_t(B * T * C)), w_in_ = buf(size_t(3 * C * C)), b_in_ = buf(size_t(3 * C));
+  qkv_ = buf(size_t(B * T * 3 * C)), att_out_ = buf(size_t(B * T * C)), att_ = buf(size_t(B * heads * T * T));
+  pooled_ = buf(size_t(B * C)), feat_raw_ = buf(size_t(B * E)), feat_ = buf(size_t(B * E)), norm_ = buf(size_t(B));
+  first_.assign(size_t(B), 0);
+  if (!training) return;
+  d_feat_raw_ = buf(size_t(B * E)), d_pooled_ = buf(size_t(B * C)), d_att_out_ = buf(size_t(B * T * C));
+  d_qkv_ = buf(size_t(B * T * 3 * C)), d_tok_ = buf(size_t(B * T * C)), dw_in_ = buf(size_t(3 * C * C));
+  db_in_ = buf(size_t(3 * C)), att_scratch_ = buf(size_t(B * heads * T * T));
+  dA_ = buf(biggest), dB_ = buf(biggest), s1_ = buf(biggest), s2_ = buf(biggest), s3_ = buf(biggest);
+}
+
+double ResNetTower::mib() const { return double(floats_) * sizeof(float) / (1 << 20); }
+
+// ---- forward -------------------------------------------------------------------------
+void ResNetTower::unit_forward(const Unit& u, const ConvBnParams& c, const float* x, ops::Prec prec) {
+  be_->run(ops::Conv2dForwardArgs{.out = u.a,
+                                  .inp = x,
+                                  .weight = c.conv,
+                                  .N = B_,
+                                  .H = u.H,
+                                  .W = u.W,
+                                  .C = c.cin,
+                                  .OC = c.cout,
+                                  .K = c.k,
+                                  .stride = u.stride,
+                                  .pad = u.pad,
+                                  .prec = prec});
+  be_->run(ops::BatchNormForwardArgs{.out = u.y,
+                                     .mean = u.mean,
+                                     .rstd = u.rstd,
+                                     .running_mean = c.bn_mean,
+                                     .running_var = c.bn_var,
+                                     .inp = u.a,
+                                     .weight = c.bn_w,
+                                     .bias = c.bn_b,
+                                     .R = B_ * u.OH * u.OW,
+                                     .C = c.cout,
+                                     .eps = kBnEps,
+                                     .momentum = kBnMomentum,
+                                     .training = train_bn_});
+  if (train_bn_) ops::add_scalar(*be_, c.bn_count, 1.0f);  // num_batches_tracked, as PyTorch counts it
+  if (u.relu) be_->run(ops::ReluForwardArgs{.out = u.y, .inp = u.y, .n = B_ * u.OH * u.OW * c.cout});
+}
+
+void ResNetTower::block_forward(const Block& b, const BottleneckParams& p, ops::Prec prec) {
+  unit_forward(b.u1, p.c1, b.x, prec);
+  unit_forward(b.u2, p.c2, b.u1.y, prec);
+  const float* mid = b.u2.y;
+  if (p.stride > 1) {
+    be_->run(ops::AvgPoolForwardArgs{
+        .out = b.p2, .inp = b.u2.y, .N = B_, .H = b.H, .W = b.W, .C = p.c2.cout, .k = p.stride});
+    mid = b.p2;
+  }
+  unit_forward(b.u3, p.c3, mid, prec);
+  const int64_t n = B_ * b.u3.OH * b.u3.OW * p.c3.cout;
+  const float* identity = b.x;
+  if (p.has_down) {
+    const float* q = b.x;
+    if (p.stride > 1) {
+      be_->run(
+          ops::AvgPoolForwardArgs{.out = b.q, .inp = b.x, .N = B_, .H = b.H, .W = b.W, .C = p.c1.cin, .k = p.stride});
+      q = b.q;
+    }
+    unit_forward(b.ud, p.down, q, prec);
+    identity = b.ud.y;
+  }
+  be_->run(ops::AddInplaceArgs{.y = b.u3.y, .x = identity, .n = n});
+  be_->run(ops::ReluForwardArgs{.out = b.u3.y, .inp = b.u3.y, .n = n});
+}
+
+void ResNetTower::pool_forward(const AttnPoolParams& p, const float* feat, ops::Prec prec) {
+  const int64_t C = 32 * int64_t(cfg_.vision.width), HW = cfg_.vision.grid() * cfg_.vision.grid(), T = HW + 1;
+  be_->run(ops::AttnPoolTokensForwardArgs{.x = tok_, .feat = feat, .pos = p.pos, .N = B_, .HW = HW, .C = C});
+  // nn.MultiheadAttention's packed in-projection, rows q | k | v (F.multi_head_attention_forward
+  // with use_separate_proj_weight computes the same three products).
+  const size_t cc = size_t(C * C) * sizeof(float), c = size_t(C) * sizeof(float);
+  be_->copy(w_in_, p.q_w, cc), be_->copy(w_in_ + C * C, p.k_w, cc), be_->copy(w_in_ + 2 * C * C, p.v_w, cc);
+  be_->copy(b_in_, p.q_b, c), be_->copy(b_in_ + C, p.k_b, c), be_->copy(b_in_ + 2 * C, p.v_b, c);
+  be_->run(ops::LinearForwardArgs{
+      .out = qkv_, .inp = tok_, .weight = w_in_, .bias = b_in_, .M = B_ * T, .K = C, .N = 3 * C, .prec = prec});
+  be_->run(ops::AttentionForwardArgs{.out = att_out_,
+                                     .att = att_,
+                                     .qkv = qkv_,
+                                     .B = B_,
+                                     .Tn = T,
+                                     .C = C,
+                                     .H = cfg_.vision.heads(),
+                                     .causal = false,
+                                     .prec = prec});
+  be_->run(ops::GatherRowsForwardArgs{
+      .out = pooled_, .inp = att_out_, .idx = {first_.data(), size_t(B_)}, .B = B_, .Tn = T, .C = C});
+  be_->run(ops::LinearForwardArgs{.out = feat_raw_,
+                                  .inp = pooled_,
+                                  .weight = p.c_w,
+                                  .bias = p.c_b,
+                                  .M = B_,
+                                  .K = C,
+                                  .N = cfg_.embed_dim,
+                                  .prec = prec});
+}
+
+const float* ResNetTower::forward(const ClipParams& p, const float* images, int64_t B, ops::Prec prec, bool normalize,
+                                  bool train_bn) {
+  OC_CHECK(B > 0 && B <= B_max_, "ResNet tower planned for batch <= {}, got {}", B_max_, B);
+  B_ = B, train_bn_ = train_bn;
+  const int64_t S = cfg_.vision.image_size;
+  nhwc_.resize(size_t(B * S * S * 3));
+  for (int64_t b = 0; b < B; ++b)
+    for (int64_t c = 0; c < 3; ++c)
+      for (int64_t hw = 0; hw < S * S; ++hw) nhwc_[size_t((b * S * S + hw) * 3 + c)] = images[(b * 3 + c) * S * S + hw];
+  be_->copy_from_host(img_, nhwc_.data(), nhwc_.size() * sizeof(float));
+  const float* x = img_;
+  for (int i = 0; i < 3; ++i) unit_forward(stem_[i], p.rn.stem[i], x, prec), x = stem_[i].y;
+  be_->run(ops::AvgPoolForwardArgs{
+      .out = stem_pool_, .inp = x, .N = B, .H = stem_[2].OH, .W = stem_[2].OW, .C = p.rn.stem[2].cout, .k = 2});
+  for (size_t i = 0; i < blocks_.size(); ++i) block_forward(blocks_[i], p.rn.blocks[i], prec);
+  pool_forward(p.rn.pool, blocks_.back().u3.y, prec);
+  if (!normalize) return feat_raw_;
+  be_->run(ops::L2NormForwardArgs{.out = feat_, .norm = norm_, .inp = feat_raw_, .N = B, .C = cfg_.embed_dim});
+  return feat_;
+}
+
+// ---- backward ------------------------------------------------------------------------
+void ResNetTower::unit_backward(const Unit& u, const ConvBnParams& c, const ConvBnParams& g, float* dy, const float* x,
+                                float* dx, ops::Prec prec) {
+  const int64_t R = B_ * u.OH * u.OW;
+  if (u.relu) be_->run(ops::ReluBackwardArgs{.dinp = dy, .dout = dy, .out = u.y, .n = R * c.cout});
+  be_->run(ops::BatchNormBackwardArgs{.dinp = dy,
+                                      .dweight = g.bn_w,
+                                      .dbias = g.bn_b,
+                                      .dout = dy,
+                                      .inp = u.a,
+                                      .weight = c.bn_w,
+                                      .mean = u.mean,
+                                      .rstd = u.rstd,
+                                      .R = R,
+                                      .C = c.cout,
+                                      .training = train_bn_});
+  be_->run(ops::Conv2dBackwardWeightsArgs{.dweight = g.conv,
+                                          .dout = dy,
+                                          .inp = x,
+                                          .N = B_,
+                                          .H = u.H,
+                                          .W = u.W,
+                                          .C = c.cin,
+                                          .OC = c.cout,
+                                          .K = c.k,
+                                          .stride = u.stride,
+                                          .pad = u.pad,
+                                          .prec = prec});
+  if (dx)
+    be_->run(ops::Conv2dBackwardDataArgs{.dinp = dx,
+                                         .dout = dy,
+                                         .weight = c.conv,
+                                         .N = B_,
+                                         .H = u.H,
+                                         .W = u.W,
+                                         .C = c.cin,
+                                         .OC = c.cout,
+                                         .K = c.k,
+                                         .stride = u.stride,
+                                         .pad = u.pad,
+                                         .prec = prec});
+}
+
+// d_out (mutable): the gradient of the block's output; dx (assigned): of its input.
+void ResNetTower::block_backward(const Block& b, const BottleneckParams& p, const BottleneckParams& g, float* d_out,
+                                 float* dx, ops::Prec prec) {
+  const int64_t n_out = B_ * b.u3.OH * b.u3.OW * p.c3.cout, n_in = B_ * b.H * b.W * p.c1.cin;
+  be_->run(ops::ReluBackwardArgs{.dinp = d_out, .dout = d_out, .out = b.u3.y, .n = n_out});
+  if (p.has_down) {  // the identity path first, into dx
+    be_->copy(s1_, d_out, size_t(n_out) * sizeof(float));
+    unit_backward(b.ud, p.down, g.down, s1_, p.stride > 1 ? b.q : b.x, p.stride > 1 ? s2_ : dx, prec);
+    if (p.stride > 1)
+      be_->run(
+          ops::AvgPoolBackwardArgs{.dinp = dx, .dout = s2_, .N = B_, .H = b.H, .W = b.W, .C = p.c1.cin, .k = p.stride});
+  } else {
+    be_->copy(dx, d_out, size_t(n_in) * sizeof(float));
+  }
+  unit_backward(b.u3, p.c3, g.c3, d_out, p.stride > 1 ? b.p2 : b.u2.y, p.stride > 1 ? s1_ : s2_, prec);
+  if (p.stride > 1)
+    be_->run(
+        ops::AvgPoolBackwardArgs{.dinp = s2_, .dout = s1_, .N = B_, .H = b.H, .W = b.W, .C = p.c2.cout, .k = p.stride});
+  unit_backward(b.u2, p.c2, g.c2, s2_, b.u1.y, s1_, prec);
+  unit_backward(b.u1, p.c1, g.c1, s1_, b.x, s3_, prec);
+  be_->run(ops::AddInplaceArgs{.y = dx, .x = s3_, .n = n_in});
+}
+
+void ResNetTower::pool_backward(const AttnPoolParams& p, const AttnPoolParams& g, float* d_feat, ops::Prec prec) {
+  const int64_t C = 32 * int64_t(cfg_.vision.width), HW = cfg_.vision.grid() * cfg_.vision.grid(), T = HW + 1;
+  be_->run(ops::LinearBackwardArgs{.dinp = d_pooled_,
+                                   .dweight = g.c_w,
+                                   .dbias = g.c_b,
+                                   .dout = d_feat_raw_,
+                                   .inp = pooled_,
+                                   .weight = p.c_w,
+                                   .M = B_,
+                                   .K = C,
+                                   .N = cfg_.embed_dim,
+                                   .prec = prec});
+  be_->zero(d_att_out_, sizeof(float) * size_t(B_ * T * C));
+  be_->run(ops::GatherRowsBackwardArgs{
+      .dinp = d_att_out_, .dout = d_pooled_, .idx = {first_.data(), size_t(B_)}, .B = B_, .Tn = T, .C = C});
+  be_->run(ops::AttentionBackwardArgs{.dqkv = d_qkv_,
+                                      .scratch = att_scratch_,
+                                      .dout = d_att_out_,
+                                      .qkv = qkv_,
+                                      .att = att_,
+                                      .B = B_,
+                                      .Tn = T,
+                                      .C = C,
+                                      .H = cfg_.vision.heads(),
+                                      .causal = false,
+                                      .prec = prec});
+  be_->zero(dw_in_, sizeof(float) * size_t(3 * C * C));
+  be_->zero(db_in_, sizeof(float) * size_t(3 * C));
+  be_->run(ops::LinearBackwardArgs{.dinp = d_tok_,
+                                   .dweight = dw_in_,
+                                   .dbias = db_in_,
+                                   .dout = d_qkv_,
+                                   .inp = tok_,
+                                   .weight = w_in_,
+                                   .M = B_ * T,
+                                   .K = C,
+                                   .N = 3 * C,
+                                   .prec = prec});
+  float* gw[3] = {g.q_w, g.k_w, g.v_w};
+  float* gb[3] = {g.q_b, g.k_b, g.v_b};
+  for (int i = 0; i < 3; ++i) {
+    be_->run(ops::AddInplaceArgs{.y = gw[i], .x = dw_in_ + i * C * C, .n = C * C});
+    be_->run(ops::AddInplaceArgs{.y = gb[i], .x = db_in_ + i * C, .n = C});
+  }
+  be_->run(ops::AttnPoolTokensBackwardArgs{.dfeat = d_feat, .dpos = g.pos, .dx = d_tok_, .N = B_, .HW = HW, .C = C});
+}
+
+void ResNetTower::backward(const ClipParams& p, const ClipParams& g, const float* d_feat, ops::Prec prec) {
+  OC_CHECK(training_, "ResNet tower was planned for inference; backward needs training activations");
+  be_->run(ops::L2NormBackwardArgs{
+      .dinp = d_feat_raw_, .dout = d_feat, .out = feat_, .norm = norm_, .N = B_, .C = cfg_.embed_dim});
+  float *cur = dA_, *next = dB_;
+  pool_backward(p.rn.pool, g.rn.pool, cur, prec);
+  for (size_t i = blocks_.size(); i-- > 0;) {
+    block_backward(blocks_[i], p.rn.blocks[i], g.rn.blocks[i], cur, next, prec);
+    std::swap(cur, next);
+  }
+  be_->run(ops::AvgPoolBackwardArgs{
+      .dinp = next, .dout = cur, .N = B_, .H = stem_[2].OH, .W = stem_[2].OW, .C = p.rn.stem[2].cout, .k = 2});
+  unit_backward(stem_[2], p.rn.stem[2], g.rn.stem[2], next, stem_[1].y, cur, prec);
+  unit_backward(stem_[1], p.rn.stem[1], g.rn.stem[1], cur, stem_[0].y, next, prec);
+  unit_backward(stem_[0], p.rn.stem[0], g.rn.stem[0], next, img_, nullptr, prec);  // no gradient for the images
+}
+
+}  // namespace oc

@@ -1,0 +1,246 @@
+// 2-D convolution on the CPU. float: oneDNN convolution primitives on channels-last (nhwc)
+// activations, the weights in the layout the primitive asks for (format `any`: oneDNN's
+// blocked layout), reordered from / to PyTorch's OIHW on each call (weights are small next
+// to the activations); one primitive per (shape, direction) per thread, as the matmuls of
+// gemm.cpp. The weight gradient is accumulated by the reorder's sum post-op.
+// Prec::BF16 (amp_bf16) rounds the operands to bf16 values in scratch and runs the fp32
+// primitive: the products of bf16 values are exact in fp32, so this is the math of a bf16
+// convolution with fp32 accumulation on every CPU (a native bf16 primitive is future work).
+// double: plain loops (the gradient checks' reference).
+#include "ops/cpu/conv.h"
+
+#include <algorithm>
+#include <dnnl.hpp>
+#include <map>
+#include <optional>
+#include <tuple>
+#include <type_traits>
+
+#include "core/bf16.h"
+#include "core/check.h"
+#include "ops/cpu/cpu_backend.h"
+#include "ops/cpu/scratch.h"
+
+namespace oc::ops {
+namespace {
+
+enum class Dir { Fwd, BwdData, BwdWeights };
+
+void check_shape(const ConvShape& s, const char* op) {
+  OC_CHECK(s.N > 0 && s.H > 0 && s.W > 0 && s.C > 0 && s.OC > 0 && s.K > 0 && s.stride > 0 && s.pad >= 0,
+           "{}: bad shape N={} H={} W={} C={} OC={} K={} stride={} pad={}", op, s.N, s.H, s.W, s.C, s.OC, s.K, s.stride,
+           s.pad);
+  OC_CHECK(s.OH() > 0 && s.OW() > 0, "{}: kernel {} (pad {}) larger than the input {}x{}", op, s.K, s.pad, s.H, s.W);
+}
+
+// ---- double: the definition, loop by loop ----
+struct Idx {
+  const ConvShape& s;
+  int64_t x(int64_t n, int64_t h, int64_t w, int64_t c) const { return ((n * s.H + h) * s.W + w) * s.C + c; }
+  int64_t y(int64_t n, int64_t oh, int64_t ow, int64_t o) const { return ((n * s.OH() + oh) * s.OW() + ow) * s.OC + o; }
+  int64_t w(int64_t o, int64_t c, int64_t i, int64_t j) const { return ((o * s.C + c) * s.K + i) * s.K + j; }
+};
+
+// f(n, oh, ow, h, w, i, j) for every output position and every kernel tap that lands inside.
+template <class F>
+void each_tap(const ConvShape& s, F f) {
+  for (int64_t n = 0; n < s.N; ++n)
+    for (int64_t oh = 0; oh < s.OH(); ++oh)
+      for (int64_t ow = 0; ow < s.OW(); ++ow)
+        for (int64_t i = 0; i < s.K; ++i)
+          for (int64_t j = 0; j < s.K; ++j) {
+            const int64_t h = oh * s.stride - s.pad + i, w = ow * s.stride - s.pad + j;
+            if (h >= 0 && h < s.H && w >= 0 && w < s.W) f(n, oh, ow, h, w, i, j);
+          }
+}
+
+double in(double v, Prec p) { return p == Prec::BF16 ? double(round_bf16(float(v))) : v; }
+
+void forward_f64(double* out, const double* inp, const double* wt, const ConvShape& s, Prec p) {
+  const Idx ix{s};
+  std::fill(out, out + s.N * s.OH() * s.OW() * s.OC, 0.0);
+  each_tap(s, [&](int64_t n, int64_t oh, int64_t ow, int64_t h, int64_t w, int64_t i, int64_t j) {
+    for (int64_t o = 0; o < s.OC; ++o)
+      for (int64_t c = 0; c < s.C; ++c)
+        out[ix.y(n, oh, ow, o)] += in(inp[ix.x(n, h, w, c)], p) * in(wt[ix.w(o, c, i, j)], p);
+  });
+}
+
+void backward_data_f64(double* dinp, const double* dout, const double* wt, const ConvShape& s, Prec p) {
+  const Idx ix{s};
+  std::fill(dinp, dinp + s.N * s.H * s.W * s.C, 0.0);
+  each_tap(s, [&](int64_t n, int64_t oh, int64_t ow, int64_t h, int64_t w, int64_t i, int64_t j) {
+    for (int64_t o = 0; o < s.OC; ++o)
+      for (int64_t c = 0; c < s.C; ++c)
+        dinp[ix.x(n, h, w, c)] += in(dout[ix.y(n, oh, ow, o)], p) * in(wt[ix.w(o, c, i, j)], p);
+  });
+}
+
+void backward_weights_f64(double* dwt, const double* dout, const double* inp, const ConvShape& s, Prec p) {
+  const Idx ix{s};
+  each_tap(s, [&](int64_t n, int64_t oh, int64_t ow, int64_t h, int64_t w, int64_t i, int64_t j) {
+    for (int64_t o = 0; o < s.OC; ++o)
+      for (int64_t c = 0; c < s.C; ++c)
+        dwt[ix.w(o, c, i, j)] += in(dout[ix.y(n, oh, ow, o)], p) * in(inp[ix.x(n, h, w, c)], p);
+  });
+}
+
+// ---- float: oneDNN ----
+using md = dnnl::memory::desc;
+using dt = dnnl::memory::data_type;
+using tag = dnnl::memory::format_tag;
+
+const dnnl::engine& engine() {
+  static const dnnl::engine eng(dnnl::engine::kind::cpu, 0);
+  return eng;
+}
+
+struct Key {
+  int64_t N, H, W, C, OC, K, S, P;
+  Dir dir;
+  auto tie() const { return std::tie(N, H, W, C, OC, K, S, P, dir); }
+  bool operator<(const Key& o) const { return tie() < o.tie(); }
+};
+
+// A primitive and the weights layout it works in; `wei_reorder` converts OIHW to that layout
+// (forward, backward data: absent when it is OIHW already) or adds that layout's gradient
+// into OIHW (backward weights: always, with the sum post-op).
+struct Plan {
+  dnnl::primitive conv;
+  md act_in, act_out, wei, user_wei;
+  std::optional<dnnl::reorder> wei_reorder;
+};
+
+Plan make_plan(const Key& k) {
+  const ConvShape s{k.N, k.H, k.W, k.C, k.OC, k.K, k.S, k.P};
+  const md src({s.N, s.C, s.H, s.W}, dt::f32, tag::nhwc), dst({s.N, s.OC, s.OH(), s.OW()}, dt::f32, tag::nhwc);
+  const md wei_any({s.OC, s.C, s.K, s.K}, dt::f32, tag::any), user({s.OC, s.C, s.K, s.K}, dt::f32, tag::oihw);
+  const dnnl::memory::dims st{s.stride, s.stride}, pad{s.pad, s.pad};
+  const auto alg = dnnl::algorithm::convolution_direct;
+  dnnl::convolution_forward::primitive_desc fwd(engine(), dnnl::prop_kind::forward_training, alg, src, wei_any, dst, st,
+                                                pad, pad);
+  Plan p{.act_in = src, .act_out = dst, .user_wei = user};
+  if (k.dir == Dir::Fwd) {
+    p.conv = dnnl::convolution_forward(fwd), p.wei = fwd.weights_desc();
+  } else if (k.dir == Dir::BwdData) {
+    dnnl::convolution_backward_data::primitive_desc bd(engine(), alg, src, wei_any, dst, st, pad, pad, fwd);
+    p.conv = dnnl::convolution_backward_data(bd), p.wei = bd.weights_desc();
+  } else {
+    dnnl::convolution_backward_weights::primitive_desc bw(engine(), alg, src, wei_any, dst, st, pad, pad, fwd);
+    p.conv = dnnl::convolution_backward_weights(bw), p.wei = bw.diff_weights_desc();
+    dnnl::post_ops po;
+    po.append_sum(1.0f);
+    dnnl::primitive_attr attr;
+    attr.set_post_ops(po);
+    p.wei_reorder = dnnl::reorder(dnnl::reorder::primitive_desc(engine(), p.wei, engine(), user, attr));
+    return p;
+  }
+  if (p.wei != user) p.wei_reorder = dnnl::reorder(dnnl::reorder::primitive_desc(engine(), user, engine(), p.wei));
+  return p;
+}
+
+Plan& plan(const ConvShape& s, Dir dir) {
+  thread_local std::map<Key, Plan> cache;
+  const Key k{s.N, s.H, s.W, s.C, s.OC, s.K, s.stride, s.pad, dir};
+  auto it = cache.find(k);
+  if (it == cache.end()) it = cache.emplace(k, make_plan(k)).first;
+  return it->second;
+}
+
+// The operand as the primitive reads it: itself (F32), or its bf16 values in scratch (BF16).
+const float* operand(const float* x, size_t n, Prec prec, cpu::Scratch slot) {
+  if (prec != Prec::BF16) return x;
+  float* r = cpu::thread_scratch<float>(slot, n);
+  round_to_bf16(x, r, n);
+  return r;
+}
+
+float* ptr(const float* p) { return const_cast<float*>(p); }  // oneDNN memory wraps non-const handles
+
+// Runs direction `dir` with activations a_in (src or diff_src), a_out (dst or diff_dst) and the
+// user's OIHW weights (or weight gradient) `wt`.
+void run_dnnl(Dir dir, const ConvShape& s, float* a_in, float* a_out, float* wt) {
+  Plan& p = plan(s, dir);
+  const dnnl::engine& e = engine();
+  thread_local dnnl::stream stream(engine());
+  dnnl::memory in(p.act_in, e, a_in), out(p.act_out, e, a_out), user(p.user_wei, e, wt);
+  dnnl::memory w = user;
+  if (p.wei_reorder)
+    w = dnnl::memory(p.wei, e, cpu::thread_scratch<float>(cpu::Scratch::GemmC, p.wei.get_size() / 4 + 1));
+  if (dir == Dir::Fwd) {
+    if (p.wei_reorder) p.wei_reorder->execute(stream, user, w);
+    p.conv.execute(stream, {{DNNL_ARG_SRC, in}, {DNNL_ARG_WEIGHTS, w}, {DNNL_ARG_DST, out}});
+  } else if (dir == Dir::BwdData) {
+    if (p.wei_reorder) p.wei_reorder->execute(stream, user, w);
+    p.conv.execute(stream, {{DNNL_ARG_DIFF_SRC, in}, {DNNL_ARG_WEIGHTS, w}, {DNNL_ARG_DIFF_DST, out}});
+  } else {
+    p.conv.execute(stream, {{DNNL_ARG_SRC, in}, {DNNL_ARG_DIFF_WEIGHTS, w}, {DNNL_ARG_DIFF_DST, out}});
+    p.wei_reorder->execute(stream, w, user);  // user += w (sum post-op)
+  }
+  stream.wait();
+}
+
+size_t in_size(const ConvShape& s) { return size_t(s.N * s.H * s.W * s.C); }
+size_t out_size(const ConvShape& s) { return size_t(s.N * s.OH() * s.OW() * s.OC); }
+size_t wt_size(const ConvShape& s) { return size_t(s.OC * s.C * s.K * s.K); }
+
+}  // namespace
+
+template <typename T>
+void conv2d_forward(T* out, const T* inp, const T* weight, const ConvShape& s, Prec prec) {
+  check_shape(s, "conv2d_forward");
+  if constexpr (std::is_same_v<T, double>) {
+    forward_f64(out, inp, weight, s, prec);
+  } else {
+    const float* x = operand(inp, in_size(s), prec, cpu::Scratch::GemmA);
+    const float* w = operand(weight, wt_size(s), prec, cpu::Scratch::GemmB);
+    run_dnnl(Dir::Fwd, s, ptr(x), out, ptr(w));
+  }
+}
+
+template <typename T>
+void conv2d_backward_data(T* dinp, const T* dout, const T* weight, const ConvShape& s, Prec prec) {
+  check_shape(s, "conv2d_backward_data");
+  if constexpr (std::is_same_v<T, double>) {
+    backward_data_f64(dinp, dout, weight, s, prec);
+  } else {
+    const float* dy = operand(dout, out_size(s), prec, cpu::Scratch::GemmA);
+    const float* w = operand(weight, wt_size(s), prec, cpu::Scratch::GemmB);
+    run_dnnl(Dir::BwdData, s, dinp, ptr(dy), ptr(w));
+  }
+}
+
+template <typename T>
+void conv2d_backward_weights(T* dweight, const T* dout, const T* inp, const ConvShape& s, Prec prec) {
+  check_shape(s, "conv2d_backward_weights");
+  if constexpr (std::is_same_v<T, double>) {
+    backward_weights_f64(dweight, dout, inp, s, prec);
+  } else {
+    const float* dy = operand(dout, out_size(s), prec, cpu::Scratch::GemmA);
+    const float* x = operand(inp, in_size(s), prec, cpu::Scratch::GemmB);
+    run_dnnl(Dir::BwdWeights, s, ptr(x), ptr(dy), dweight);
+  }
+}
+
+#define OC_INSTANTIATE(T)                                                                \
+  template void conv2d_forward<T>(T*, const T*, const T*, const ConvShape&, Prec);       \
+  template void conv2d_backward_data<T>(T*, const T*, const T*, const ConvShape&, Prec); \
+  template void conv2d_backward_weights<T>(T*, const T*, const T*, const ConvShape&, Prec);
+OC_INSTANTIATE(float)
+OC_INSTANTIATE(double)
+#undef OC_INSTANTIATE
+
+}  // namespace oc::ops
+
+// The cpu backend's entry points (declared in ops/cpu/cpu_backend.h).
+namespace oc::ops::cpu {
+void run(const Conv2dForwardArgs& a) {
+  ops::conv2d_forward(a.out, a.inp, a.weight, {a.N, a.H, a.W, a.C, a.OC, a.K, a.stride, a.pad}, a.prec);
+}
+void run(const Conv2dBackwardDataArgs& a) {
+  ops::conv2d_backward_data(a.dinp, a.dout, a.weight, {a.N, a.H, a.W, a.C, a.OC, a.K, a.stride, a.pad}, a.prec);
+}
+void run(const Conv2dBackwardWeightsArgs& a) {
+  ops::conv2d_backward_weights(a.dweight, a.dout, a.inp, {a.N, a.H, a.W, a.C, a.OC, a.K, a.stride, a.pad}, a.prec);
+}
+}  // namespace oc::ops::cpu

@@ -1,0 +1,141 @@
+#!/usr/bin/env python3
+"""OpenCLIP 2.24.0's ModifiedResNet CLIP as the reference of tests/model/resnet_test.cpp (run
+with .pyref/bin/python). The model is built at random init from a config file (its name: the
+file's stem); every BatchNorm2d then gets random weight, bias and running statistics (at init
+bn3.weight is 0 in every Bottleneck, which would hide the residual branches).
+
+  resnet_ref.py forward CONFIG.json OUTDIR    OUTDIR/w.pt (state_dict), images.f32 [B,3,S,S],
+                                              tokens.i32 [B,L], image.f32 / text.f32 (eval mode,
+                                              encode_*, not normalized)
+  resnet_ref.py grad CONFIG.json OUTDIR       as forward, then in train mode the contrastive
+                                              loss (ClipLoss) of the batch: loss.txt, grads.pt
+                                              (every parameter's gradient by name), after.pt
+                                              (the state_dict after the forward: running stats);
+                                              the same in float64: loss64.txt, grads64.pt
+  resnet_ref.py grad-evalbn CONFIG.json OUTDIR
+                                              as grad with every BatchNorm2d in eval mode (running
+                                              statistics; weight and bias still train)
+  resnet_ref.py train CONFIG.json OUTDIR N    as forward, then N AdamW steps (lr 1e-4, betas
+                                              0.9/0.98, eps 1e-6, wd 0.2 on OpenCLIP's decay
+                                              group) on the same batch: losses.txt, one a line
+  resnet_ref.py load CONFIG.json CKPT OUTDIR  open_clip.create_model_and_transforms(name,
+                                              pretrained=CKPT) and its eval encode_image /
+                                              encode_text of OUTDIR's images / tokens
+"""
+import os
+import sys
+
+import numpy as np
+import torch
+
+B = 4
+
+
+def create(config_path, pretrained=None):
+    import open_clip
+    open_clip.add_model_config(config_path)
+    name = os.path.splitext(os.path.basename(config_path))[0]
+    if pretrained:
+        return open_clip.create_model_and_transforms(name, pretrained=pretrained)[0]
+    return open_clip.create_model(name)
+
+
+def perturb_bn(model):
+    g = torch.Generator().manual_seed(1)
+    for m in model.modules():
+        if isinstance(m, torch.nn.BatchNorm2d):
+            with torch.no_grad():
+                m.weight.copy_(1 + 0.2 * torch.randn(m.weight.shape, generator=g))
+                m.bias.copy_(0.1 * torch.randn(m.bias.shape, generator=g))
+                m.running_mean.copy_(0.1 * torch.randn(m.running_mean.shape, generator=g))
+                m.running_var.copy_(1 + 0.2 * torch.rand(m.running_var.shape, generator=g))
+
+
+def batch(model, out):
+    S, L, vocab = model.visual.image_size, model.context_length, model.vocab_size
+    images = torch.randn(B, 3, S, S)
+    tokens = torch.randint(1, vocab - 1, (B, L), dtype=torch.int64)
+    for b in range(B):
+        tokens[b, L // 2 + b] = vocab - 1  # the end token: argmax pooling
+        tokens[b, L // 2 + b + 1:] = 0
+    images.numpy().astype(np.float32).tofile(os.path.join(out, "images.f32"))
+    tokens.numpy().astype(np.int32).tofile(os.path.join(out, "tokens.i32"))
+    return images, tokens
+
+
+def read_batch(model, out):
+    S, L = model.visual.image_size, model.context_length
+    images = torch.from_numpy(np.fromfile(os.path.join(out, "images.f32"), dtype=np.float32).reshape(-1, 3, S, S))
+    tokens = torch.from_numpy(np.fromfile(os.path.join(out, "tokens.i32"), dtype=np.int32).astype(np.int64).reshape(-1, L))
+    return images, tokens
+
+
+def encode(model, images, tokens, out, suffix=""):
+    model.eval()
+    with torch.no_grad():
+        img, txt = model.encode_image(images), model.encode_text(tokens)
+    img.numpy().astype(np.float32).tofile(os.path.join(out, f"image{suffix}.f32"))
+    txt.numpy().astype(np.float32).tofile(os.path.join(out, f"text{suffix}.f32"))
+
+
+def loss_of(model, images, tokens):
+    from open_clip.loss import ClipLoss
+    img, txt, scale = model(images, tokens)
+    return ClipLoss()(img, txt, scale)
+
+
+def main():
+    cmd, config, out = sys.argv[1], sys.argv[2], sys.argv[-1]
+    torch.manual_seed(0)
+    torch.set_num_threads(2)
+    if cmd == "load":
+        model = create(config, pretrained=sys.argv[3])
+        images, tokens = read_batch(model, out)
+        encode(model, images, tokens, out, "_loaded")
+        return
+    model = create(config)
+    perturb_bn(model)
+    torch.save(model.state_dict(), os.path.join(out, "w.pt"))
+    images, tokens = batch(model, out)
+    encode(model, images, tokens, out)
+    if cmd in ("grad", "grad-evalbn"):
+        # fp32, then float64 from the same weights: the exact gradients fp32 (ours and
+        # PyTorch's) are judged by. The running statistics after the fp32 forward: after.pt.
+        for dtype, suffix in ((torch.float32, ""), (torch.float64, "64")):
+            m = create(config)
+            m.load_state_dict(torch.load(os.path.join(out, "w.pt")))
+            m = m.to(dtype).train()
+            if cmd == "grad-evalbn":
+                for bn in m.modules():
+                    if isinstance(bn, torch.nn.BatchNorm2d):
+                        bn.eval()
+            loss = loss_of(m, images.to(dtype), tokens)
+            loss.backward()
+            open(os.path.join(out, f"loss{suffix}.txt"), "w").write(f"{loss.item():.17g}\n")
+            torch.save({n: p.grad for n, p in m.named_parameters()}, os.path.join(out, f"grads{suffix}.pt"))
+            if not suffix:
+                torch.save(m.state_dict(), os.path.join(out, "after.pt"))
+    elif cmd == "train":
+        model.train()
+        decay = [p for n, p in model.named_parameters()
+                 if not (p.ndim < 2 or "bn" in n or "ln" in n or "bias" in n or "logit_scale" in n)]
+        rest = [p for n, p in model.named_parameters()
+                if p.ndim < 2 or "bn" in n or "ln" in n or "bias" in n or "logit_scale" in n]
+        opt = torch.optim.AdamW([{"params": rest, "weight_decay": 0.0}, {"params": decay, "weight_decay": 0.2}],
+                                lr=1e-4, betas=(0.9, 0.98), eps=1e-6)
+        losses = []
+        for _ in range(int(sys.argv[3])):
+            opt.zero_grad()
+            loss = loss_of(model, images, tokens)
+            loss.backward()
+            opt.step()
+            with torch.no_grad():
+                model.logit_scale.clamp_(0, np.log(100))
+            losses.append(loss.item())
+        open(os.path.join(out, "losses.txt"), "w").write("".join(f"{v:.9g}\n" for v in losses))
+    elif cmd != "forward":
+        sys.exit(f"resnet_ref.py: unknown command {cmd}")
+
+
+if __name__ == "__main__":
+    main()
