@@ -17,7 +17,8 @@
 #include "model/weights.h"
 #include "optim/adamw.h"
 #include "siglip_ref.h"
-#include "step/contrastive_step.h"
+#include "step/loss.h"
+#include "step/step_plan.h"
 
 namespace oc {
 namespace {
@@ -84,11 +85,13 @@ void check_siglip_training(const std::string& name) {
   const auto images = read_raw<float>(dir + "/images.f32");
   const auto tokens = read_raw<int32_t>(dir + "/tokens.i32");
   auto comm = dist::make_single();
-  ContrastiveStep step(m, B);
+  SigLipLoss siglip(m, *comm, B);
+  SingleBatch step(m, siglip);
   AdamW opt(m.table(), AdamWCfg{.lr = 1e-3, .beta1 = 0.9, .beta2 = 0.98, .eps = 1e-6, .wd = 0.1}, m.backend());
   std::ifstream lf(dir + "/losses.txt");
   for (int s = 0; s < steps; ++s) {
-    const double loss = step.forward_backward_siglip(images.data(), tokens.data(), B, *comm);
+    const HostBatch batch{.images = images.data(), .tokens = tokens.data(), .size = B};
+    const double loss = step.forward_backward({&batch, 1});
     if (s == 0) expect_grads_equal(m, dir + "/grads.pt");
     opt.step(m.params(), m.grads(), 1e-3);
     clamp_logit_scale(m.backend(), m.params() + m.table().find("logit_scale")->offset);
