@@ -69,7 +69,7 @@ struct BenchArgs {
   std::string precision_spelled;  // --precision as given (bench zeroshot prints it)
   int batch_size = 0, steps = 0, warmup_steps = 0, seed = 0, threads = 0;
   int classes = 0, templates = 0, images = 0;  // bench zeroshot
-  bool json = false;
+  bool json = false, allow_tf32 = false;
 };
 
 // openclip demo: the recipe file (--recipe, default the built-in one) supplies the run; a flag

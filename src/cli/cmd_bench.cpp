@@ -188,6 +188,7 @@ int run_train(const std::vector<std::string>& args) {
   BenchArgs a;
   if (!parse_flags("bench train", args, &a)) return 0;
   if (a.threads > 0) set_num_threads(a.threads);
+  ops::backend(ops::resolve_device(a.device)).set_allow_tf32(a.allow_tf32);
   ModelCfg cfg = load_model_config(a.model);
   const int64_t B = a.batch_size, steps = a.steps, warm = a.warmup_steps;
   OC_CHECK(B > 0 && steps > 0, "batch size and steps must be positive");
@@ -232,6 +233,7 @@ int run_infer(const std::vector<std::string>& args) {
   BenchArgs a;
   if (!parse_flags("bench infer", args, &a)) return 0;
   if (a.threads > 0) set_num_threads(a.threads);
+  ops::backend(ops::resolve_device(a.device)).set_allow_tf32(a.allow_tf32);
   const int64_t B = a.batch_size, steps = a.steps, warm = a.warmup_steps;
   const Precision prec = a.precision;
   InferenceModel inf(random_model(a, B, uint64_t(a.seed), /*tokenizer=*/false));  // synthetic token ids

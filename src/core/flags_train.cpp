@@ -112,6 +112,10 @@ static void add_optimization_flags(FlagList* l) {
       .on(t).bind([](TA& a, double v) { a.grad_clip_norm = positive_clip_norm(v); });
   l->add("grad-checkpointing", T::Flag, "", "recompute each block in backward (less memory, equal gradients)").on(t)
       .bind(&TA::grad_checkpointing);
+  l->add("allow-tf32", T::Flag, "",
+         "CUDA: fp32 GEMMs may use TF32 tensor cores (OpenCLIP always allows it; off here so fp32 stays fp32; "
+         "no effect on the CPU)")
+      .on({"train", "bench train", "bench infer"}).ours().bind(&TA::allow_tf32).bind(&cli::BenchArgs::allow_tf32);
   l->add("local-loss", T::Flag, "", "distributed: logits of local features against all").on(t).bind(&TA::local_loss);
   l->add("gather-with-grad", T::Flag, "", "distributed: all-gather with gradient").on(t).bind(&TA::gather_with_grad);
   l->add("global-batch-gradient", T::Flag, "",

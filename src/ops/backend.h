@@ -81,6 +81,9 @@ class Backend {
   // The stream a device backend runs its ops on in order (a cudaStream_t on cuda), for work
   // that must follow them, such as a communicator's collectives; null on the host backends.
   virtual void* device_stream() { return nullptr; }
+  // fp32 GEMMs may round their inputs to TF32 on tensor cores (--allow-tf32; what OpenCLIP's
+  // main.py always sets on CUDA). The host backends have no TF32: a no-op there.
+  virtual void set_allow_tf32(bool /*on*/) {}
 
   // ---- ops: one overload per entry of ops/op_list.h ----------------------------------
 #define OC_BACKEND_RUN(A) virtual op_result_t<A> run(const A& a) = 0;

@@ -121,6 +121,7 @@ std::map<std::string, std::string> train_settings(const TrainArgs& a) {
   v["warmup"] = std::to_string(a.warmup), v["lr-scheduler"] = a.lr_scheduler;
   v["lr-cooldown-end"] = num(a.lr_cooldown_end), v["lr-cooldown-power"] = num(a.lr_cooldown_power);
   v["skip-scheduler"] = flag(a.skip_scheduler), v["grad-checkpointing"] = flag(a.grad_checkpointing);
+  v["allow-tf32"] = flag(a.allow_tf32);
   v["local-loss"] = flag(a.local_loss), v["gather-with-grad"] = flag(a.gather_with_grad);
   v["global-batch-gradient"] = flag(a.global_batch_gradient), v["siglip"] = flag(a.siglip);
   v["lock-image"] = flag(a.lock_image), v["lock-text"] = flag(a.lock_text);

@@ -31,7 +31,7 @@ struct TrainArgs : data::DataFlags {
   int64_t warmup = 0;
   std::string lr_scheduler;
   double lr_cooldown_end = 0, lr_cooldown_power = 0;
-  bool skip_scheduler = false, grad_checkpointing = false, local_loss = false, gather_with_grad = false,
+  bool skip_scheduler = false, grad_checkpointing = false, allow_tf32 = false, local_loss = false, gather_with_grad = false,
        global_batch_gradient = false, siglip = false;
   bool lock_image = false, lock_text = false, lock_text_freeze_layer_norm = false, lock_image_freeze_bn_stats = false;
   int lock_image_unlocked_groups = 0, lock_text_unlocked_layers = 0;

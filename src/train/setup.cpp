@@ -139,6 +139,7 @@ void build_learner(TrainSession& s) {
   Learner& l = s.learner;
   s.source = resolve_model_source(a.model, a.pretrained, a.cache_dir);
   l.cfg = model_config(a, s.source.cfg);
+  ops::backend(a.device).set_allow_tf32(a.allow_tf32);
   l.model = std::make_unique<Clip>(l.cfg, ops::backend(a.device));
   Clip& model = *l.model;
   model.init(uint64_t(a.seed));

@@ -2,6 +2,7 @@
 // (the mode is an enum from parsing on), and the dataset type's name.
 #include <gtest/gtest.h>
 
+#include "core/flags.h"
 #include "train/args.h"
 
 namespace oc {
@@ -21,6 +22,19 @@ TEST(TrainArgs, RunNameAndParamsShowThePrecisionAsSpelled) {
   EXPECT_EQ(precision_label(a), "pure_bf16");
   a.precision_spelled.clear();
   EXPECT_EQ(train_settings(a).at("precision"), "pure_bf16");
+}
+
+// --allow-tf32 reaches the field params.txt shows (the CUDA backend's GEMMs read it through
+// Backend::set_allow_tf32; the host backends have no TF32).
+TEST(TrainArgs, AllowTf32IsAFieldAndAParam) {
+  TrainArgs a = train_defaults("test-tiny");
+  EXPECT_FALSE(a.allow_tf32);
+  EXPECT_EQ(train_settings(a).at("allow_tf32"), "False");
+  Options o = options_for("train");
+  o.parse({"--model", "test-tiny", "--allow-tf32"});
+  a = resolve_train_args(o);
+  EXPECT_TRUE(a.allow_tf32);
+  EXPECT_EQ(train_settings(a).at("allow_tf32"), "True");
 }
 
 TEST(TrainArgs, ParamsShowTheDatasetTypeByName) {

@@ -66,7 +66,7 @@ class CudaBackend final : public Backend {
     OC_CUDA_CHECK(cudaSetDevice(device_));
     OC_CUDA_CHECK(cudaStreamCreateWithFlags(&s_, cudaStreamNonBlocking));
     lt_ = std::make_unique<k::LtContext>();
-    lt_->set_allow_tf32(cuda_allow_tf32());
+    lt_->set_allow_tf32(cuda_allow_tf32());  // OPENCLIP_ALLOW_TF32=1, or --allow-tf32 later
     pool_ = std::make_unique<k::ScratchPool>(s_, device_);
     int smem = 0;
     OC_CUDA_CHECK(cudaDeviceGetAttribute(&smem, cudaDevAttrMaxSharedMemoryPerBlockOptin, device_));
@@ -83,6 +83,7 @@ class CudaBackend final : public Backend {
     cudaStreamDestroy(s_);
   }
   void* device_stream() override { return s_; }
+  void set_allow_tf32(bool on) override { lt_->set_allow_tf32(on || cuda_allow_tf32()); }
   std::string_view name() const override { return "cuda"; }
   bool host_memory() const override { return false; }
 
