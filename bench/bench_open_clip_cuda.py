@@ -14,6 +14,8 @@ import argparse
 import json
 import statistics
 
+from bench_open_clip import caption_tokens  # the same synthetic captions as the CPU peer
+
 
 def parse():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
@@ -24,18 +26,6 @@ def parse():
     ap.add_argument("--steps", type=int, default=10)
     ap.add_argument("--warmup", type=int, default=3)
     return ap.parse_args()
-
-
-def caption_tokens(torch, B, ctx, vocab, g):
-    """[sot, ids..., eot, 0...] with 8..24 ids, as bench_open_clip.py."""
-    t = torch.zeros(B, ctx, dtype=torch.long)
-    lens = torch.randint(8, 25, (B,), generator=g)
-    for b in range(B):
-        n = int(lens[b])
-        t[b, 0] = vocab - 2
-        t[b, 1:n + 1] = torch.randint(0, vocab - 2, (n,), generator=g)
-        t[b, n + 1] = vocab - 1
-    return t
 
 
 def timed(torch, step, warmup, steps):
