@@ -47,6 +47,9 @@ class ResNetTower {
   };
   float* buf(size_t n);
   void plan_unit(Unit& u, const ConvBnParams& c, int64_t H, int64_t W, int64_t stride, bool relu, float* y = nullptr);
+  ops::ConvShape conv_shape(const Unit& u, const ConvBnParams& c) const {
+    return {B_, u.H, u.W, c.cin, c.cout, c.k, u.stride, u.pad};
+  }
   void unit_forward(const Unit& u, const ConvBnParams& c, const float* x, ops::Prec prec);
   // dy (mutable, the gradient of u.y) -> dx (assigned; skipped when null).
   void unit_backward(const Unit& u, const ConvBnParams& c, const ConvBnParams& g, float* dy, const float* x, float* dx,

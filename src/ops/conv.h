@@ -20,12 +20,28 @@
 
 namespace oc::ops {
 
+// The output size along one dimension of extent `in`.
+constexpr int64_t conv_out_size(int64_t in, int64_t K, int64_t stride, int64_t pad) {
+  return (in + 2 * pad - K) / stride + 1;
+}
+
+// The geometry every conv op shares: batch N, input H x W x C, OC output channels, square
+// kernel K, stride, zero padding.
+struct ConvShape {
+  int64_t N, H, W, C, OC, K, stride, pad;
+  int64_t OH() const { return conv_out_size(H, K, stride, pad); }
+  int64_t OW() const { return conv_out_size(W, K, stride, pad); }
+  int64_t in_size() const { return N * H * W * C; }        // inp, dinp
+  int64_t out_size() const { return N * OH() * OW() * OC; }  // out, dout
+  int64_t weight_size() const { return OC * C * K * K; }    // weight, dweight
+};
+
 // out[N,OH,OW,OC] = conv(inp, weight) (assigned).
 struct Conv2dForwardArgs {
   float* out;
   const float* inp;
   const float* weight;
-  int64_t N, H, W, C, OC, K, stride, pad;
+  ConvShape shape;
   Prec prec = Prec::F32;
 };
 
@@ -35,7 +51,7 @@ struct Conv2dBackwardDataArgs {
   float* dinp;
   const float* dout;
   const float* weight;
-  int64_t N, H, W, C, OC, K, stride, pad;
+  ConvShape shape;
   Prec prec = Prec::F32;
 };
 
@@ -45,13 +61,8 @@ struct Conv2dBackwardWeightsArgs {
   float* dweight;
   const float* dout;
   const float* inp;
-  int64_t N, H, W, C, OC, K, stride, pad;
+  ConvShape shape;
   Prec prec = Prec::F32;
 };
-
-// The output size along one dimension of extent `in`.
-constexpr int64_t conv_out_size(int64_t in, int64_t K, int64_t stride, int64_t pad) {
-  return (in + 2 * pad - K) / stride + 1;
-}
 
 }  // namespace oc::ops

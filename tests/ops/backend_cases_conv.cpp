@@ -14,20 +14,19 @@ namespace {
 
 struct ConvShapeCase {
   std::string name;
-  int64_t N, H, W, C, OC, K, S, P;
+  ConvShape shape;
   bool big;
 };
 
 void conv_cases(std::vector<OpCase>& v) {
-  const ConvShapeCase shapes[] = {{"stem", 2, 32, 32, 3, 16, 3, 2, 1, true},
-                                  {"bottleneck3x3", 2, 14, 14, 64, 64, 3, 1, 1, true},
-                                  {"pointwise", 2, 7, 7, 128, 256, 1, 1, 0, true},
-                                  {"odd", 3, 5, 7, 5, 6, 3, 2, 1, false}};
+  const ConvShapeCase shapes[] = {{"stem", {2, 32, 32, 3, 16, 3, 2, 1}, true},
+                                  {"bottleneck3x3", {2, 14, 14, 64, 64, 3, 1, 1}, true},
+                                  {"pointwise", {2, 7, 7, 128, 256, 1, 1, 0}, true},
+                                  {"odd", {3, 5, 7, 5, 6, 3, 2, 1}, false}};
   for (const ConvShapeCase& s : shapes)
     for (Prec prec : {Prec::F32, Prec::BF16}) {
       const std::string tag = s.name + (prec == Prec::BF16 ? "_bf16" : "");
-      const int64_t in = s.N * s.H * s.W * s.C, wt = s.OC * s.C * s.K * s.K;
-      const int64_t out = s.N * conv_out_size(s.H, s.K, s.S, s.P) * conv_out_size(s.W, s.K, s.S, s.P) * s.OC;
+      const int64_t in = s.shape.in_size(), wt = s.shape.weight_size(), out = s.shape.out_size();
       // A dot product of K*K*C terms (at most 576 here): kF32 (backend_cases.h). With bf16
       // operands the products are exact in fp32 as in ref, so only the sums differ: kF32 too.
       v.push_back({"conv2d_forward_" + tag,
@@ -36,14 +35,7 @@ void conv_cases(std::vector<OpCase>& v) {
                      b.run(Conv2dForwardArgs{.out = p.f(0),
                                              .inp = p.f(1),
                                              .weight = p.f(2),
-                                             .N = s.N,
-                                             .H = s.H,
-                                             .W = s.W,
-                                             .C = s.C,
-                                             .OC = s.OC,
-                                             .K = s.K,
-                                             .stride = s.S,
-                                             .pad = s.P,
+                                             .shape = s.shape,
                                              .prec = prec});
                      return 0.0;
                    },
@@ -56,14 +48,7 @@ void conv_cases(std::vector<OpCase>& v) {
                      b.run(Conv2dBackwardDataArgs{.dinp = p.f(0),
                                                   .dout = p.f(1),
                                                   .weight = p.f(2),
-                                                  .N = s.N,
-                                                  .H = s.H,
-                                                  .W = s.W,
-                                                  .C = s.C,
-                                                  .OC = s.OC,
-                                                  .K = s.K,
-                                                  .stride = s.S,
-                                                  .pad = s.P,
+                                                  .shape = s.shape,
                                                   .prec = prec});
                      return 0.0;
                    },
@@ -77,14 +62,7 @@ void conv_cases(std::vector<OpCase>& v) {
                      b.run(Conv2dBackwardWeightsArgs{.dweight = p.f(0),
                                                      .dout = p.f(1),
                                                      .inp = p.f(2),
-                                                     .N = s.N,
-                                                     .H = s.H,
-                                                     .W = s.W,
-                                                     .C = s.C,
-                                                     .OC = s.OC,
-                                                     .K = s.K,
-                                                     .stride = s.S,
-                                                     .pad = s.P,
+                                                     .shape = s.shape,
                                                      .prec = prec});
                      return 0.0;
                    },

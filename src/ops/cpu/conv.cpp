@@ -235,12 +235,12 @@ OC_INSTANTIATE(double)
 // The cpu backend's entry points (declared in ops/cpu/cpu_backend.h).
 namespace oc::ops::cpu {
 void run(const Conv2dForwardArgs& a) {
-  ops::conv2d_forward(a.out, a.inp, a.weight, {a.N, a.H, a.W, a.C, a.OC, a.K, a.stride, a.pad}, a.prec);
+  ops::conv2d_forward(a.out, a.inp, a.weight, a.shape, a.prec);
 }
 void run(const Conv2dBackwardDataArgs& a) {
-  ops::conv2d_backward_data(a.dinp, a.dout, a.weight, {a.N, a.H, a.W, a.C, a.OC, a.K, a.stride, a.pad}, a.prec);
+  ops::conv2d_backward_data(a.dinp, a.dout, a.weight, a.shape, a.prec);
 }
 void run(const Conv2dBackwardWeightsArgs& a) {
-  ops::conv2d_backward_weights(a.dweight, a.dout, a.inp, {a.N, a.H, a.W, a.C, a.OC, a.K, a.stride, a.pad}, a.prec);
+  ops::conv2d_backward_weights(a.dweight, a.dout, a.inp, a.shape, a.prec);
 }
 }  // namespace oc::ops::cpu

@@ -9,12 +9,6 @@
 
 namespace oc::ops {
 
-struct ConvShape {
-  int64_t N, H, W, C, OC, K, stride, pad;
-  int64_t OH() const { return conv_out_size(H, K, stride, pad); }
-  int64_t OW() const { return conv_out_size(W, K, stride, pad); }
-};
-
 template <typename T>
 void conv2d_forward(T* out, const T* inp, const T* weight, const ConvShape& s, Prec prec = Prec::F32);
 template <typename T>

@@ -469,24 +469,24 @@ const int32_t* CudaBackend::upload_index(std::span<const int32_t> idx, int64_t n
 
 // ---- convolution towers: SLOW HOST FALLBACK (no CUDA kernels yet; docs/CUDA.md) ----
 void CudaBackend::run(const Conv2dForwardArgs& a) {
-  const ConvShape sh{a.N, a.H, a.W, a.C, a.OC, a.K, a.stride, a.pad};
+  const ConvShape& sh = a.shape;
   k::HostMirror h(s_);
-  ops::conv2d_forward(h.io(a.out, sh.N * sh.OH() * sh.OW() * sh.OC), h.in(a.inp, sh.N * sh.H * sh.W * sh.C),
-                      h.in(a.weight, sh.OC * sh.C * sh.K * sh.K), sh, a.prec);
+  ops::conv2d_forward(h.io(a.out, sh.out_size()), h.in(a.inp, sh.in_size()),
+                      h.in(a.weight, sh.weight_size()), sh, a.prec);
   h.finish();
 }
 void CudaBackend::run(const Conv2dBackwardDataArgs& a) {
-  const ConvShape sh{a.N, a.H, a.W, a.C, a.OC, a.K, a.stride, a.pad};
+  const ConvShape& sh = a.shape;
   k::HostMirror h(s_);
-  ops::conv2d_backward_data(h.io(a.dinp, sh.N * sh.H * sh.W * sh.C), h.in(a.dout, sh.N * sh.OH() * sh.OW() * sh.OC),
-                            h.in(a.weight, sh.OC * sh.C * sh.K * sh.K), sh, a.prec);
+  ops::conv2d_backward_data(h.io(a.dinp, sh.in_size()), h.in(a.dout, sh.out_size()),
+                            h.in(a.weight, sh.weight_size()), sh, a.prec);
   h.finish();
 }
 void CudaBackend::run(const Conv2dBackwardWeightsArgs& a) {
-  const ConvShape sh{a.N, a.H, a.W, a.C, a.OC, a.K, a.stride, a.pad};
+  const ConvShape& sh = a.shape;
   k::HostMirror h(s_);
-  ops::conv2d_backward_weights(h.io(a.dweight, sh.OC * sh.C * sh.K * sh.K),
-                               h.in(a.dout, sh.N * sh.OH() * sh.OW() * sh.OC), h.in(a.inp, sh.N * sh.H * sh.W * sh.C),
+  ops::conv2d_backward_weights(h.io(a.dweight, sh.weight_size()),
+                               h.in(a.dout, sh.out_size()), h.in(a.inp, sh.in_size()),
                                sh, a.prec);
   h.finish();
 }

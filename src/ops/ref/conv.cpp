@@ -10,17 +10,8 @@ namespace {
 
 struct Geo {
   int64_t N, H, W, C, OC, K, S, P, OH, OW;
-  Geo(int64_t n, int64_t h, int64_t w, int64_t c, int64_t oc, int64_t k, int64_t s, int64_t p)
-      : N(n),
-        H(h),
-        W(w),
-        C(c),
-        OC(oc),
-        K(k),
-        S(s),
-        P(p),
-        OH(conv_out_size(h, k, s, p)),
-        OW(conv_out_size(w, k, s, p)) {}
+  explicit Geo(const ConvShape& s)
+      : N(s.N), H(s.H), W(s.W), C(s.C), OC(s.OC), K(s.K), S(s.stride), P(s.pad), OH(s.OH()), OW(s.OW()) {}
   int64_t x(int64_t n, int64_t h, int64_t w, int64_t c) const { return ((n * H + h) * W + w) * C + c; }
   int64_t y(int64_t n, int64_t oh, int64_t ow, int64_t o) const { return ((n * OH + oh) * OW + ow) * OC + o; }
   int64_t wt(int64_t o, int64_t c, int64_t i, int64_t j) const { return ((o * C + c) * K + i) * K + j; }
@@ -33,7 +24,7 @@ double val(float v, Prec p) { return p == Prec::BF16 ? double(round_bf16(v)) : d
 }  // namespace
 
 void run(const Conv2dForwardArgs& a) {
-  const Geo g(a.N, a.H, a.W, a.C, a.OC, a.K, a.stride, a.pad);
+  const Geo g(a.shape);
   for (int64_t n = 0; n < g.N; ++n)
     for (int64_t oh = 0; oh < g.OH; ++oh)
       for (int64_t ow = 0; ow < g.OW; ++ow)
@@ -51,7 +42,7 @@ void run(const Conv2dForwardArgs& a) {
 }
 
 void run(const Conv2dBackwardDataArgs& a) {
-  const Geo g(a.N, a.H, a.W, a.C, a.OC, a.K, a.stride, a.pad);
+  const Geo g(a.shape);
   std::vector<double> acc(size_t(g.N * g.H * g.W * g.C), 0.0);
   for (int64_t n = 0; n < g.N; ++n)
     for (int64_t oh = 0; oh < g.OH; ++oh)
@@ -69,7 +60,7 @@ void run(const Conv2dBackwardDataArgs& a) {
 }
 
 void run(const Conv2dBackwardWeightsArgs& a) {
-  const Geo g(a.N, a.H, a.W, a.C, a.OC, a.K, a.stride, a.pad);
+  const Geo g(a.shape);
   for (int64_t o = 0; o < g.OC; ++o)
     for (int64_t c = 0; c < g.C; ++c)
       for (int64_t i = 0; i < g.K; ++i)
