@@ -1,13 +1,15 @@
 """Their side of bench/compare.sh: OpenCLIP (open-clip-torch) on PyTorch 2.x, timed on this
 machine. Runs inside compare.sh's environment (.venv-bench/); prints one JSON line.
 
-  bench_open_clip.py train --precision fp32|pure_bf16|autocast_bf16 --batch-size B --steps N
+  bench_open_clip.py train [--model M] [--siglip] --precision fp32|pure_bf16|autocast_bf16 --batch-size B --steps N
   bench_open_clip.py image|text --precision fp32|bf16|autocast_bf16 [--compile] --batch-size B --steps N
   bench_open_clip.py tokenizer --captions FILE
   bench_open_clip.py data --shard TAR --batch-size B --batches N --workers W
 
-train: OpenCLIP's iteration (model(images, texts) -> ClipLoss -> backward -> AdamW step), random
-images and caption-like tokens (8-24 tokens, padded to the 77-token context as OpenCLIP does).
+train: OpenCLIP's iteration (model(images, texts) -> ClipLoss, or SigLipLoss with --siglip and
+main.py's SigLIP init (logit_scale ln 10, logit_bias -10) -> backward -> AdamW step), random
+images at the model's size and caption-like tokens (8-24 tokens, padded to the model's context
+as OpenCLIP does).
 image/text: encode_image / encode_text under torch.inference_mode, model.eval(); `bf16` is the
 model cast to bfloat16 (pure bf16, their fastest eager CPU path), `autocast_bf16` fp32 weights
 under torch.autocast("cpu", torch.bfloat16); --compile wraps the encoder in torch.compile
@@ -18,6 +20,7 @@ pairs of a webdataset tar (PIL decode, OpenCLIP's training transform, tokenizer)
 import argparse
 import io
 import json
+import math
 import os
 import resource
 import tarfile
@@ -30,6 +33,7 @@ def parse():
     ap.add_argument("--model", default="ViT-B-32")
     ap.add_argument("--precision", default="fp32", choices=["fp32", "bf16", "pure_bf16", "autocast_bf16"])
     ap.add_argument("--compile", action="store_true")
+    ap.add_argument("--siglip", action="store_true", help="train: SigLipLoss, as OpenCLIP's --siglip")
     ap.add_argument("--batch-size", type=int, default=32)
     ap.add_argument("--steps", type=int, default=3)
     ap.add_argument("--warmup", type=int, default=1)
@@ -65,10 +69,14 @@ def timed(step, warmup, steps):
 
 
 def model_run(args, torch, open_clip):
-    model = open_clip.create_model(args.model, pretrained=None, precision="fp32", device="cpu")
+    # main.py passes these model_kwargs for --siglip
+    kw = {"init_logit_scale": math.log(10), "init_logit_bias": -10} if args.siglip else {}
+    model = open_clip.create_model(args.model, pretrained=None, precision="fp32", device="cpu", **kw)
     B = args.batch_size
     g = torch.Generator().manual_seed(1)
-    images = torch.randn(B, 3, 224, 224, generator=g)
+    size = model.visual.image_size
+    size = size if isinstance(size, int) else size[0]
+    images = torch.randn(B, 3, size, size, generator=g)
     tokens = caption_tokens(torch, B, model.context_length, model.vocab_size, g)
     bf16 = args.precision in ("bf16", "pure_bf16")
     if bf16:
@@ -78,13 +86,13 @@ def model_run(args, torch, open_clip):
     if args.mode == "train":
         model.train()
         opt = torch.optim.AdamW(model.parameters(), lr=5e-4, betas=(0.9, 0.98), eps=1e-6, weight_decay=0.2)
-        loss_fn = open_clip.ClipLoss()
+        loss_fn = open_clip.loss.SigLipLoss() if args.siglip else open_clip.ClipLoss()
 
         def step():
             opt.zero_grad(set_to_none=True)
             with autocast:
-                img, txt, scale = model(images, tokens)[:3]
-                loss = loss_fn(img, txt, scale)
+                out = model(images, tokens)  # (image, text, logit_scale[, logit_bias])
+                loss = loss_fn(*out[:4] if args.siglip else out[:3])
             loss.backward()
             opt.step()
             with torch.no_grad():

@@ -21,9 +21,11 @@ def parse():
     ap = argparse.ArgumentParser(description="openclip-cpp against OpenCLIP on PyTorch 2.x (bench/compare.sh)")
     ap.add_argument("--quick", action="store_true", help="a few seconds per figure, nothing written")
     ap.add_argument("--rounds", type=int, default=3)
-    ap.add_argument("--only", default="", help="regex over the figure ids")
+    ap.add_argument("--only", default="", help="regex over the figure ids: measure those; the table keeps the "
+                    "other figures' earlier measurements, each row with its own dates")
     ap.add_argument("--no-write", action="store_true", help="print the table, leave docs/BENCHMARKS.md alone")
-    ap.add_argument("--fresh", action="store_true", help="forget the measurements of an interrupted run")
+    ap.add_argument("--fresh", action="store_true", help="forget the earlier measurements of the figures measured "
+                    "(default: resume an interrupted run)")
     ap.add_argument("--binary", default=os.environ.get("OPENCLIP_BINARY", os.path.join(ROOT, "build", "openclip")))
     return ap.parse_args()
 
@@ -94,6 +96,7 @@ def figures(q, inputs):
                 what = "encode_image" if enc == "image" else "encode_text (caption-length tokens)"
                 figs.append((f"{enc}_b{b}_{prec}", f"{what} {prec}, batch {b}" + (" (latency)" if unit == "ms" else ""),
                              unit, (["bench", "infer", "--batch-size", b, "--precision", ours_prec] + s, key), theirs))
+    figs += family_figures(q, st, tst, bt, bb, bi)
     figs.append(("tokenizer", "tokenizer (captions/s)", "samples/s",
                  (["tokenize", inputs["captions"]], "wall"), {"open_clip.tokenize": ["tokenizer", "--captions", inputs["captions"]]}))
     nb = "5" if q else "30"
@@ -101,6 +104,31 @@ def figures(q, inputs):
                  (["bench", "data", inputs["shard"], "--batch-size", "64", "--batches", nb, "--warmup", "2", "--workers", "2"],
                   "samples_per_second"),
                  {"DataLoader": ["data", "--shard", inputs["shard"], "--batch-size", "64", "--batches", nb, "--workers", "2"]}))
+    return figs
+
+
+def family_figures(q, st, tst, bt, bb, bi):
+    """The other model families (issue 27): training (SigLIP with its loss, as --siglip) and
+    encode_image, fp32 and bf16, as the ViT-B-32 rows. RN50's bf16 row runs the convolutions."""
+    figs = []
+    for fid, name, loss in (("rn50", "RN50", []), ("siglip_b16", "ViT-B-16-SigLIP", ["--siglip"])):
+        m = ["--model", name]
+        figs.append((f"{fid}_train_fp32", f"{name} training fp32, batch {bt}", "samples/s",
+                     (["bench", "train", "--batch-size", bt, "--precision", "fp32"] + m + loss + st, "samples_per_second"),
+                     {"fp32": ["train", "--precision", "fp32", "--batch-size", bt] + m + loss + tst}))
+        figs.append((f"{fid}_train_bf16", f"{name} training bf16, batch {bb} (ours amp_bf16)", "samples/s",
+                     (["bench", "train", "--batch-size", bb, "--precision", "amp_bf16"] + m + loss + st, "samples_per_second"),
+                     {"pure_bf16": ["train", "--precision", "pure_bf16", "--batch-size", bb] + m + loss + tst,
+                      "autocast bf16": ["train", "--precision", "autocast_bf16", "--batch-size", bb] + m + loss + tst}))
+        for prec, ours_prec, theirs_prec in (("fp32", "fp32", "fp32"), ("bf16", "amp_bf16", "bf16")):
+            theirs = {f"eager {theirs_prec}": ["image", "--precision", theirs_prec, "--batch-size", bi] + m + tst}
+            if prec == "bf16":
+                theirs["autocast bf16"] = ["image", "--precision", "autocast_bf16", "--batch-size", bi] + m + tst
+            if not q:
+                theirs[f"compile {theirs_prec}"] = ["image", "--precision", theirs_prec, "--compile", "--batch-size", bi] + m + tst
+            figs.append((f"{fid}_image_b{bi}_{prec}", f"{name} encode_image {prec}, batch {bi}", "samples/s",
+                         (["bench", "infer", "--batch-size", bi, "--precision", ours_prec] + m + st,
+                          "encode_image_per_second"), theirs))
     return figs
 
 
@@ -152,7 +180,16 @@ def run_theirs(argv):
     return {"value": j["samples_per_s"], "torch": j["torch"], "open_clip": j["open_clip"]}
 
 
+def source_commit():
+    """The commit of the tree the measurements ran on (+ "-dirty" with uncommitted changes)."""
+    git = ["git", "-C", ROOT]
+    head = subprocess.run(git + ["rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip()
+    dirty = subprocess.run(git + ["status", "--porcelain", "--untracked-files=no"], capture_output=True, text=True).stdout
+    return (head or "?") + ("-dirty" if dirty.strip() else "")
+
+
 def measure(args, figs, results_path):
+    commit = source_commit()
     done = {}
     if os.path.exists(results_path) and not args.fresh:
         for line in open(results_path):
@@ -173,7 +210,7 @@ def measure(args, figs, results_path):
                         print(f"compare: {fig_id} {side} round {rnd + 1} failed: {e} {err[-400:]}", file=sys.stderr)
                         r = {"value": None}
                     r.update({"fig": fig_id, "side": side, "round": rnd, "load": ld, "time": when,
-                              "sched": scheduling()})
+                              "sched": scheduling(), "commit": commit})
                     print(f"compare: {fig_id:16s} {side:18s} round {rnd + 1}: {r['value']} (load {ld})", file=sys.stderr)
                     out.write(json.dumps(r) + "\n")
                     out.flush()
@@ -189,6 +226,14 @@ def fmt_stat(vals, unit):
         vals = [1000.0 / v for v in vals]
     med = statistics.median(vals)
     return (f"{med:.3g}" if len(vals) == 1 else f"{med:.3g} ({min(vals):.3g}-{max(vals):.3g})"), med
+
+
+def span(times):
+    """First to last of sorted "YYYY-MM-DD HH:MM" times, the date said once when it is one day."""
+    if not times:
+        return "-"
+    a, b = times[0], times[-1]
+    return a if a == b else f"{a} to {b[11:] if a[:10] == b[:10] else b}"
 
 
 def table(args, figs, done, model, flags, versions, t_start, t_end):
@@ -207,9 +252,13 @@ def table(args, figs, done, model, flags, versions, t_start, t_end):
              f"Ours: {os.path.relpath(args.binary, ROOT) if os.path.abspath(args.binary).startswith(ROOT + os.sep) else os.path.basename(args.binary)} ({versions['ours']}); theirs: torch {versions.get('torch', '?')}, "
              f"open_clip {versions.get('open_clip', '?')}; {args.rounds} rounds of A B, median (min-max)",
              "",
-             "| figure | unit | ours | theirs | ours / theirs |",
-             "| --- | --- | --- | --- | --- |"]
+             "| figure | unit | ours | theirs | ours / theirs | measured (UTC), at commit |",
+             "| --- | --- | --- | --- | --- | --- |"]
     for fig_id, what, unit, _, theirs in figs:
+        mine = [r for r in recs if r["fig"] == fig_id]
+        when = span(sorted(r["time"] for r in mine if r.get("time")))
+        commits = sorted({r["commit"] for r in mine if r.get("commit")})
+        when += f" at {', '.join(commits)}" if commits else ""
         o, om = fmt_stat([done.get((fig_id, "ours", r), {}).get("value") for r in range(args.rounds)], unit)
         cells, ratios = [], []
         for label in theirs:
@@ -217,7 +266,7 @@ def table(args, figs, done, model, flags, versions, t_start, t_end):
             cells.append(f"{label}: {t}")
             if om and tm:
                 ratios.append(f"{(tm / om if unit == 'ms' else om / tm):.2f}x vs {label}")
-        lines.append(f"| {what} | {unit} | {o} | {'; '.join(cells)} | {'; '.join(ratios) or '-'} |")
+        lines.append(f"| {what} | {unit} | {o} | {'; '.join(cells)} | {'; '.join(ratios) or '-'} | {when} |")
     lines.append("")
     lines.append("ours / theirs > 1: ours is faster (for latency, their ms over ours).")
     return "\n".join(lines)
@@ -251,10 +300,15 @@ def main():
     work = os.path.join(ROOT, "build", "compare", kind + ("-quick" if args.quick else ""))
     os.makedirs(work, exist_ok=True)
     inputs = make_inputs(os.path.join(ROOT, "build", "compare", "inputs"), args.quick)
-    figs = [f for f in figures(args.quick, inputs) if re.search(args.only, f[0])]
+    all_figs = figures(args.quick, inputs)
+    figs = [f for f in all_figs if re.search(args.only, f[0])]
     results = os.path.join(work, "results.jsonl")
-    if args.fresh and os.path.exists(results):
-        os.remove(results)
+    if args.fresh and os.path.exists(results):  # forget the measured figures' earlier records
+        measured = {f[0] for f in figs}
+        keep = [line for line in open(results) if json.loads(line)["fig"] not in measured]
+        with open(results + ".tmp", "w") as f:
+            f.writelines(keep)
+        os.replace(results + ".tmp", results)
     t_start = (time.strftime("%Y-%m-%d %H:%M", time.gmtime()), load())
     done = measure(args, figs, results)
     t_end = (time.strftime("%Y-%m-%d %H:%M", time.gmtime()), load())
@@ -266,10 +320,12 @@ def main():
         for k in ("torch", "open_clip"):
             if r.get(k):
                 versions[k] = r[k]
-    text = table(args, figs, done, model, flags, versions, t_start, t_end)
+    # Every figure with measurements is in the table (those --only left alone keep their rows and dates).
+    text = table(args, [f for f in all_figs if any(k[0] == f[0] for k in done)], done, model, flags, versions,
+                 t_start, t_end)
     print(text)
     failed = [k for k, r in done.items() if r.get("value") is None]
-    if not args.quick and not args.no_write and not args.only:
+    if not args.quick and not args.no_write:
         write_section(kind, model, text)
     if failed:
         sys.exit(f"compare: {len(failed)} measurements failed: {failed[:5]}")

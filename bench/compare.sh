@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # The one source of every published ratio: openclip-cpp against OpenCLIP on PyTorch 2.x, on this
-# machine, in one run, alternating ours and theirs (A B A B ...), median and spread per figure.
+# machine, in one run, alternating ours and theirs (A B A B ...), median and spread per figure:
+# ViT-B-32 (training, encode_image/text, latency), RN50 and ViT-B-16-SigLIP (training with their
+# losses, encode_image), the tokenizer and the data loader.
 # Prints a markdown table (CPU model, ISA flags, load average, date) and writes it into
 # docs/BENCHMARKS.md and the README, one section per CPU kind between markers, replaced on each run.
 #
@@ -9,8 +11,11 @@
 #   --quick     a few seconds per figure, 1 round, torch.compile skipped, nothing written
 #               (ctest -L long runs it so the script cannot rot)
 #   --rounds N  rounds of A B per figure (default 3)
-#   --only RE   only the figures whose id matches RE (e.g. 'train|image_b64')
-#   --fresh     forget the measurements of an interrupted run (default: resume them)
+#   --only RE   measure only the figures whose id matches RE (e.g. 'train|image_b64', 'rn50');
+#               the section is still rewritten whole: the other rows keep their earlier
+#               measurements, and every row says when and at which commit it was measured
+#   --fresh     forget the earlier measurements of the figures measured (default: resume an
+#               interrupted run)
 #
 # Their side runs in a project-local environment made once from PyPI (.venv-bench/, git-ignored):
 # torch 2.15.0 (with the CUDA wheels it names: it does not import without them), torchvision

@@ -70,6 +70,7 @@ struct BenchArgs {
   int batch_size = 0, steps = 0, warmup_steps = 0, seed = 0, threads = 0;
   int classes = 0, templates = 0, images = 0;  // bench zeroshot
   bool json = false, allow_tf32 = false;
+  bool siglip = false;  // bench train: SigLIP's loss and logit init, as train --siglip
 };
 
 // openclip demo: the recipe file (--recipe, default the built-in one) supplies the run; a flag

@@ -146,6 +146,7 @@ int report_train(const BenchArgs& a, Clip& model, const AdamW& opt, int64_t B, i
                       {"step_cpu_seconds", cpu_secs / double(steps)},
                       {"loadavg", load_average()},
                       {"loss", loss},
+                      {"loss_kind", a.siglip ? "siglip" : "clip"},
                       {"gflop_per_sample", gflop_sample},
                       {"achieved_tflops", tflops},
                       {"fp32_fma_peak_tflops", peak},
@@ -190,6 +191,7 @@ int run_train(const std::vector<std::string>& args) {
   if (a.threads > 0) set_num_threads(a.threads);
   ops::backend(ops::resolve_device(a.device)).set_allow_tf32(a.allow_tf32);
   ModelCfg cfg = load_model_config(a.model);
+  if (a.siglip) use_siglip_init(cfg);
   const int64_t B = a.batch_size, steps = a.steps, warm = a.warmup_steps;
   OC_CHECK(B > 0 && steps > 0, "batch size and steps must be positive");
   const Precision prec = a.precision;
@@ -198,7 +200,7 @@ int run_train(const std::vector<std::string>& args) {
   model.set_precision(prec);
   model.plan_training(B);
   AdamW opt(model.table(), default_adamw(cfg.name), model.backend());
-  ContrastiveStep step(model, B);
+  ContrastiveStep step(model, B, a.siglip ? ContrastiveLoss::SigLip : ContrastiveLoss::Clip);
   Rng rng(uint64_t(a.seed) + 1);
   const int S = cfg.vision.image_size, ctx = cfg.text.context_length;
   std::vector<float> images(size_t(B * 3 * S * S));

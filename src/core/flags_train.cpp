@@ -138,7 +138,7 @@ static void add_optimization_flags(FlagList* l) {
       .def("demo", "").bind(&TA::seed).bind(&cli::BenchArgs::seed).bind([](data::DataConfig& c, int v) { c.seed = uint64_t(v); })
       .bind(&cli::DataToolArgs::seed).bind(&cli::DemoArgs::seed);
   l->add("siglip", T::Flag, "", "SigLIP's sigmoid loss (init logit_scale ln 10, logit_bias -10; neighbour exchange "
-         "across ranks)").on(t).bind(&TA::siglip);
+         "across ranks)").on({"train", "bench train"}).bind(&TA::siglip).bind(&cli::BenchArgs::siglip);
   l->add("loss-dist-impl", T::String, "", "SigLIP's distributed implementation (2.24 has no flag and always uses "
          "bidir, its neighbour exchange, the only one built; 3.x's shift, reduce and gather give the same loss and "
          "gradients)")
@@ -185,7 +185,8 @@ static void add_model_flags(FlagList* l) {
   l->add("force-quick-gelu", T::Flag, "", "QuickGELU in both towers").on(t).bind(&TA::force_quick_gelu);
   l->add("force-patch-dropout", T::Float, "", "override the vision tower's patch_dropout in [0, 1) (0: off, e.g. to "
          "fine-tune a model trained with it); the training forward only").on(t).bind(&TA::force_patch_dropout);
-  l->add("force-custom-text", T::Flag, "", "CustomTextCLIP layout").not_built("the text.* layout is not built yet").on(t);
+  l->add("force-custom-text", T::Flag, "", "CustomTextCLIP layout: the text tower's parameters under text.* (a "
+         "checkpoint in CLIP's layout is converted on load, as OpenCLIP does)").on(t).bind(&TA::force_custom_text);
   const std::string torch_only = "it compiles or traces PyTorch graphs; openclip-cpp's kernels are hand-written C++, "
                                  "so there is no graph to compile";
   l->add("torchscript", T::Flag, "", "TorchScript").not_built(torch_only).on(t);

@@ -200,6 +200,11 @@ ModelCfg parse_model_config(const std::string& text, const std::string& name, co
   return c;
 }
 
+void use_siglip_init(ModelCfg& cfg) {
+  cfg.init_logit_scale = std::log(10.0);
+  cfg.init_logit_bias = -10.0;
+}
+
 ModelCfg load_model_config(const std::string& name_or_path) {
   std::string key = name_or_path;
   for (auto& ch : key)

@@ -85,6 +85,9 @@ ModelCfg load_model_config(const std::string& name_or_path);
 // `source` (a file path) names the config in errors; the name is used when it is empty.
 ModelCfg parse_model_config(const std::string& json_text, const std::string& name, const std::string& source = "");
 std::vector<std::string> builtin_model_names();
+// OpenCLIP main.py's model_kwargs for --siglip, which override the config's:
+// init_logit_scale ln(10), init_logit_bias -10.
+void use_siglip_init(ModelCfg& cfg);
 // The JSON text of a config (OpenCLIP's format), e.g. to store next to exported weights.
 std::string model_config_json(const ModelCfg& cfg);
 

@@ -15,6 +15,32 @@ bool ends_with(const std::string& s, const std::string& suffix) {
   return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
 }
 
+// CLIP keeps the text tower's parameters at the top level, CustomTextCLIP under text.*
+// (custom_text configs, --force-custom-text). OpenCLIP's load_checkpoint converts a CLIP-layout
+// state_dict for a CustomTextCLIP (convert_to_custom_text_state_dict: these five prefixes);
+// the reverse is ours, so a --force-custom-text run's checkpoint also loads into the plain config.
+constexpr const char* kTextTowerPrefixes[] = {"text_projection", "positional_embedding", "token_embedding",
+                                              "transformer", "ln_final"};
+
+enum class TextLayout { Same, ToCustomText, ToClip };
+
+TextLayout text_layout_change(const NamedTensors& sd, bool custom_text) {
+  auto has = [&](const char* k) { return std::any_of(sd.begin(), sd.end(), [&](auto& kv) { return kv.first == k; }); };
+  const bool top = has("positional_embedding"), text = has("text.positional_embedding");
+  if (custom_text && top && !text) return TextLayout::ToCustomText;
+  if (!custom_text && text && !top) return TextLayout::ToClip;
+  return TextLayout::Same;
+}
+
+std::string text_layout_name(const std::string& k, TextLayout change) {
+  if (change == TextLayout::Same) return k;
+  for (const char* p : kTextTowerPrefixes) {
+    if (change == TextLayout::ToCustomText && k.rfind(p, 0) == 0) return "text." + k;
+    if (change == TextLayout::ToClip && k.rfind(std::string("text.") + p, 0) == 0) return k.substr(5);
+  }
+  return k;
+}
+
 bool ignored_key(const std::string& k) {
   return k == "attn_mask" || ends_with(k, ".attn_mask") || ends_with(k, "position_ids") || k == "input_resolution" ||
          k == "context_length" || k == "vocab_size";
@@ -43,9 +69,11 @@ NamedTensors read_state_dict(const std::string& path) {
 
 void load_state_dict(Clip& model, const NamedTensors& sd, const std::string& where) {
   const ParamTable& t = model.table();
+  const TextLayout change = text_layout_change(sd, model.cfg().custom_text);
   std::map<std::string, const HostTensor*> by_name;
-  for (auto& [name, tensor] : sd) {
-    if (ignored_key(name)) continue;
+  for (auto& [file_name, tensor] : sd) {
+    if (ignored_key(file_name)) continue;
+    const std::string name = text_layout_name(file_name, change);
     if (!by_name.emplace(name, &tensor).second) OC_USER_ERROR("{}: key '{}' appears twice", where, name);
   }
   // BatchNorm statistics (ModifiedResNet) are named all at once: a file without them was

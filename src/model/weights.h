@@ -21,7 +21,8 @@ NamedTensors read_state_dict(const std::string& path);
 // Copies `sd` into the model's parameters (converted to fp32). Keys OpenCLIP itself drops
 // (attn_mask, position_ids, input_resolution, context_length, vocab_size) are ignored; a
 // missing or unexpected key, or a wrong shape, is an error naming the first such key
-// and the shapes. logit_scale may be [] or [1].
+// and the shapes. logit_scale may be [] or [1]. The text tower's names follow the model:
+// CLIP's top-level layout and CustomTextCLIP's text.* are converted into each other.
 void load_state_dict(Clip& model, const NamedTensors& sd, const std::string& where);
 void load_weights(Clip& model, const std::string& path);
 

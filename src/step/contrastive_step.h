@@ -1,6 +1,7 @@
-// One process, one batch, OpenCLIP's ClipLoss: the training step of code that is not the
-// trainer (bench train, the demo's budget probe, the model tests). The trainer composes a
-// Loss and a StepPlan itself (train/optimizer_step.cpp); this is that composition for one rank.
+// One process, one batch, OpenCLIP's ClipLoss (or, with ContrastiveLoss::SigLip, its
+// SigLipLoss): the training step of code that is not the trainer (bench train, the demo's
+// budget probe, the model tests). The trainer composes a Loss and a StepPlan itself
+// (train/optimizer_step.cpp); this is that composition for one rank.
 #pragma once
 #include <cstdint>
 #include <memory>
@@ -12,16 +13,18 @@
 
 namespace oc {
 
+enum class ContrastiveLoss { Clip, SigLip };
+
 class ContrastiveStep {
  public:
-  ContrastiveStep(Clip& model, int64_t B_max);
+  ContrastiveStep(Clip& model, int64_t B_max, ContrastiveLoss kind = ContrastiveLoss::Clip);
   // Returns the loss; parameter gradients are left in model.grads() (zeroed first).
   // images, tokens: host arrays of B <= B_max samples.
   double forward_backward(const float* images, const int32_t* tokens, int64_t B);
 
  private:
   std::unique_ptr<dist::Communicator> single_;
-  ClipLoss loss_;
+  std::unique_ptr<Loss> loss_;
   SingleBatch plan_;
 };
 

@@ -134,6 +134,7 @@ std::map<std::string, std::string> train_settings(const TrainArgs& a) {
   v["image-resize-mode"] = str(a.image_resize_mode), v["image-mean"] = list(a.image_mean);
   v["image-std"] = list(a.image_std), v["force-context-length"] = opt_int(a.force_context_length);
   v["force-image-size"] = opt_int(a.force_image_size), v["force-quick-gelu"] = flag(a.force_quick_gelu);
+  v["force-custom-text"] = flag(a.force_custom_text);
   v["force-patch-dropout"] = a.force_patch_dropout >= 0 ? fmt::format("{}", a.force_patch_dropout) : "None";
   v["logs"] = a.logs, v["name"] = str(a.name), v["report-to"] = str(a.report_to), v["resume"] = str(a.resume);
   v["val-dedup-images"] = flag(a.val_dedup_images), v["log-local"] = flag(a.log_local), v["debug"] = flag(a.debug);

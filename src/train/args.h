@@ -46,7 +46,7 @@ struct TrainArgs : data::DataFlags {
   std::string device;     // a registered backend (ops::resolve_device)
   std::vector<double> image_mean, image_std;
   int force_context_length = 0, force_image_size = 0;  // 0: None
-  bool force_quick_gelu = false;
+  bool force_quick_gelu = false, force_custom_text = false;
   double force_patch_dropout = -1;  // < 0: None (the config's)
   // logging / checkpoints / eval
   std::string logs, name, report_to, resume;

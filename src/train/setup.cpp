@@ -26,10 +26,8 @@ namespace {
 // The resolved config with OpenCLIP main.py's model_kwargs and --force-* overrides.
 ModelCfg model_config(const TrainArgs& a, ModelCfg cfg) {
   if (a.force_quick_gelu) cfg.quick_gelu = true;
-  if (a.siglip) {  // OpenCLIP main.py: model_kwargs for --siglip override the config's
-    cfg.init_logit_scale = std::log(10.0);
-    cfg.init_logit_bias = -10.0;
-  }
+  if (a.force_custom_text) cfg.custom_text = true;
+  if (a.siglip) use_siglip_init(cfg);
   if (a.force_context_length > 0) cfg.text.context_length = a.force_context_length;
   if (a.force_patch_dropout >= 0) {  // OpenCLIP: vision_cfg["patch_dropout"] = force_patch_dropout
     if (a.force_patch_dropout >= 1) OC_USER_ERROR("--force-patch-dropout {} must be in [0, 1)", a.force_patch_dropout);
