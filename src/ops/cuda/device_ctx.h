@@ -13,7 +13,11 @@
 namespace oc::ops::cuda {
 
 // One scratch buffer per use, so that no two live uses of one op share memory.
-enum class Slot { GemmOut, Index, AdamChunks, AttentionDS, LossLogits, LossParts, ColumnParts, RoundA, RoundB, Count };
+enum class Slot {
+  GemmOut, Index, AdamChunks, AttentionDS, LossLogits, LossParts, ColumnParts, RoundA, RoundB,
+  ConvCol, ConvAct, ConvWeight, ConvDW, ConvFlag, BnStats,  // conv_ops.cpp
+  Count
+};
 
 // Device scratch: each slot grows (never shrinks) to the largest request; reuse is ordered by
 // the one stream. Growing synchronises the stream before freeing the old buffer.
