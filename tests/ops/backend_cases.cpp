@@ -247,8 +247,8 @@ void cross_attention_cases(std::vector<OpCase>& v) {
     bool big;
   };
   for (const Shape& s : {Shape{"map", 2, 1, 196, 768, 12, 0, true}, Shape{"map384", 2, 1, 729, 1152, 16, 0, true},
-                         Shape{"pool2d", 2, 1, 50, 2048, 32, 0, true},
-                         Shape{"odd", 3, 3, 13, 40, 5, 3, false}, Shape{"wide_q", 2, 5, 1, 24, 3, 1, false}})
+                         Shape{"pool2d", 2, 1, 50, 2048, 32, 0, true}, Shape{"odd", 3, 3, 13, 40, 5, 3, false},
+                         Shape{"wide_q", 2, 5, 1, 24, 3, 1, false}})
     for (Prec prec : {Prec::F32, Prec::BF16}) {
       const int64_t B = s.B, Tq = s.Tq, Tk = s.Tk, C = s.C, H = s.H, ldq = C + s.pad, ldkv = 2 * C;
       const int64_t att = B * H * Tq * Tk, nq = B * Tq * ldq, nkv = B * Tk * ldkv;

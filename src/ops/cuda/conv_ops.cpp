@@ -45,8 +45,8 @@ ConvGeom geom(const ConvShape& s) { return {s.N, s.H, s.W, s.C, s.OC, s.K, s.str
 bool pointwise(const ConvShape& s) { return s.K == 1 && s.stride == 1 && s.pad == 0; }  // col == inp
 
 // Row-major C[M,N] = op(A) op(B) + beta * C on cuBLASLt (fp32 compute).
-void gemm(DeviceCtx& c, bool ta, bool tb, int64_t M, int64_t N, int64_t K, const float* A, int64_t lda,
-          const float* B, int64_t ldb, float beta, float* C, int64_t ldc) {
+void gemm(DeviceCtx& c, bool ta, bool tb, int64_t M, int64_t N, int64_t K, const float* A, int64_t lda, const float* B,
+          int64_t ldb, float beta, float* C, int64_t ldc) {
   c.lt.run(LtGemm{ta, tb, M, N, K, A, lda, 0, B, ldb, 0, C, ldc, 0, 1, false, 1.0f, beta}, c.s);
 }
 

@@ -2,6 +2,8 @@
 // on cuBLASLt (plans cached per shape), CUDA kernels for every op (the composite ones in
 // fused_ops.cpp, conv_ops.cpp). No op runs on the host.
 // UNTESTED ON A GPU: written and compiled on a machine without one (docs/CUDA.md).
+#include "ops/cuda/cuda_backend.h"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -11,7 +13,6 @@
 #include <span>
 
 #include "ops/cuda/conv_ops.h"
-#include "ops/cuda/cuda_backend.h"
 #include "ops/cuda/cuda_check.h"
 #include "ops/cuda/device_ctx.h"
 #include "ops/cuda/fused_ops.h"

@@ -14,8 +14,22 @@ namespace oc::ops::cuda {
 
 // One scratch buffer per use, so that no two live uses of one op share memory.
 enum class Slot {
-  GemmOut, Index, AdamChunks, AttentionDS, LossLogits, LossParts, ColumnParts, RoundA, RoundB,
-  ConvCol, ConvAct, ConvWeight, ConvDW, ConvFlag, BnStats,  // conv_ops.cpp
+  GemmOut,
+  Index,
+  AdamChunks,
+  AttentionDS,
+  LossLogits,
+  LossParts,
+  ColumnParts,
+  RoundA,
+  RoundB,
+  // conv_ops.cpp
+  ConvCol,
+  ConvAct,
+  ConvWeight,
+  ConvDW,
+  ConvFlag,
+  BnStats,
   Count
 };
 

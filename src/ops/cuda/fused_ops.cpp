@@ -77,8 +77,7 @@ void attention_backward(DeviceCtx& c, const AttentionBackwardArgs& a) {
   check_heads(a.C, a.H);  // dS goes through the caller's scratch (B*H*T*T floats); causal: already in att
   const bool r16 = a.prec == Prec::BF16;
   if (attention_fits(c, a.Tn, a.C, a.H)) {
-    OC_CUDA_CHECK(
-      attention_backward(a.dqkv, a.scratch, a.dout, a.qkv, a.att, a.B, a.Tn, a.C, a.H, r16, c.s));
+    OC_CUDA_CHECK(attention_backward(a.dqkv, a.scratch, a.dout, a.qkv, a.att, a.B, a.Tn, a.C, a.H, r16, c.s));
     return;
   }
   OC_CUDA_CHECK(xattn_backward(a.dqkv, a.dqkv + a.C, a.dqkv + 2 * a.C, a.scratch, a.dout, a.qkv, a.qkv + a.C,
@@ -114,8 +113,8 @@ void cross_attention_forward(DeviceCtx& c, const CrossAttentionForwardArgs& a) {
 }
 void cross_attention_backward(DeviceCtx& c, const CrossAttentionBackwardArgs& a) {
   const XAttnShape x = xattn_shape("cross_attention_backward", a.ldq, a.ldk, a.ldv, a.B, a.Tq, a.Tk, a.C, a.H);
-  OC_CUDA_CHECK(xattn_backward(a.dq, a.dk, a.dv, a.scratch, a.dout, a.q, a.k, a.v, a.att, x, a.prec == Prec::BF16,
-                               c.s));
+  OC_CUDA_CHECK(
+      xattn_backward(a.dq, a.dk, a.dv, a.scratch, a.dout, a.q, a.k, a.v, a.att, x, a.prec == Prec::BF16, c.s));
 }
 
 // ops/cpu/loss.cpp's order: two logit GEMMs, the row passes, four gradient GEMMs.

@@ -10,7 +10,9 @@
 namespace oc::ops::cuda {
 namespace {
 
-__device__ inline bool inside(const ConvGeom& g, int64_t h, int64_t w) { return h >= 0 && h < g.H && w >= 0 && w < g.W; }
+__device__ inline bool inside(const ConvGeom& g, int64_t h, int64_t w) {
+  return h >= 0 && h < g.H && w >= 0 && w < g.W;
+}
 __device__ inline float in_at(const ConvGeom& g, const float* inp, int64_t n, int64_t h, int64_t w, int64_t c,
                               bool round_bf16) {
   const float v = inp[((n * g.H + h) * g.W + w) * g.C + c];

@@ -107,7 +107,9 @@ __global__ void k_bn_bwd_apply(float* dinp, const float* dout, const float* inp,
 }
 
 // ---- ReLU (NaN < 0 is false: NaN kept) ----
-__global__ void k_relu(float* out, const float* inp, int64_t n) { GRID_STRIDE(i, n) out[i] = inp[i] < 0.0f ? 0.0f : inp[i]; }
+__global__ void k_relu(float* out, const float* inp, int64_t n) {
+  GRID_STRIDE(i, n) out[i] = inp[i] < 0.0f ? 0.0f : inp[i];
+}
 __global__ void k_relu_bwd(float* dinp, const float* dout, const float* out, int64_t n) {
   GRID_STRIDE(i, n) dinp[i] = out[i] <= 0.0f ? 0.0f : dout[i];
 }

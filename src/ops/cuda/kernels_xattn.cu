@@ -81,7 +81,8 @@ __global__ void __launch_bounds__(kXThreads)
   float* red = part + kXWarps * D;
   const In* kh = k + b * g.Tk * g.ldk + int64_t(h) * D;
   float* P = att + row * g.Tk;
-  for (int d = threadIdx.x; d < D; d += blockDim.x) qs[d] = op<Round>(ld(q, (b * g.Tq + i) * g.ldq + int64_t(h) * D + d));
+  for (int d = threadIdx.x; d < D; d += blockDim.x)
+    qs[d] = op<Round>(ld(q, (b * g.Tq + i) * g.ldq + int64_t(h) * D + d));
   __syncthreads();
   const float scale = 1.0f / sqrtf(float(D));
   const int n = causal ? i + 1 : g.Tk;  // keys t < n are visible (causal: Tq == Tk)
@@ -122,7 +123,8 @@ __global__ void __launch_bounds__(kXThreads)
   const In* vh = v + b * g.Tk * g.ldv + int64_t(h) * D;
   const float* P = att + row * g.Tk;
   float* S = dS + row * g.Tk;
-  for (int d = threadIdx.x; d < D; d += blockDim.x) gs[d] = op<Round>(ld(dout, (b * g.Tq + i) * g.C + int64_t(h) * D + d));
+  for (int d = threadIdx.x; d < D; d += blockDim.x)
+    gs[d] = op<Round>(ld(dout, (b * g.Tq + i) * g.C + int64_t(h) * D + d));
   __syncthreads();
   float dot = 0.0f;  // warp-uniform: sum over this warp's keys of dP * P
   for (int t = warp; t < g.Tk; t += kXWarps) {
@@ -171,16 +173,14 @@ cudaError_t forward(Out* out, float* att, const In* q, const In* k, const In* v,
 template <bool Round, class In>
 cudaError_t backward(float* dq, float* dk, float* dv, float* dS, const In* dout, const In* q, const In* k, const In* v,
                      const float* att, int64_t B, XGeom g, cudaStream_t s) {
-  k_xattn_bwd_rows<Round, In><<<unsigned(B * g.H * g.Tq), kXThreads, xattn_smem(g.C / g.H), s>>>(dq, dS, dout, k, v,
-                                                                                                   att, g);
+  k_xattn_bwd_rows<Round, In>
+      <<<unsigned(B * g.H * g.Tq), kXThreads, xattn_smem(g.C / g.H), s>>>(dq, dS, dout, k, v, att, g);
   if (cudaError_t e = cudaGetLastError(); e != cudaSuccess) return e;
   k_xattn_bwd_kv<Round, In><<<blocks_for(B * g.Tk * g.C), kThreads, 0, s>>>(dk, dv, dS, dout, q, att, B, g);
   return cudaGetLastError();
 }
 
-XGeom geom(const XAttnShape& x) {
-  return {x.ldq, x.ldk, x.ldv, int(x.Tq), int(x.Tk), int(x.C), int(x.H)};
-}
+XGeom geom(const XAttnShape& x) { return {x.ldq, x.ldk, x.ldv, int(x.Tq), int(x.Tk), int(x.C), int(x.H)}; }
 
 }  // namespace
 
