@@ -1,4 +1,5 @@
-// Device helpers shared by the attention kernels (kernels_attention.cu, kernels_xattn.cu):
+// Device helpers shared by the attention kernels (kernels_attention.cu, kernels_xattn.cu; the
+// convolution's im2col takes `rnd` from here too):
 // loads and stores of fp32 or bf16 elements, the amp_bf16 rounding of an operand, a NaN-sticky
 // max and butterfly warp reductions (every lane ends with the same value, in a fixed order).
 #pragma once
