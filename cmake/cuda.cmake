@@ -45,8 +45,9 @@ add_library(openclip_ops_cuda STATIC ${oc_cuda_srcs})
 set_target_properties(openclip_ops_cuda PROPERTIES CUDA_STANDARD 17 CUDA_STANDARD_REQUIRED ON)
 target_compile_options(openclip_ops_cuda PRIVATE $<$<COMPILE_LANGUAGE:CXX>:${OC_WARN} ${OC_ARCH}>
   $<$<COMPILE_LANGUAGE:CUDA>:-O3 --fmad=false>)  # no FMA contraction: closer to the reference arithmetic
-# The host fallbacks (ops/cuda/host_fallback.h) call the cpu kernels of openclip_ops, which in
-# turn registers this backend: a cycle of two static libraries, which CMake links by repeating them.
+# The backend derives from openclip_ops' Backend (ops/backend.h), and openclip_ops registers
+# it: a cycle of two static libraries, which CMake links by repeating them. No cuDNN: the
+# convolutions are im2col + cuBLASLt GEMMs (src/ops/cuda/conv_ops.cpp says why).
 target_link_libraries(openclip_ops_cuda PUBLIC openclip_core CUDA::cudart CUDA::cublasLt)
 target_link_libraries(openclip_ops_cuda PRIVATE openclip_ops)
 target_link_libraries(openclip_ops PUBLIC openclip_ops_cuda)

@@ -237,16 +237,18 @@ void attention_cases(std::vector<OpCase>& v) {
 
 // Cross attention (attention pooling) with the layouts the model uses: q rows padded to ldq
 // (dq's padding must stay unwritten), k and v interleaved in one [B,Tk,2C] buffer. Shapes:
-// timm's MAP head on ViT-B-16 (1 latent over 196 patches), CLIP's AttentionPool2d on RN50
-// (1 query over 50 tokens, 2048 wide, 32 heads), and odd ones (more queries than keys too).
+// timm's MAP head on ViT-B-16 (1 latent over 196 patches) and on ViT-SO400M-14-SigLIP-384 (1 over
+// 729, head width 72: a head's K and V, 420 KB, would not fit a block's shared memory), CLIP's
+// AttentionPool2d on RN50 (1 query over 50 tokens, 2048 wide, 32 heads), and odd ones (more queries than keys too).
 void cross_attention_cases(std::vector<OpCase>& v) {
   struct Shape {
     std::string name;
     int64_t B, Tq, Tk, C, H, pad;
     bool big;
   };
-  for (const Shape& s : {Shape{"map", 2, 1, 196, 768, 12, 0, true}, Shape{"pool2d", 2, 1, 50, 2048, 32, 0, true},
-                         Shape{"odd", 3, 3, 13, 40, 5, 3, false}, Shape{"wide_q", 2, 5, 1, 24, 3, 1, false}})
+  for (const Shape& s : {Shape{"map", 2, 1, 196, 768, 12, 0, true}, Shape{"map384", 2, 1, 729, 1152, 16, 0, true},
+                         Shape{"pool2d", 2, 1, 50, 2048, 32, 0, true}, Shape{"odd", 3, 3, 13, 40, 5, 3, false},
+                         Shape{"wide_q", 2, 5, 1, 24, 3, 1, false}})
     for (Prec prec : {Prec::F32, Prec::BF16}) {
       const int64_t B = s.B, Tq = s.Tq, Tk = s.Tk, C = s.C, H = s.H, ldq = C + s.pad, ldkv = 2 * C;
       const int64_t att = B * H * Tq * Tk, nq = B * Tq * ldq, nkv = B * Tk * ldkv;

@@ -4,10 +4,12 @@
 // backend_ops_test.cpp (ctest label `cuda`: scripts/gpu-check.sh).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <string>
 #include <vector>
 
+#include "core/bf16.h"
 #include "core/rng.h"
 #include "ops/registry.h"
 #ifdef OPENCLIP_HAVE_CUDA
@@ -130,26 +132,109 @@ TEST_F(CudaOnGpu, DeviceIndexBeyondTheVisibleCountIsAnError) {
 #endif
 
 // A sequence whose K and V do not fit one block's shared memory (600 tokens of width 64,
-// 333 KB): the one op left on the host fallback, still equal to ref.
-TEST_F(CudaOnGpu, AttentionTooLongForSharedMemoryMatchesRef) {
-  const int64_t B = 1, T = 600, C = 64, H = 1;
-  Rng rng(5);
-  std::vector<float> qkv(size_t(B * T * 3 * C));
-  for (float& x : qkv) x = float(rng.normal() * 0.3);
-  auto run_on = [&](Backend& be) {
-    Buffer in = be.alloc_floats(qkv.size(), "qkv"), out = be.alloc_floats(size_t(B * T * C), "out"),
-           att = be.alloc_floats(size_t(B * H * T * T), "att");
-    be.copy_from_host(in.data(), qkv.data(), qkv.size() * 4);
-    be.run(AttentionForwardArgs{.out = out.f32(), .att = att.f32(), .qkv = in.f32(), .B = B, .Tn = T, .C = C, .H = H,
-                                .causal = true});
-    std::vector<float> o(size_t(B * T * C));
-    be.copy_to_host(o.data(), out.data(), o.size() * 4);
-    return o;
-  };
-  const std::vector<float> g = run_on(backend("cuda")), r = run_on(backend("ref"));
+// 333 KB): the strided-row kernels of cross attention (kernels_xattn.cu) run it; forward and
+// backward, causal and not, fp32 and bf16-rounded operands, equal to ref within the backend
+// suite's bounds (backend_cases.h: kF32, kB16).
+struct LongAttention {
+  std::vector<float> out, att, dqkv;
+};
+
+LongAttention long_attention(Backend& be, const std::vector<float>& qkv, const std::vector<float>& dout, int64_t T,
+                             int64_t C, int64_t H, bool causal, Prec prec) {
+  auto buf = [&](size_t n, const char* what) { return be.alloc_floats(n, what); };
+  Buffer in = buf(qkv.size(), "qkv"), d = buf(dout.size(), "dout"), out = buf(size_t(T * C), "out"),
+         att = buf(size_t(H * T * T), "att"), dqkv = buf(qkv.size(), "dqkv"), sc = buf(size_t(H * T * T), "scratch");
+  be.copy_from_host(in.data(), qkv.data(), qkv.size() * 4);
+  be.copy_from_host(d.data(), dout.data(), dout.size() * 4);
+  be.run(AttentionForwardArgs{.out = out.f32(),
+                              .att = att.f32(),
+                              .qkv = in.f32(),
+                              .B = 1,
+                              .Tn = T,
+                              .C = C,
+                              .H = H,
+                              .causal = causal,
+                              .prec = prec});
+  be.run(AttentionBackwardArgs{.dqkv = dqkv.f32(),
+                               .scratch = sc.f32(),
+                               .dout = d.f32(),
+                               .qkv = in.f32(),
+                               .att = att.f32(),
+                               .B = 1,
+                               .Tn = T,
+                               .C = C,
+                               .H = H,
+                               .causal = causal,
+                               .prec = prec});
+  LongAttention r{std::vector<float>(size_t(T * C)), std::vector<float>(size_t(H * T * T)),
+                  std::vector<float>(qkv.size())};
+  be.copy_to_host(r.out.data(), out.data(), r.out.size() * 4);
+  be.copy_to_host(r.att.data(), att.data(), r.att.size() * 4);
+  be.copy_to_host(r.dqkv.data(), dqkv.data(), r.dqkv.size() * 4);
+  return r;
+}
+
+// max |got - want| / max |want|.
+double rel_error(const std::vector<float>& got, const std::vector<float>& want) {
   double e = 0, m = 0;
-  for (size_t i = 0; i < r.size(); ++i) e = std::max(e, double(std::abs(g[i] - r[i]))), m = std::max(m, double(std::abs(r[i])));
-  EXPECT_LT(e / m, 2e-5);  // backend_cases.h's kF32
+  for (size_t i = 0; i < want.size(); ++i)
+    e = std::max(e, double(std::abs(got[i] - want[i]))), m = std::max(m, double(std::abs(want[i])));
+  return e / m;
+}
+
+TEST_F(CudaOnGpu, AttentionTooLongForSharedMemoryMatchesRef) {
+  const int64_t T = 600, C = 64, H = 1;
+  Rng rng(5);
+  std::vector<float> qkv(size_t(T * 3 * C)), dout(size_t(T * C));
+  for (float& x : qkv) x = float(rng.normal() * 0.3);
+  for (float& x : dout) x = float(rng.normal());
+  for (bool causal : {true, false})
+    for (Prec prec : {Prec::F32, Prec::BF16}) {
+      const LongAttention g = long_attention(backend("cuda"), qkv, dout, T, C, H, causal, prec);
+      const LongAttention r = long_attention(backend("ref"), qkv, dout, T, C, H, causal, prec);
+      const double tol = prec == Prec::F32 ? 2e-5 : 1e-2;  // kF32, kB16 (P and dS rounded to bf16 inside)
+      const std::string what = std::string(causal ? "causal " : "") + (prec == Prec::F32 ? "fp32" : "bf16");
+      EXPECT_LT(rel_error(g.out, r.out), tol) << what << " out";
+      EXPECT_LT(rel_error(g.att, r.att), tol) << what << " att";
+      EXPECT_LT(rel_error(g.dqkv, r.dqkv), tol) << what << " dqkv";
+    }
+}
+
+// The amp_bf16 ops (bf16 qkv, dO and out) on the same long sequence.
+LongAttention long_attention_bf16(Backend& be, const std::vector<bf16>& qkv, const std::vector<bf16>& dout, int64_t T,
+                                  int64_t C, int64_t H, bool causal) {
+  Buffer in = be.alloc(qkv.size() * 2, "qkv"), d = be.alloc(dout.size() * 2, "dout"),
+         out = be.alloc(size_t(T * C) * 2, "out"), att = be.alloc_floats(size_t(H * T * T), "att"),
+         dqkv = be.alloc_floats(qkv.size(), "dqkv");
+  be.copy_from_host(in.data(), qkv.data(), qkv.size() * 2);
+  be.copy_from_host(d.data(), dout.data(), dout.size() * 2);
+  be.run(AttentionForwardBf16Args{
+      .out = out.b16(), .att = att.f32(), .qkv = in.b16(), .B = 1, .Tn = T, .C = C, .H = H, .causal = causal});
+  be.run(AttentionBackwardBf16Args{
+      .dqkv = dqkv.f32(), .dout = d.b16(), .qkv = in.b16(), .att = att.f32(), .B = 1, .Tn = T, .C = C, .H = H});
+  std::vector<bf16> o(size_t(T * C));
+  LongAttention r{std::vector<float>(o.size()), std::vector<float>(size_t(H * T * T)), std::vector<float>(qkv.size())};
+  be.copy_to_host(o.data(), out.data(), o.size() * 2);
+  for (size_t i = 0; i < o.size(); ++i) r.out[i] = to_f32(o[i]);
+  be.copy_to_host(r.att.data(), att.data(), r.att.size() * 4);
+  be.copy_to_host(r.dqkv.data(), dqkv.data(), r.dqkv.size() * 4);
+  return r;
+}
+
+TEST_F(CudaOnGpu, AttentionBf16TooLongForSharedMemoryMatchesRef) {
+  const int64_t T = 600, C = 64, H = 1;
+  Rng rng(6);
+  std::vector<bf16> qkv(size_t(T * 3 * C)), dout(size_t(T * C));
+  for (bf16& x : qkv) x = to_bf16(float(rng.normal() * 0.3));
+  for (bf16& x : dout) x = to_bf16(float(rng.normal()));
+  for (bool causal : {true, false}) {
+    const LongAttention g = long_attention_bf16(backend("cuda"), qkv, dout, T, C, H, causal);
+    const LongAttention r = long_attention_bf16(backend("ref"), qkv, dout, T, C, H, causal);
+    const char* what = causal ? "causal" : "full";
+    EXPECT_LT(rel_error(g.out, r.out), 1e-2) << what << " out";     // kB16: a bf16 output
+    EXPECT_LT(rel_error(g.att, r.att), 2e-5) << what << " att";     // kF32
+    EXPECT_LT(rel_error(g.dqkv, r.dqkv), 1e-2) << what << " dqkv";  // kB16: P and dS rounded to bf16 inside
+  }
 }
 
 }  // namespace

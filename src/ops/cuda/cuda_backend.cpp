@@ -1,29 +1,24 @@
 // The CUDA backend: device memory (cudaMalloc with a size-bucketed cache), one stream, GEMMs
 // on cuBLASLt (plans cached per shape), CUDA kernels for every op (the composite ones in
-// fused_ops.cpp). The one SLOW HOST FALLBACK left (host_fallback.h): attention on sequences
-// whose K/V do not fit one block's shared memory (T > ~400 at head width 64; CLIP uses <= 257).
+// fused_ops.cpp, conv_ops.cpp). No op runs on the host.
 // UNTESTED ON A GPU: written and compiled on a machine without one (docs/CUDA.md).
+#include "ops/cuda/cuda_backend.h"
+
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <array>
 #include <cmath>
 #include <map>
 #include <mutex>
 #include <span>
 
-#include "ops/cpu/attention.h"
-#include "ops/cpu/batchnorm.h"
-#include "ops/cpu/conv.h"
-#include "ops/cpu/cross_attention.h"
-#include "ops/cpu/pool.h"
-#include "ops/cuda/cuda_backend.h"
+#include "ops/cuda/conv_ops.h"
 #include "ops/cuda/cuda_check.h"
 #include "ops/cuda/device_ctx.h"
 #include "ops/cuda/fused_ops.h"
 #include "ops/cuda/gemm_lt.h"
-#include "ops/cuda/host_fallback.h"
 #include "ops/cuda/kernels.h"
+#include "ops/cuda/kernels_conv.h"
 
 namespace oc::ops {
 namespace {
@@ -31,33 +26,8 @@ namespace {
 namespace k = cuda;
 #define OC_LAUNCHED() OC_CUDA_CHECK(cudaGetLastError())  // after every kernel launch
 
-// Elements spanned by `rows` rows of width C at row stride ld (0 when there are none).
-int64_t extent(int64_t rows, int64_t ld, int64_t C) { return rows > 0 ? (rows - 1) * ld + C : 0; }
-
-// Host mirrors (written back by finish()) of outputs that may share one device buffer (cross
-// attention's dk and dv from a fused kv projection): each group of overlapping extents
-// [p, p + n) is mirrored once, so one write-back cannot undo another's columns.
-template <size_t N>
-std::array<float*, N> mirror_outputs(k::HostMirror& h, std::array<float*, N> p, std::array<int64_t, N> n) {
-  std::array<float*, N> lo = p, hi{};
-  for (size_t i = 0; i < N; ++i) hi[i] = p[i] + n[i];
-  for (bool merged = true; merged;) {  // grow every extent to its group's union
-    merged = false;
-    for (size_t i = 0; i < N; ++i)
-      for (size_t j = 0; j < N; ++j)
-        if (lo[i] < hi[j] && lo[j] < hi[i] && (lo[j] < lo[i] || hi[j] > hi[i])) {
-          lo[i] = std::min(lo[i], lo[j]), hi[i] = std::max(hi[i], hi[j]);
-          merged = true;
-        }
-  }
-  std::array<float*, N> base{}, out{};  // base: the host copy of the group's lowest address
-  for (size_t i = 0; i < N; ++i) {
-    size_t g = 0;  // the first member of i's group
-    while (lo[g] != lo[i] || hi[g] != hi[i]) ++g;
-    base[i] = g == i ? h.io(lo[i], hi[i] - lo[i]) : base[g];
-    out[i] = base[i] + (p[i] - lo[i]);
-  }
-  return out;
+void check_pool(int64_t H, int64_t W, int64_t win, const char* op) {
+  OC_CHECK(win > 0 && H >= win && W >= win, "{}: window {} larger than the input {}x{}", op, win, H, W);
 }
 
 class CudaBackend final : public Backend {
@@ -200,46 +170,12 @@ class CudaBackend final : public Backend {
     OC_LAUNCHED();
   }
 
-  // ---- attention: one block per (batch, head) (kernels_attention.cu); sequences too long
-  // for shared memory: SLOW HOST FALLBACK ----
-  void run(const AttentionForwardArgs& a) override {
-    if (k::attention_fits(*ctx_, a.Tn, a.C, a.H)) return k::attention_forward(*ctx_, a);
-    const auto& [out, att, qkv, B, Tn, C, H, causal, prec] = a;
-    k::HostMirror h(s_);
-    float* o = h.io(out, B * Tn * C);
-    float* p = h.io(att, B * H * Tn * Tn);
-    ops::attention_forward(o, p, h.in(qkv, B * Tn * 3 * C), B, Tn, C, H, causal, prec);
-    h.finish();
-  }
-  void run(const AttentionBackwardArgs& a) override {
-    if (k::attention_fits(*ctx_, a.Tn, a.C, a.H)) return k::attention_backward(*ctx_, a);
-    const auto& [dqkv, scratch, dout, qkv, att, B, Tn, C, H, causal, prec] = a;
-    k::HostMirror h(s_);
-    float* d = h.io(dqkv, B * Tn * 3 * C);
-    float* sc = h.io(scratch, B * H * Tn * Tn);
-    ops::attention_backward(d, sc, h.in(dout, B * Tn * C), h.in(qkv, B * Tn * 3 * C), h.in(att, B * H * Tn * Tn), B,
-                            Tn, C, H, causal, prec);
-    h.finish();
-  }
-  void run(const CrossAttentionForwardArgs& a) override {
-    const auto& [out, att, q, kk, v, ldq, ldk, ldv, B, Tq, Tk, C, H, prec] = a;
-    k::HostMirror h(s_);
-    float* o = h.io(out, B * Tq * C);
-    float* p = h.io(att, B * H * Tq * Tk);
-    ops::cross_attention_forward(o, p, h.in(q, extent(B * Tq, ldq, C)), h.in(kk, extent(B * Tk, ldk, C)),
-                                 h.in(v, extent(B * Tk, ldv, C)), ldq, ldk, ldv, B, Tq, Tk, C, H, prec);
-    h.finish();
-  }
-  void run(const CrossAttentionBackwardArgs& a) override {
-    const auto& [dq, dk, dv, scratch, dout, q, kk, v, att, ldq, ldk, ldv, B, Tq, Tk, C, H, prec] = a;
-    k::HostMirror h(s_);
-    const int64_t nq = extent(B * Tq, ldq, C), nk = extent(B * Tk, ldk, C), nv = extent(B * Tk, ldv, C);
-    const auto [hq, hk, hv] = mirror_outputs<3>(h, {dq, dk, dv}, {nq, nk, nv});
-    ops::cross_attention_backward(hq, hk, hv, h.io(scratch, B * H * Tq * Tk), h.in(dout, B * Tq * C), h.in(q, nq),
-                                  h.in(kk, nk), h.in(v, nv), h.in(att, B * H * Tq * Tk), ldq, ldk, ldv, B, Tq, Tk, C,
-                                  H, prec);
-    h.finish();
-  }
+  // ---- attention: one block per (batch, head) (kernels_attention.cu), the strided-row
+  // kernels (kernels_xattn.cu) for sequences too long for its shared memory and cross attention ----
+  void run(const AttentionForwardArgs& a) override { k::attention_forward(*ctx_, a); }
+  void run(const AttentionBackwardArgs& a) override { k::attention_backward(*ctx_, a); }
+  void run(const CrossAttentionForwardArgs& a) override { k::cross_attention_forward(*ctx_, a); }
+  void run(const CrossAttentionBackwardArgs& a) override { k::cross_attention_backward(*ctx_, a); }
 
   // ---- embeddings and gathers: CUDA kernels (host index arrays are uploaded) ----
   void run(const Im2PatchesArgs& a) override {
@@ -352,24 +288,11 @@ class CudaBackend final : public Backend {
   void run(const ActBackwardBf16Args& a) override { k::act_backward_bf16(*ctx_, a); }
   void run(const ActValueGradBf16Args& a) override { k::act_value_grad_bf16(*ctx_, a); }
   void run(const BiasGradToBf16Args& a) override { k::bias_grad_to_bf16(*ctx_, a); }
-  void run(const AttentionForwardBf16Args& a) override {
-    if (k::attention_fits(*ctx_, a.Tn, a.C, a.H)) return k::attention_forward_bf16(*ctx_, a);
-    const auto& [out, att, qkv, B, Tn, C, H, causal] = a;  // SLOW HOST FALLBACK: too long for shared memory
-    k::HostMirror h(s_);
-    ops::attention_forward_bf16(h.io(out, B * Tn * C), h.io(att, B * H * Tn * Tn), h.in(qkv, B * Tn * 3 * C), B, Tn, C,
-                                H, causal);
-    h.finish();
-  }
-  void run(const AttentionBackwardBf16Args& a) override {
-    if (k::attention_fits(*ctx_, a.Tn, a.C, a.H)) return k::attention_backward_bf16(*ctx_, a);
-    const auto& [dqkv, dout, qkv, att, B, Tn, C, H] = a;  // SLOW HOST FALLBACK: too long for shared memory
-    k::HostMirror h(s_);
-    ops::attention_backward_bf16(h.io(dqkv, B * Tn * 3 * C), h.in(dout, B * Tn * C), h.in(qkv, B * Tn * 3 * C),
-                                 h.in(att, B * H * Tn * Tn), B, Tn, C, H);
-    h.finish();
-  }
+  void run(const AttentionForwardBf16Args& a) override { k::attention_forward_bf16(*ctx_, a); }
+  void run(const AttentionBackwardBf16Args& a) override { k::attention_backward_bf16(*ctx_, a); }
 
-  // ---- convolution towers (ModifiedResNet): SLOW HOST FALLBACK, defined at the end ----
+  // ---- convolution towers (ModifiedResNet): im2col + cuBLASLt and kernels (conv_ops.cpp,
+  // kernels_conv.cu, kernels_convnet.cu), defined at the end ----
   void run(const Conv2dForwardArgs& a) override;
   void run(const Conv2dBackwardDataArgs& a) override;
   void run(const Conv2dBackwardWeightsArgs& a) override;
@@ -467,78 +390,39 @@ const int32_t* CudaBackend::upload_index(std::span<const int32_t> idx, int64_t n
   return static_cast<const int32_t*>(d);
 }
 
-// ---- convolution towers: SLOW HOST FALLBACK (no CUDA kernels yet; docs/CUDA.md) ----
-void CudaBackend::run(const Conv2dForwardArgs& a) {
-  const ConvShape& sh = a.shape;
-  k::HostMirror h(s_);
-  ops::conv2d_forward(h.io(a.out, sh.out_size()), h.in(a.inp, sh.in_size()),
-                      h.in(a.weight, sh.weight_size()), sh, a.prec);
-  h.finish();
-}
-void CudaBackend::run(const Conv2dBackwardDataArgs& a) {
-  const ConvShape& sh = a.shape;
-  k::HostMirror h(s_);
-  ops::conv2d_backward_data(h.io(a.dinp, sh.in_size()), h.in(a.dout, sh.out_size()),
-                            h.in(a.weight, sh.weight_size()), sh, a.prec);
-  h.finish();
-}
-void CudaBackend::run(const Conv2dBackwardWeightsArgs& a) {
-  const ConvShape& sh = a.shape;
-  k::HostMirror h(s_);
-  ops::conv2d_backward_weights(h.io(a.dweight, sh.weight_size()),
-                               h.in(a.dout, sh.out_size()), h.in(a.inp, sh.in_size()),
-                               sh, a.prec);
-  h.finish();
-}
-void CudaBackend::run(const BatchNormForwardArgs& a) {
-  k::HostMirror h(s_);
-  ops::batchnorm_forward(h.io(a.out, a.R * a.C), h.io(a.mean, a.C), h.io(a.rstd, a.C), h.io(a.running_mean, a.C),
-                         h.io(a.running_var, a.C), h.in(a.inp, a.R * a.C), h.in(a.weight, a.C), h.in(a.bias, a.C), a.R,
-                         a.C, a.eps, a.momentum, a.training);
-  h.finish();
-}
-void CudaBackend::run(const BatchNormBackwardArgs& a) {
-  k::HostMirror h(s_);
-  ops::batchnorm_backward(h.io(a.dinp, a.R * a.C), h.io(a.dweight, a.C), h.io(a.dbias, a.C), h.in(a.dout, a.R * a.C),
-                          h.in(a.inp, a.R * a.C), h.in(a.weight, a.C), h.in(a.mean, a.C), h.in(a.rstd, a.C), a.R, a.C,
-                          a.training);
-  h.finish();
-}
+// ---- convolution towers ----
+void CudaBackend::run(const Conv2dForwardArgs& a) { k::conv2d_forward(*ctx_, a); }
+void CudaBackend::run(const Conv2dBackwardDataArgs& a) { k::conv2d_backward_data(*ctx_, a); }
+void CudaBackend::run(const Conv2dBackwardWeightsArgs& a) { k::conv2d_backward_weights(*ctx_, a); }
+void CudaBackend::run(const BatchNormForwardArgs& a) { k::batchnorm_forward(*ctx_, a); }
+void CudaBackend::run(const BatchNormBackwardArgs& a) { k::batchnorm_backward(*ctx_, a); }
 void CudaBackend::run(const ReluForwardArgs& a) {
-  k::HostMirror h(s_);
-  float* out = h.io(a.out, a.n);
-  ops::relu_forward(out, a.inp == a.out ? out : h.in(a.inp, a.n), a.n);
-  h.finish();
+  k::relu_forward(a.out, a.inp, a.n, s_);
+  OC_LAUNCHED();
 }
 void CudaBackend::run(const ReluBackwardArgs& a) {
-  k::HostMirror h(s_);
-  float* d = h.io(a.dinp, a.n);
-  ops::relu_backward(d, a.dout == a.dinp ? d : h.in(a.dout, a.n), h.in(a.out, a.n), a.n);
-  h.finish();
+  k::relu_backward(a.dinp, a.dout, a.out, a.n, s_);
+  OC_LAUNCHED();
 }
 void CudaBackend::run(const AvgPoolForwardArgs& a) {
-  k::HostMirror h(s_);
-  ops::avg_pool_forward(h.io(a.out, a.N * (a.H / a.k) * (a.W / a.k) * a.C), h.in(a.inp, a.N * a.H * a.W * a.C), a.N,
-                        a.H, a.W, a.C, a.k);
-  h.finish();
+  check_pool(a.H, a.W, a.k, "avg_pool_forward");
+  k::avg_pool_forward(a.out, a.inp, a.N, a.H, a.W, a.C, a.k, s_);
+  OC_LAUNCHED();
 }
 void CudaBackend::run(const AvgPoolBackwardArgs& a) {
-  k::HostMirror h(s_);
-  ops::avg_pool_backward(h.io(a.dinp, a.N * a.H * a.W * a.C), h.in(a.dout, a.N * (a.H / a.k) * (a.W / a.k) * a.C), a.N,
-                         a.H, a.W, a.C, a.k);
-  h.finish();
+  check_pool(a.H, a.W, a.k, "avg_pool_backward");
+  k::avg_pool_backward(a.dinp, a.dout, a.N, a.H, a.W, a.C, a.k, s_);
+  OC_LAUNCHED();
 }
 void CudaBackend::run(const AttnPoolTokensForwardArgs& a) {
-  k::HostMirror h(s_);
-  ops::attnpool_tokens_forward(h.io(a.x, a.N * (a.HW + 1) * a.C), h.in(a.feat, a.N * a.HW * a.C),
-                               h.in(a.pos, (a.HW + 1) * a.C), a.N, a.HW, a.C);
-  h.finish();
+  OC_CHECK(a.HW > 0 && a.C > 0, "attnpool_tokens_forward: bad shape HW={} C={}", a.HW, a.C);
+  k::attnpool_tokens_forward(a.x, a.feat, a.pos, a.N, a.HW, a.C, s_);
+  OC_LAUNCHED();
 }
 void CudaBackend::run(const AttnPoolTokensBackwardArgs& a) {
-  k::HostMirror h(s_);
-  ops::attnpool_tokens_backward(h.io(a.dfeat, a.N * a.HW * a.C), h.io(a.dpos, (a.HW + 1) * a.C),
-                                h.in(a.dx, a.N * (a.HW + 1) * a.C), a.N, a.HW, a.C);
-  h.finish();
+  OC_CHECK(a.HW > 0 && a.C > 0, "attnpool_tokens_backward: bad shape HW={} C={}", a.HW, a.C);
+  k::attnpool_tokens_backward(a.dfeat, a.dpos, a.dx, a.N, a.HW, a.C, s_);
+  OC_LAUNCHED();
 }
 
 }  // namespace

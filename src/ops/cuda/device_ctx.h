@@ -13,7 +13,25 @@
 namespace oc::ops::cuda {
 
 // One scratch buffer per use, so that no two live uses of one op share memory.
-enum class Slot { GemmOut, Index, AdamChunks, AttentionDS, LossLogits, LossParts, ColumnParts, RoundA, RoundB, Count };
+enum class Slot {
+  GemmOut,
+  Index,
+  AdamChunks,
+  AttentionDS,
+  LossLogits,
+  LossParts,
+  ColumnParts,
+  RoundA,
+  RoundB,
+  // conv_ops.cpp
+  ConvCol,
+  ConvAct,
+  ConvWeight,
+  ConvDW,
+  ConvFlag,
+  BnStats,
+  Count
+};
 
 // Device scratch: each slot grows (never shrinks) to the largest request; reuse is ordered by
 // the one stream. Growing synchronises the stream before freeing the old buffer.

@@ -41,23 +41,80 @@ bool attention_fits(const DeviceCtx& c, int64_t T, int64_t C, int64_t H) {
   return H <= 0 || C % H != 0 || attention_smem_bytes(T, C / H) <= c.smem_optin;
 }
 
+namespace {
+
+// The strided-row attention kernels (kernels_xattn.cu) on Tq queries over Tk keys.
+XAttnShape xattn_shape(const char* op, int64_t ldq, int64_t ldk, int64_t ldv, int64_t B, int64_t Tq, int64_t Tk,
+                       int64_t C, int64_t H) {
+  OC_CHECK(H > 0 && C % H == 0, "{}: width {} not divisible by {} heads", op, C, H);
+  OC_CHECK(B >= 0 && Tq > 0 && Tk > 0, "{}: B={} Tq={} Tk={}", op, B, Tq, Tk);
+  OC_CHECK(ldq >= C && ldk >= C && ldv >= C, "{}: row strides {} {} {} below the width {}", op, ldq, ldk, ldv, C);
+  OC_CHECK(C / H <= xattn_max_head_dim(), "{}: head width {} above the kernel's {}", op, C / H, xattn_max_head_dim());
+  OC_CHECK(B * H * Tq < (int64_t(1) << 31) && Tk < (int64_t(1) << 31), "{}: B*H*Tq = {} rows, Tk = {}: too many", op,
+           B * H * Tq, Tk);
+  return {ldq, ldk, ldv, B, Tq, Tk, C, H};
+}
+// Self-attention as Tq = Tk = T rows over the thirds of each qkv row.
+XAttnShape self_shape(const char* op, int64_t B, int64_t T, int64_t C, int64_t H) {
+  return xattn_shape(op, 3 * C, 3 * C, 3 * C, B, T, T, C, H);
+}
+
+}  // namespace
+
+// Sequences whose K and V fit one block's shared memory: kernels_attention.cu; longer ones
+// (SigLIP at 384 px: T = 576, 729): the strided-row kernels, which have no such bound.
 void attention_forward(DeviceCtx& c, const AttentionForwardArgs& a) {
   check_heads(a.C, a.H);
-  OC_CUDA_CHECK(attention_forward(a.out, a.att, a.qkv, a.B, a.Tn, a.C, a.H, a.causal, a.prec == Prec::BF16, c.s));
+  const bool r16 = a.prec == Prec::BF16;
+  if (attention_fits(c, a.Tn, a.C, a.H)) {
+    OC_CUDA_CHECK(attention_forward(a.out, a.att, a.qkv, a.B, a.Tn, a.C, a.H, a.causal, r16, c.s));
+    return;
+  }
+  OC_CUDA_CHECK(xattn_forward(a.out, a.att, a.qkv, a.qkv + a.C, a.qkv + 2 * a.C,
+                              self_shape("attention_forward", a.B, a.Tn, a.C, a.H), a.causal, r16, c.s));
 }
 void attention_backward(DeviceCtx& c, const AttentionBackwardArgs& a) {
   check_heads(a.C, a.H);  // dS goes through the caller's scratch (B*H*T*T floats); causal: already in att
-  OC_CUDA_CHECK(
-      attention_backward(a.dqkv, a.scratch, a.dout, a.qkv, a.att, a.B, a.Tn, a.C, a.H, a.prec == Prec::BF16, c.s));
+  const bool r16 = a.prec == Prec::BF16;
+  if (attention_fits(c, a.Tn, a.C, a.H)) {
+    OC_CUDA_CHECK(attention_backward(a.dqkv, a.scratch, a.dout, a.qkv, a.att, a.B, a.Tn, a.C, a.H, r16, c.s));
+    return;
+  }
+  OC_CUDA_CHECK(xattn_backward(a.dqkv, a.dqkv + a.C, a.dqkv + 2 * a.C, a.scratch, a.dout, a.qkv, a.qkv + a.C,
+                               a.qkv + 2 * a.C, a.att, self_shape("attention_backward", a.B, a.Tn, a.C, a.H), r16,
+                               c.s));
 }
 void attention_forward_bf16(DeviceCtx& c, const AttentionForwardBf16Args& a) {
   check_heads(a.C, a.H);
-  OC_CUDA_CHECK(attention_forward_bf16(b16(a.out), a.att, b16(a.qkv), a.B, a.Tn, a.C, a.H, a.causal, c.s));
+  const bf16_t* qkv = b16(a.qkv);
+  if (attention_fits(c, a.Tn, a.C, a.H)) {
+    OC_CUDA_CHECK(attention_forward_bf16(b16(a.out), a.att, qkv, a.B, a.Tn, a.C, a.H, a.causal, c.s));
+    return;
+  }
+  OC_CUDA_CHECK(xattn_forward_bf16(b16(a.out), a.att, qkv, qkv + a.C, qkv + 2 * a.C,
+                                   self_shape("attention_forward_bf16", a.B, a.Tn, a.C, a.H), a.causal, c.s));
 }
 void attention_backward_bf16(DeviceCtx& c, const AttentionBackwardBf16Args& a) {
   check_heads(a.C, a.H);
   float* dS = c.scratch.get<float>(Slot::AttentionDS, a.B * a.H * a.Tn * a.Tn);
-  OC_CUDA_CHECK(attention_backward_bf16(a.dqkv, dS, b16(a.dout), b16(a.qkv), a.att, a.B, a.Tn, a.C, a.H, c.s));
+  const bf16_t* qkv = b16(a.qkv);
+  if (attention_fits(c, a.Tn, a.C, a.H)) {
+    OC_CUDA_CHECK(attention_backward_bf16(a.dqkv, dS, b16(a.dout), qkv, a.att, a.B, a.Tn, a.C, a.H, c.s));
+    return;
+  }
+  OC_CUDA_CHECK(xattn_backward_bf16(a.dqkv, a.dqkv + a.C, a.dqkv + 2 * a.C, dS, b16(a.dout), qkv, qkv + a.C,
+                                    qkv + 2 * a.C, a.att, self_shape("attention_backward_bf16", a.B, a.Tn, a.C, a.H),
+                                    c.s));
+}
+
+void cross_attention_forward(DeviceCtx& c, const CrossAttentionForwardArgs& a) {
+  const XAttnShape x = xattn_shape("cross_attention_forward", a.ldq, a.ldk, a.ldv, a.B, a.Tq, a.Tk, a.C, a.H);
+  OC_CUDA_CHECK(xattn_forward(a.out, a.att, a.q, a.k, a.v, x, false, a.prec == Prec::BF16, c.s));
+}
+void cross_attention_backward(DeviceCtx& c, const CrossAttentionBackwardArgs& a) {
+  const XAttnShape x = xattn_shape("cross_attention_backward", a.ldq, a.ldk, a.ldv, a.B, a.Tq, a.Tk, a.C, a.H);
+  OC_CUDA_CHECK(
+      xattn_backward(a.dq, a.dk, a.dv, a.scratch, a.dout, a.q, a.k, a.v, a.att, x, a.prec == Prec::BF16, c.s));
 }
 
 // ops/cpu/loss.cpp's order: two logit GEMMs, the row passes, four gradient GEMMs.

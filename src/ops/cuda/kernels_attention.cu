@@ -9,41 +9,13 @@
 // amp_bf16 rules (`Round`): q, k, v, dO rounded to bf16 where loaded, P and dS where they enter a
 // product; bf16 inputs are already bf16 values. Deterministic: every sum has a fixed order.
 // UNTESTED ON A GPU (docs/CUDA.md).
-#include <cuda_bf16.h>
-
-#include <cmath>
-
+#include "ops/cuda/attn_common.cuh"
 #include "ops/cuda/kernels_fused.h"
 
 namespace oc::ops::cuda {
 namespace {
 
 constexpr int kWarps = 8, kAttThreads = kWarps * 32;
-
-__device__ inline float ld(const float* p, int64_t i) { return p[i]; }
-__device__ inline float ld(const bf16_t* p, int64_t i) {
-  return __uint_as_float(uint32_t(p[i]) << 16);  // bf16 bits -> fp32, exact
-}
-__device__ inline float rnd(float x) { return __bfloat162float(__float2bfloat16_rn(x)); }
-template <bool Round>
-__device__ inline float op(float x) {
-  return Round ? rnd(x) : x;
-}
-__device__ inline void st(float* p, int64_t i, float v) { p[i] = v; }
-__device__ inline void st(bf16_t* p, int64_t i, float v) {
-  const __nv_bfloat16 h = __float2bfloat16_rn(v);
-  p[i] = *reinterpret_cast<const bf16_t*>(&h);
-}
-// max that returns NaN once either side is NaN (fmaxf would drop it).
-__device__ inline float nan_max(float a, float b) { return (isnan(a) || isnan(b)) ? NAN : fmaxf(a, b); }
-__device__ inline float warp_max(float v) {
-  for (int o = 16; o > 0; o /= 2) v = nan_max(v, __shfl_xor_sync(0xffffffffu, v, o));
-  return v;
-}
-__device__ inline float warp_sum(float v) {  // butterfly: every lane ends with the same value
-  for (int o = 16; o > 0; o /= 2) v += __shfl_xor_sync(0xffffffffu, v, o);
-  return v;
-}
 
 // Rows t of part `which` (0 = q, 1 = k, 2 = v) of head (b, h) into smem [T][D+1].
 template <bool Round, class In>

@@ -1,5 +1,5 @@
 // Launchers of the fused CUDA kernels that replaced the host fallbacks: attention
-// (kernels_attention.cu), the row passes of the two losses (kernels_loss.cu) and the amp_bf16
+// (kernels_attention.cu, kernels_xattn.cu), the row passes of the two losses (kernels_loss.cu) and the amp_bf16
 // passes (kernels_bf16.cu). Device pointers, sizes, the backend's stream. Plain C++ (included by
 // the backend's .cpp files). Those returning cudaError_t report the launch; the others are
 // checked by the caller with cudaGetLastError(). UNTESTED ON A GPU (docs/CUDA.md).
@@ -27,6 +27,28 @@ cudaError_t attention_backward(float* dqkv, float* dS, const float* dout, const 
                                int64_t T, int64_t C, int64_t H, bool round_bf16, cudaStream_t s);
 cudaError_t attention_backward_bf16(float* dqkv, float* dS, const bf16_t* dout, const bf16_t* qkv, const float* att,
                                     int64_t B, int64_t T, int64_t C, int64_t H, cudaStream_t s);
+
+// ---- attention of Tq query rows over Tk keys, strided rows (kernels_xattn.cu): cross
+// attention (ops/cross_attention.h), and self-attention too long for the kernels above (q, k, v
+// the thirds of each qkv row: ld 3C, Tq = Tk = T). No shared-memory bound on Tk; the head
+// width D = C / H must be at most xattn_max_head_dim(). ----
+struct XAttnShape {
+  int64_t ldq, ldk, ldv, B, Tq, Tk, C, H;
+};
+int64_t xattn_max_head_dim();
+// out[B,Tq,C] (contiguous), att[B,H,Tq,Tk]; causal (Tq == Tk only): key t visible to row i when t <= i.
+cudaError_t xattn_forward(float* out, float* att, const float* q, const float* k, const float* v, const XAttnShape& x,
+                          bool causal, bool round_bf16, cudaStream_t s);
+cudaError_t xattn_forward_bf16(bf16_t* out, float* att, const bf16_t* q, const bf16_t* k, const bf16_t* v,
+                               const XAttnShape& x, bool causal, cudaStream_t s);
+// dq, dk, dv assigned (columns 0..C-1 of their rows; dout is [B,Tq,C] contiguous); dS: B*H*Tq*Tk
+// floats of scratch. A causal mask is already in att.
+cudaError_t xattn_backward(float* dq, float* dk, float* dv, float* dS, const float* dout, const float* q,
+                           const float* k, const float* v, const float* att, const XAttnShape& x, bool round_bf16,
+                           cudaStream_t s);
+cudaError_t xattn_backward_bf16(float* dq, float* dk, float* dv, float* dS, const bf16_t* dout, const bf16_t* q,
+                                const bf16_t* k, const bf16_t* v, const float* att, const XAttnShape& x,
+                                cudaStream_t s);
 
 // ---- losses: per-row passes over logits already in L (cuBLASLt), then a fixed-order sum ----
 // CLIP's cross entropy on rows of L[Nl, Na] (raw dots): L becomes d loss / d dots; per row r,

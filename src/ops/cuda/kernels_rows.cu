@@ -46,12 +46,6 @@ __global__ void k_ln_bwd_dx(float* dinp, const float* dout, const float* inp, co
     dinp[r * C + c] = float(dinp[r * C + c] + rs * (g - mg - xh * mgx));
   }
 }
-// Rows [r0, r1) of chunk blockIdx.y of M rows split into gridDim.y chunks (kernels.h).
-__device__ inline void chunk_rows(int64_t M, int64_t* r0, int64_t* r1) {
-  const int64_t rows = (M + gridDim.y - 1) / gridDim.y;
-  *r0 = blockIdx.y * rows;
-  *r1 = *r0 + rows < M ? *r0 + rows : M;
-}
 // Block (column block x, row chunk y): partial dweight and dbias sums of column c.
 __global__ void k_ln_dwdb_part(double* pw, double* pb, const float* dout, const float* inp, const float* mean,
                                const float* rstd, int64_t N, int64_t C) {
