@@ -43,10 +43,10 @@ Prefetch Backend::make_prefetch(const void* data, size_t bytes, int slot) {
   return p;
 }
 
-int Backend::prefetch_slot(const Prefetch& p) const {
+void Backend::await(const Prefetch& p) {
   OC_CHECK(p.owner_ == this, "backend {}: a prefetch of backend {} awaited here", name(),
            p.owner_ ? p.owner_->name() : "none");
-  return p.slot_;
+  if (p.slot_ >= 0) await_prefetch(p.slot_);
 }
 
 Prefetch Backend::prefetch(const void* host, size_t bytes, std::string_view what) {

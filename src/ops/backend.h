@@ -125,8 +125,9 @@ class Backend {
   // own now (alloc + copy_from_host).
   virtual Prefetch prefetch(const void* host, size_t bytes, std::string_view what);
   // Ops queued after this call see the prefetched bytes (cuda: the ops stream waits for the
-  // copy's event; the host does not wait). A no-op where prefetch copied synchronously.
-  virtual void await(const Prefetch& /*p*/) {}
+  // copy's event; the host does not wait). Nothing to do where prefetch copied synchronously;
+  // an error for a prefetch of another backend.
+  void await(const Prefetch& p);
   // fp32 GEMMs may round their inputs to TF32 on tensor cores (--allow-tf32; what OpenCLIP's
   // main.py always sets on CUDA). The host backends have no TF32: a no-op there.
   virtual void set_allow_tf32(bool /*on*/) {}
@@ -157,9 +158,8 @@ class Backend {
   // A device backend's own prefetch: its handle, and the hook its reset() calls (once per
   // handle that carries a slot; must not throw).
   Prefetch make_prefetch(const void* data, size_t bytes, int slot);
+  virtual void await_prefetch(int /*slot*/) {}  // await() of a handle with a slot
   virtual void end_prefetch(int /*slot*/) noexcept {}
-  // The slot of a handle this backend made (make_prefetch), for its await.
-  int prefetch_slot(const Prefetch& p) const;
   friend class Prefetch;
 };
 

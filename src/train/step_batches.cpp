@@ -7,7 +7,10 @@
 namespace oc {
 
 StepBatches::StepBatches(data::DataLoader& loader, Clip& model, int per_step)
-    : loader_(loader), be_(model.backend()), per_step_(per_step), prefetch_(model.takes_backend_images()),
+    : loader_(loader),
+      be_(model.backend()),
+      per_step_(per_step),
+      prefetch_(model.takes_backend_images()),
       pixels_(prefetch_ && !be_.host_memory()) {
   OC_CHECK(per_step >= 1, "{} batches per step", per_step);
   const int64_t S = loader_.config().preprocess.size;

@@ -5,9 +5,10 @@
 // of the host). On a backend whose memory is not the host's, those batches carry uint8 pixels
 // (a quarter of the bytes), which the plan normalises on the backend into the floats the
 // loader would have made (ops/pixels.h); the host backends read the loader's floats in place,
-// normalised by its worker threads, as before. The batches and their order are the loader's, whatever the timing; position()
-// is the loader's position after the last batch a step took, so a checkpoint saved between
-// steps resumes at the first batch not trained on (the group taken ahead is read again).
+// normalised by its worker threads, as before. The batches and their order are the loader's,
+// whatever the timing; position() is the loader's position after the last batch a step took,
+// so a checkpoint saved between steps resumes at the first batch not trained on (the group
+// taken ahead is read again).
 #pragma once
 #include <array>
 #include <cstdint>
@@ -61,7 +62,7 @@ class StepBatches {
   ops::Backend& be_;
   int per_step_;
   bool prefetch_, pixels_;
-  int64_t image_bytes_;  // of one sample's images (pixels when prefetching)
+  int64_t image_bytes_;                  // of one sample's images (pixels when prefetching)
   std::array<float, 3> mean_{}, std_{};  // the loader's Normalize
   Group cur_, ahead_;
   data::LoaderPosition pos_;

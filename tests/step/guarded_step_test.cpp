@@ -13,8 +13,8 @@
 #include <vector>
 
 #include "dist/comm.h"
-#include "image/transform.h"
 #include "guarded_backend.h"
+#include "image/transform.h"
 #include "model/clip.h"
 #include "model/config.h"
 #include "ops/registry.h"
@@ -150,7 +150,8 @@ TEST(GuardedStep, NormalizeImagesIsTheLoadersArithmetic) {
   for (const PreprocessCfg& pre : {PreprocessCfg{}, siglip}) {
     std::vector<float> want(px.size());
     normalize_chw(px.data(), int(S), pre, want);
-    for (ops::Backend* be : {&ops::backend("ref"), &ops::backend("cpu"), static_cast<ops::Backend*>(&test::guarded())}) {
+    ops::Backend& guarded = test::guarded();
+    for (ops::Backend* be : {&ops::backend("ref"), &ops::backend("cpu"), &guarded}) {
       ops::Buffer in = be->alloc(px.size(), "pixels"), out = be->alloc_floats(px.size(), "images");
       be->copy_from_host(in.data(), px.data(), px.size());
       be->run(ops::NormalizeImagesArgs{.out = out.f32(), .px = static_cast<const uint8_t*>(in.data()),
@@ -166,30 +167,30 @@ TEST(GuardedStep, NormalizeImagesIsTheLoadersArithmetic) {
 // loader's floats: loss and gradients bitwise those of the fp32 images made on the host.
 TEST(GuardedStep, PixelsNormalisedOnTheBackendMatchTheLoadersFloats) {
   for (const auto& [accum, prefetch] : {std::pair{1, true}, std::pair{2, false}}) {
-      SCOPED_TRACE(testing::Message() << "accum " << accum << (prefetch ? ", prefetched" : ""));
-      const Case floats{false, 1, accum, false, Images::PixelFloats}, px{false, 1, accum, prefetch, Images::Pixels};
-      const std::vector<RankOut> want = run(floats, false), g = run(px, true), cpu = run(px, false);
-      EXPECT_TRUE(std::isfinite(want[0].loss));
-      EXPECT_EQ(g[0].loss, want[0].loss);
-      EXPECT_EQ(g[0].grads, want[0].grads);
-      EXPECT_EQ(cpu[0].loss, want[0].loss);
-      EXPECT_EQ(cpu[0].grads, want[0].grads);
-    }
+    SCOPED_TRACE(testing::Message() << "accum " << accum << (prefetch ? ", prefetched" : ""));
+    const Case floats{false, 1, accum, false, Images::PixelFloats}, px{false, 1, accum, prefetch, Images::Pixels};
+    const std::vector<RankOut> want = run(floats, false), g = run(px, true), cpu = run(px, false);
+    EXPECT_TRUE(std::isfinite(want[0].loss));
+    EXPECT_EQ(g[0].loss, want[0].loss);
+    EXPECT_EQ(g[0].grads, want[0].grads);
+    EXPECT_EQ(cpu[0].loss, want[0].loss);
+    EXPECT_EQ(cpu[0].grads, want[0].grads);
+  }
 }
 
 // The batches' images prefetched into the backend's memory (the trainer's next-step uploads):
 // the plan awaits them and the towers read them there; results bitwise those of the host path.
 TEST(GuardedStep, PrefetchedImagesMatchTheHostPath) {
   for (const auto& [siglip, accum] : {std::pair{false, 1}, std::pair{true, 2}}) {
-      SCOPED_TRACE(testing::Message() << (siglip ? "siglip" : "clip") << ", accum " << accum);
-      const Case host{siglip, 1, accum}, ahead{siglip, 1, accum, true};
-      const std::vector<RankOut> g = run(ahead, true), cpu_ahead = run(ahead, false), cpu = run(host, false);
-      EXPECT_TRUE(std::isfinite(g[0].loss));
-      EXPECT_EQ(g[0].loss, cpu[0].loss);
-      EXPECT_EQ(g[0].grads, cpu[0].grads);
-      EXPECT_EQ(cpu_ahead[0].loss, cpu[0].loss);
-      EXPECT_EQ(cpu_ahead[0].grads, cpu[0].grads);
-    }
+    SCOPED_TRACE(testing::Message() << (siglip ? "siglip" : "clip") << ", accum " << accum);
+    const Case host{siglip, 1, accum}, ahead{siglip, 1, accum, true};
+    const std::vector<RankOut> g = run(ahead, true), cpu_ahead = run(ahead, false), cpu = run(host, false);
+    EXPECT_TRUE(std::isfinite(g[0].loss));
+    EXPECT_EQ(g[0].loss, cpu[0].loss);
+    EXPECT_EQ(g[0].grads, cpu[0].grads);
+    EXPECT_EQ(cpu_ahead[0].loss, cpu[0].loss);
+    EXPECT_EQ(cpu_ahead[0].grads, cpu[0].grads);
+  }
 }
 
 }  // namespace

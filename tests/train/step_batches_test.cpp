@@ -4,6 +4,8 @@
 // normalise to the loader's float images bit for bit, the uploads hold the same bytes, and
 // the position a checkpoint saves is the one after the step's own batches, not after the ones
 // taken ahead.
+#include "train/step_batches.h"
+
 #include <gtest/gtest.h>
 
 #include <string>
@@ -15,7 +17,6 @@
 #include "model/clip.h"
 #include "model/config.h"
 #include "text/text_tokenizer.h"
-#include "train/step_batches.h"
 
 namespace oc {
 namespace {

@@ -20,9 +20,10 @@ class PinnedHostAllocator final : public HostAllocator {
     void* p = nullptr;
     if (cudaHostAlloc(&p, bytes, cudaHostAllocPortable) != cudaSuccess) {
       cudaGetLastError();
-      OC_USER_ERROR("cannot allocate {} bytes ({:.2f} GiB) of pinned host memory for a batch (cudaHostAlloc for "
-                    "GPU {}); try a smaller --batch-size or fewer --workers",
-                    bytes, double(bytes) / double(1ull << 30), device_);
+      OC_USER_ERROR(
+          "cannot allocate {} bytes ({:.2f} GiB) of pinned host memory for a batch (cudaHostAlloc for "
+          "GPU {}); try a smaller --batch-size or fewer --workers",
+          bytes, double(bytes) / double(1ull << 30), device_);
     }
     return p;
   }

@@ -36,8 +36,8 @@ class Uploader {
   // Queues the copy of `bytes` from `host` on the copy stream (asynchronous from pinned
   // memory; from pageable memory the driver stages it before returning).
   Started start(const void* host, size_t bytes);
-  void await(int slot);              // the ops stream waits for the slot's copy
-  void release(int slot) noexcept;   // the reads queued so far end the slot's use
+  void await(int slot);             // the ops stream waits for the slot's copy
+  void release(int slot) noexcept;  // the reads queued so far end the slot's use
 
  private:
   struct Slot {

@@ -122,7 +122,6 @@ class CudaBackend final : public Backend {
     const k::Uploader::Started u = uploads_->start(host, bytes);
     return make_prefetch(u.data, bytes, u.slot);
   }
-  void await(const Prefetch& p) override { uploads_->await(prefetch_slot(p)); }
   void run(const NormalizeImagesArgs& a) override {
     OC_CHECK(a.mean.size() == 3 && a.std.size() == 3, "normalize_images: {} means and {} stds, want 3",
              a.mean.size(), a.std.size());
@@ -403,6 +402,7 @@ class CudaBackend final : public Backend {
   void* allocate(size_t bytes) override;
   void release(void* p) override;
   std::string alloc_failure_hint(size_t bytes) override;
+  void await_prefetch(int slot) override { uploads_->await(slot); }
   void end_prefetch(int slot) noexcept override { uploads_->release(slot); }
 
  private:
