@@ -403,7 +403,9 @@ class CudaBackend final : public Backend {
   void release(void* p) override;
   std::string alloc_failure_hint(size_t bytes) override;
   void await_prefetch(int slot) override { uploads_->await(slot); }
-  void end_prefetch(int slot) noexcept override { uploads_->release(slot); }
+  void end_prefetch(int slot) noexcept override {
+    if (uploads_) uploads_->release(slot);  // a handle outliving the backend has nothing left to release
+  }
 
  private:
   static size_t bucket(size_t bytes) {  // 512 B granularity below 1 MiB, 2 MiB above
