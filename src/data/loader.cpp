@@ -96,7 +96,7 @@ DataLoader::DataLoader(DataConfig cfg, std::shared_ptr<const TextTokenizer> tok)
       OC_USER_ERROR("--dataset-type {} needs --train-num-samples", dataset_type_name(cfg_.type));
     size_indexed_dataset(cfg_.num_samples);
   }
-  pool_ = std::make_shared<BatchPool>(size_t(nw_) * size_t(std::max(1, cfg_.prefetch) + 2));
+  pool_ = std::make_shared<BatchPool>(pool_cap());
   init_position();
 }
 
@@ -203,6 +203,18 @@ DataLoader::~DataLoader() { stop(); }
 
 void DataLoader::recycle(Batch&& b) { pool_->put(std::move(b)); }
 
+// Every worker's queue, the batch it fills and one in transit, and what the consumer holds.
+size_t DataLoader::pool_cap() const {
+  return size_t(nw_) * size_t(std::max(1, cfg_.prefetch) + 2) + size_t(std::max(0, memory_.consumer_batches - 1));
+}
+
+void DataLoader::set_batch_memory(const BatchMemory& m) {
+  OC_CHECK(m.alloc, "a batch memory without an allocator");
+  stop();
+  memory_ = m;
+  pool_ = std::make_shared<BatchPool>(pool_cap());  // the old pool's batches live in other memory
+}
+
 void DataLoader::stop() {
   if (!impl_) return;
   impl_->stop = true;
@@ -267,6 +279,8 @@ void DataLoader::launch(const std::vector<WorkerPos>& from, int next_worker) {
     ctx.stats = stats_.get();
     ctx.stop = &impl_->stop;
     ctx.pool = pool_.get();
+    ctx.host_alloc = memory_.alloc;
+    ctx.pixels = memory_.pixels;
     ctx.epoch = pos_.epoch;
     ctx.worker = w;
     ctx.num_workers = nw_;

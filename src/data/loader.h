@@ -14,6 +14,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/host_alloc.h"
 #include "core/result.h"
 #include "data/dataset.h"
 #include "data/stats.h"
@@ -38,7 +39,8 @@ struct Batch {
   int64_t index = 0;  // within the epoch, 0-based, in consumption order
   int size = 0;       // rows (batch_size; fewer only for the last eval batch)
   int image_size = 0, context_length = 0;
-  std::vector<float> images;     // [size, 3, image_size, image_size]
+  HostVector<float> images;      // [size, 3, image_size, image_size]; empty with BatchMemory::pixels
+  HostVector<uint8_t> pixels;    // [size, image_size, image_size, 3] HWC, only with BatchMemory::pixels
   std::vector<int32_t> tokens;   // [size, context_length]
   std::vector<int64_t> labels;   // [size]: .cls / label column, -1 where absent
   std::vector<std::string> keys; // [size]: tar key, CSV row "path", or "synthetic:<index>"
@@ -47,6 +49,20 @@ struct Batch {
 };
 
 // The loader's position: enough to continue an epoch exactly. Saved in checkpoints as JSON.
+// How batches are handed over (DataLoader::set_batch_memory).
+struct BatchMemory {
+  // Where the images live (ops::Backend::host_allocator: pinned memory on cuda, so their
+  // uploads run asynchronously). Must outlive the loader's batches.
+  HostAllocator* alloc = &plain_host_allocator();
+  // Batches the consumer holds at once (the step's and the next step's, being uploaded), so
+  // the recycled pool covers them and a steady state allocates nothing (pinning is slow).
+  int consumer_batches = 1;
+  // The images as resized uint8 pixels (Batch::pixels) instead of normalised floats: the
+  // consumer normalises them (ops/pixels.h, on the backend: a quarter of the bytes to copy),
+  // to exactly the floats the loader would have made (image/transform.h, normalize_chw).
+  bool pixels = false;
+};
+
 struct LoaderPosition {
   int64_t epoch = 0;
   int64_t batches = 0;              // batches returned so far in this epoch
@@ -86,6 +102,9 @@ class DataLoader {
   // Optional: hands a used batch back so its buffers are reused for a later batch (saves an
   // allocation, page faults and zeroing of ~B*3*S*S floats per batch).
   void recycle(Batch&& b);
+  // How the batches are handed over (BatchMemory). Stops an epoch in progress: call it
+  // before the first one. Default: fp32 images in plain heap memory, one batch held.
+  void set_batch_memory(const BatchMemory& m);
   // The position after the last batch next() returned.
   LoaderPosition position() const { return pos_; }
 
@@ -115,6 +134,8 @@ class DataLoader {
   std::unique_ptr<Impl> impl_;
   std::shared_ptr<const CsvData> csv_;
   std::shared_ptr<BatchPool> pool_;  // recycled batches, kept across epochs
+  BatchMemory memory_;
+  size_t pool_cap() const;
 };
 
 }  // namespace oc::data

@@ -33,13 +33,17 @@ std::optional<Batch> BatchPool::take() {
 Batch alloc_batch(const ProducerCtx& ctx, int rows) {
   const DataConfig& cfg = *ctx.cfg;
   Batch b;
+  b.images = HostVector<float>(HostAlloc<float>(*ctx.host_alloc));
+  b.pixels = HostVector<uint8_t>(HostAlloc<uint8_t>(*ctx.host_alloc));
   if (ctx.pool) {
     if (auto r = ctx.pool->take()) b = std::move(*r);
   }
   b.size = rows;
   b.image_size = cfg.preprocess.size;
   b.context_length = cfg.context_length;
-  b.images.resize(size_t(rows) * 3 * b.image_size * b.image_size);  // every row is overwritten
+  const size_t n = size_t(rows) * 3 * b.image_size * b.image_size;  // every row is overwritten
+  b.images.resize(ctx.pixels ? 0 : n);
+  b.pixels.resize(ctx.pixels ? n : 0);
   b.tokens.assign(size_t(rows) * b.context_length, 0);
   b.labels.assign(size_t(rows), -1);
   b.keys.assign(size_t(rows), std::string());
@@ -48,7 +52,9 @@ Batch alloc_batch(const ProducerCtx& ctx, int rows) {
 
 void shrink_batch(Batch* b, int rows) {
   b->size = rows;
-  b->images.resize(size_t(rows) * 3 * b->image_size * b->image_size);
+  const size_t n = size_t(rows) * 3 * b->image_size * b->image_size;
+  b->images.resize(b->images.empty() ? 0 : n);
+  b->pixels.resize(b->pixels.empty() ? 0 : n);
   b->tokens.resize(size_t(rows) * b->context_length);
   b->labels.resize(size_t(rows));
   b->keys.resize(size_t(rows));
@@ -86,15 +92,18 @@ bool make_sample(const ProducerCtx& ctx, const SampleIn& in, uint64_t aug_seed, 
     }
   }
   const size_t plane = size_t(3) * b->image_size * b->image_size;
-  std::span<float> out(b->images.data() + size_t(row) * plane, plane);
-  if (cfg.train) {
-    Rng rng(aug_seed);
-    if (source) preprocess_train(*source, cfg.preprocess, rng, out);
-    else preprocess_train(*img, cfg.preprocess, rng, out);
-  } else {
-    if (source) preprocess_eval(*source, cfg.preprocess, out);
-    else preprocess_eval(*img, cfg.preprocess, out);
-  }
+  auto transform = [&](auto out) {  // fp32 images or uint8 pixels (BatchMemory::pixels)
+    if (cfg.train) {
+      Rng rng(aug_seed);
+      if (source) preprocess_train(*source, cfg.preprocess, rng, out);
+      else preprocess_train(*img, cfg.preprocess, rng, out);
+    } else {
+      if (source) preprocess_eval(*source, cfg.preprocess, out);
+      else preprocess_eval(*img, cfg.preprocess, out);
+    }
+  };
+  if (ctx.pixels) transform(std::span<uint8_t>(b->pixels.data() + size_t(row) * plane, plane));
+  else transform(std::span<float>(b->images.data() + size_t(row) * plane, plane));
   b->labels[size_t(row)] = in.label;
   b->keys[size_t(row)] = in.key;
   return true;

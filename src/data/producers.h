@@ -43,6 +43,8 @@ struct ProducerCtx {
   DataStats* stats = nullptr;
   const std::atomic<bool>* stop = nullptr;
   BatchPool* pool = nullptr;
+  HostAllocator* host_alloc = &plain_host_allocator();  // a new batch's image memory
+  bool pixels = false;                                   // uint8 pixels instead of floats (BatchMemory)
   int64_t epoch = 0;
   int worker = 0, num_workers = 1;
 };

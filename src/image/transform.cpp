@@ -32,7 +32,8 @@ struct NormLut {
   }
 };
 
-// HWC uint8 (size x size) -> CHW normalized float.
+}  // namespace
+
 void normalize_chw(const uint8_t* hwc, int size, const PreprocessCfg& cfg, std::span<float> out) {
   OC_CHECK(out.size() == size_t(3) * size * size, "output has {} floats, want 3x{}x{}", out.size(), size, size);
   const NormLut lut(cfg);
@@ -46,6 +47,8 @@ void normalize_chw(const uint8_t* hwc, int size, const PreprocessCfg& cfg, std::
     b[i] = lut.v[2][hwc[3 * i + 2]];
   }
 }
+
+namespace {
 
 std::vector<uint8_t>& hwc_scratch(size_t n) {
   thread_local std::vector<uint8_t> buf;
@@ -137,10 +140,9 @@ ImageU8 resize(const ImageU8& img, int out_w, int out_h, Interp interp) {
 namespace {
 
 // The eval transform on any mode: resize (and crop/pad) in the mode, then convert('RGB').
-void eval_view(const SourceView& src, const PreprocessCfg& cfg, std::span<float> out) {
+void eval_view(const SourceView& src, const PreprocessCfg& cfg, std::span<uint8_t> hwc) {
   const int S = cfg.size, W = src.px.width, H = src.px.height;
-  OC_CHECK(S > 0, "image size {}", S);
-  std::vector<uint8_t>& hwc = hwc_scratch(size_t(S) * S * 3);
+  OC_CHECK(S > 0 && hwc.size() == size_t(S) * S * 3, "image size {}: {} bytes of pixels", S, hwc.size());
   switch (cfg.resize_mode) {
     case ResizeMode::Shortest: {
       // torchvision Resize(int): shorter side -> S, longer -> int(S * long / short); then
@@ -183,42 +185,63 @@ void eval_view(const SourceView& src, const PreprocessCfg& cfg, std::span<float>
       break;
     }
   }
-  normalize_chw(hwc.data(), S, cfg, out);
 }
 
-void train_view(const SourceView& src, const PreprocessCfg& cfg, Rng& rng, std::span<float> out) {
+void train_view(const SourceView& src, const PreprocessCfg& cfg, Rng& rng, std::span<uint8_t> hwc) {
   const int S = cfg.size;
-  OC_CHECK(S > 0, "image size {}", S);
+  OC_CHECK(S > 0 && hwc.size() == size_t(S) * S * 3, "image size {}: {} bytes of pixels", S, hwc.size());
   const auto [x, y, w, h] = random_resized_crop_params(src.px.width, src.px.height, cfg.scale, cfg.ratio, rng);
-  std::vector<uint8_t>& hwc = hwc_scratch(size_t(S) * S * 3);
   // OpenCLIP's train transform is RandomResizedCrop(..., interpolation=BICUBIC) whatever
   // --image-interpolation says; torchvision crops first, then resizes the crop.
   resize_window_rgb(src.sub(x, y, w, h), S, S, Interp::Bicubic, 0, 0, S, S, hwc.data());
   // Then _convert_to_rgb (done by the resize), color_jitter and gray_scale, ToTensor, Normalize.
-  if (cfg.color.active()) random_color_aug(std::span<uint8_t>(hwc.data(), hwc.size()), cfg.color, rng);
-  normalize_chw(hwc.data(), S, cfg, out);
+  if (cfg.color.active()) random_color_aug(hwc, cfg.color, rng);
+}
+
+// The fp32 output: the pixels in thread scratch, then ToTensor + Normalize.
+template <class View>
+void to_floats(const PreprocessCfg& cfg, std::span<float> out, View&& view) {
+  std::vector<uint8_t>& hwc = hwc_scratch(size_t(cfg.size) * cfg.size * 3);
+  view(std::span<uint8_t>(hwc));
+  normalize_chw(hwc.data(), cfg.size, cfg, out);
 }
 
 }  // namespace
 
-void preprocess_eval(const ImageU8& img, const PreprocessCfg& cfg, std::span<float> out) {
+void preprocess_eval(const ImageU8& img, const PreprocessCfg& cfg, std::span<uint8_t> hwc) {
   check_image(img);
-  eval_view(SourceView::of(img), cfg, out);
+  eval_view(SourceView::of(img), cfg, hwc);
+}
+
+void preprocess_eval(const SourceImage& img, const PreprocessCfg& cfg, std::span<uint8_t> hwc) {
+  check_image(img);
+  eval_view(SourceView::of(img), cfg, hwc);
+}
+
+void preprocess_train(const ImageU8& img, const PreprocessCfg& cfg, Rng& rng, std::span<uint8_t> hwc) {
+  check_image(img);
+  train_view(SourceView::of(img), cfg, rng, hwc);
+}
+
+void preprocess_train(const SourceImage& img, const PreprocessCfg& cfg, Rng& rng, std::span<uint8_t> hwc) {
+  check_image(img);
+  train_view(SourceView::of(img), cfg, rng, hwc);
+}
+
+void preprocess_eval(const ImageU8& img, const PreprocessCfg& cfg, std::span<float> out) {
+  to_floats(cfg, out, [&](std::span<uint8_t> hwc) { preprocess_eval(img, cfg, hwc); });
 }
 
 void preprocess_eval(const SourceImage& img, const PreprocessCfg& cfg, std::span<float> out) {
-  check_image(img);
-  eval_view(SourceView::of(img), cfg, out);
+  to_floats(cfg, out, [&](std::span<uint8_t> hwc) { preprocess_eval(img, cfg, hwc); });
 }
 
 void preprocess_train(const ImageU8& img, const PreprocessCfg& cfg, Rng& rng, std::span<float> out) {
-  check_image(img);
-  train_view(SourceView::of(img), cfg, rng, out);
+  to_floats(cfg, out, [&](std::span<uint8_t> hwc) { preprocess_train(img, cfg, rng, hwc); });
 }
 
 void preprocess_train(const SourceImage& img, const PreprocessCfg& cfg, Rng& rng, std::span<float> out) {
-  check_image(img);
-  train_view(SourceView::of(img), cfg, rng, out);
+  to_floats(cfg, out, [&](std::span<uint8_t> hwc) { preprocess_train(img, cfg, rng, hwc); });
 }
 
 std::array<int, 4> random_resized_crop_params(int width, int height, const std::array<double, 2>& scale,

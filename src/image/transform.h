@@ -47,6 +47,15 @@ void preprocess_eval(const ImageU8& img, const PreprocessCfg& cfg, std::span<flo
 void preprocess_train(const ImageU8& img, const PreprocessCfg& cfg, Rng& rng, std::span<float> out);
 void preprocess_eval(const SourceImage& img, const PreprocessCfg& cfg, std::span<float> out);
 void preprocess_train(const SourceImage& img, const PreprocessCfg& cfg, Rng& rng, std::span<float> out);
+// The same up to the pixels: writes size*size*3 uint8 (HWC) to hwc; normalize_chw, or the
+// backend (ops/pixels.h), turns them into exactly the floats above.
+void preprocess_eval(const ImageU8& img, const PreprocessCfg& cfg, std::span<uint8_t> hwc);
+void preprocess_train(const ImageU8& img, const PreprocessCfg& cfg, Rng& rng, std::span<uint8_t> hwc);
+void preprocess_eval(const SourceImage& img, const PreprocessCfg& cfg, std::span<uint8_t> hwc);
+void preprocess_train(const SourceImage& img, const PreprocessCfg& cfg, Rng& rng, std::span<uint8_t> hwc);
+// ToTensor + Normalize in float32 as torchvision computes them: HWC uint8 (size x size) ->
+// CHW floats, (x / 255 - mean[c]) / std[c].
+void normalize_chw(const uint8_t* hwc, int size, const PreprocessCfg& cfg, std::span<float> out);
 
 // Building blocks (exposed for tests and for the shard writers' resizing).
 ImageU8 resize(const ImageU8& img, int out_w, int out_h, Interp interp);  // PIL-style antialias

@@ -111,13 +111,15 @@ void Clip::plan_inference(int64_t B_max) {
   text_.plan(cfg_, B_max, false, false, bf16_acts());
 }
 
-Clip::Features Clip::forward(const float* images, const int32_t* tokens, int64_t B) {
+Clip::Features Clip::forward(const float* images, const int32_t* tokens, int64_t B, ImagesIn in) {
   OC_CHECK(training_, "forward() keeps activations for backward: call plan_training first");
+  OC_CHECK(in == ImagesIn::Host || takes_backend_images(), "{}: this image tower reads its images on the host",
+           cfg_.name);
   const ops::Prec mp = matmul_prec(prec_);
   if (bf16_acts()) refresh_bf16(true, true);  // once per step: the optimizer has moved the weights
   Features f;
   f.image = resnet_ ? resnet_->forward(p_, images, B, mp, /*normalize=*/true, /*train_bn=*/!freeze_bn_stats_)
-                    : vision_.forward(p_, images, B, mp, /*normalize=*/true, /*drop_patches=*/true);
+                    : vision_.forward(p_, images, B, mp, /*normalize=*/true, /*drop_patches=*/true, in);
   f.text = text_.forward(p_, tokens, B, mp);
   return f;
 }

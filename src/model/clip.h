@@ -58,7 +58,12 @@ class Clip {
     const float* image;
     const float* text;
   };
-  Features forward(const float* images, const int32_t* tokens, int64_t B);
+  // `in`: where the images are (ImagesIn::Backend: a Backend::prefetch the caller awaited;
+  // only where takes_backend_images()). The token ids are host memory.
+  Features forward(const float* images, const int32_t* tokens, int64_t B, ImagesIn in = ImagesIn::Host);
+  // Whether forward takes images in backend memory: the ViT towers whose patch grid covers
+  // the image; ModifiedResNet re-lays them out channels-last on the host first.
+  bool takes_backend_images() const { return !resnet_ && vision_.takes_backend_images(); }
   // Accumulates parameter gradients from d(loss)/d(normalized features) of the last forward.
   void backward(const float* d_image, const float* d_text);
 

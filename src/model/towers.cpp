@@ -103,16 +103,23 @@ void VisionTower::plan(const ModelCfg& cfg, int64_t B, bool training, bool check
   if (v.timm()) timm_plan(B);
 }
 
+bool VisionTower::takes_backend_images() const {
+  const auto& v = cfg_.vision;
+  return int64_t(v.grid()) * v.patch_size == v.image_size;
+}
+
 const float* VisionTower::forward(const ClipParams& p, const float* images, int64_t B, ops::Prec prec,
-                                  bool normalize, bool drop_patches) {
+                                  bool normalize, bool drop_patches, ImagesIn in) {
   OC_CHECK(B > 0 && B <= B_max_, "vision tower planned for batch <= {}, got {}", B_max_, B);
   B_ = B;
   drop_ = drop_patches && training_ && cfg_.vision.patch_dropout > 0;
   const auto& v = cfg_.vision;
   const int64_t W = v.width, Np = int64_t(v.grid()) * v.grid(), P = v.patch_size, K = 3 * P * P, E = cfg_.embed_dim;
   const int64_t S = v.grid() * P;  // below image_size only for a timm tower whose conv drops a remainder
-  const float* img = S == v.image_size ? images : crop_to_grid(images, B);  // host memory
-  if (!be_->host_memory()) {  // the host backends read it in place
+  OC_CHECK(in == ImagesIn::Host || S == v.image_size, "images in backend memory for a tower that crops them to its "
+           "grid ({} of {} pixels) on the host", S, v.image_size);
+  const float* img = S == v.image_size ? images : crop_to_grid(images, B);
+  if (in == ImagesIn::Host && !be_->host_memory()) {  // the host backends read it in place
     be_->copy_from_host(images_, img, sizeof(float) * size_t(B * 3 * S * S));
     img = images_;
   }

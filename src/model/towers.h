@@ -21,6 +21,10 @@
 
 namespace oc {
 
+// Where a forward's image batch is: host memory (the tower uploads it), or already in the
+// backend's memory (Backend::prefetch, awaited by the caller).
+enum class ImagesIn { Host, Backend };
+
 class VisionTower {
  public:
   // bf16_acts: amp_bf16 with bf16 activations (then set_bf16_weights before forward).
@@ -31,7 +35,10 @@ class VisionTower {
   // features [B,E] (L2-normalized when normalize, the default). Keeps what backward needs when planned for training.
   // drop_patches: apply the config's patch dropout (the training step's forward; OpenCLIP's module in train mode).
   const float* forward(const ClipParams& p, const float* images, int64_t B, ops::Prec prec, bool normalize = true,
-                       bool drop_patches = false);
+                       bool drop_patches = false, ImagesIn in = ImagesIn::Host);
+  // Whether forward takes ImagesIn::Backend: not where a timm tower's conv drops a remainder
+  // (the images are then cropped to the grid, on the host).
+  bool takes_backend_images() const;
   // d_feat [B,E]: gradient w.r.t. the normalized features of the last forward.
   void backward(const ClipParams& p, const ClipParams& g, const float* d_feat, ops::Prec prec);
   double mib() const { return mem_.mib() + extra_.mib() + map_.mib(); }

@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "core/bf16.h"
+#include "core/host_alloc.h"
 #include "ops/op_list.h"
 
 namespace oc::ops {
@@ -56,6 +57,36 @@ class Buffer {
   size_t bytes_ = 0;
 };
 
+// Host bytes uploaded into backend memory ahead of the ops that read them (Backend::prefetch:
+// the trainer starts the next step's image upload while the current step runs; docs/CUDA.md,
+// "Batches"). Move-only. data() is memory of the backend (on a host-memory backend the host
+// bytes themselves: nothing is copied), to be read by ops queued after Backend::await(*this).
+// The host source must stay unchanged until the handle is gone: reset() (the destructor)
+// waits for the copy, and marks the backend memory free once the ops queued so far have read it.
+class Prefetch {
+ public:
+  Prefetch() = default;
+  Prefetch(Prefetch&& o) noexcept { *this = std::move(o); }
+  Prefetch& operator=(Prefetch&& o) noexcept;
+  Prefetch(const Prefetch&) = delete;
+  Prefetch& operator=(const Prefetch&) = delete;
+  ~Prefetch() { reset(); }
+  void reset() noexcept;
+
+  const void* data() const { return data_; }
+  const float* f32() const { return static_cast<const float*>(data_); }
+  size_t bytes() const { return bytes_; }
+  Backend* backend() const { return owner_; }
+
+ private:
+  friend class Backend;
+  Backend* owner_ = nullptr;
+  const void* data_ = nullptr;
+  size_t bytes_ = 0;
+  int slot_ = -1;  // the backend's bookkeeping (cuda: its upload slot); -1 when it keeps none
+  Buffer copy_;    // the default prefetch's copy (a device backend without its own)
+};
+
 class Backend {
  public:
   virtual ~Backend() = default;
@@ -81,6 +112,22 @@ class Backend {
   // The stream a device backend runs its ops on in order (a cudaStream_t on cuda), for work
   // that must follow them, such as a communicator's collectives; null on the host backends.
   virtual void* device_stream() { return nullptr; }
+
+  // ---- batches (docs/CUDA.md, "Batches") ---------------------------------------------
+  // Where host buffers this backend will read often should live (the loader's batches):
+  // pinned memory on cuda (its copies then run asynchronously, without staging), plain heap
+  // memory on the host backends. Lives for the whole process (buffers may outlive backends).
+  virtual HostAllocator& host_allocator() { return plain_host_allocator(); }
+  // Starts uploading `bytes` of host memory; `what` names it in an allocation error. cuda
+  // copies on a second stream, after the ops that read the last upload into the same device
+  // buffer, so the copy overlaps the ops queued before it. The default: a host-memory
+  // backend hands back the host bytes in place; another one copies them into a buffer of its
+  // own now (alloc + copy_from_host).
+  virtual Prefetch prefetch(const void* host, size_t bytes, std::string_view what);
+  // Ops queued after this call see the prefetched bytes (cuda: the ops stream waits for the
+  // copy's event; the host does not wait). Nothing to do where prefetch copied synchronously;
+  // an error for a prefetch of another backend.
+  void await(const Prefetch& p);
   // fp32 GEMMs may round their inputs to TF32 on tensor cores (--allow-tf32; what OpenCLIP's
   // main.py always sets on CUDA). The host backends have no TF32: a no-op there.
   virtual void set_allow_tf32(bool /*on*/) {}
@@ -108,6 +155,12 @@ class Backend {
   virtual std::string alloc_failure_hint(size_t /*bytes*/) { return ""; }
   virtual void release(void* p) = 0;
   friend class Buffer;
+  // A device backend's own prefetch: its handle, and the hook its reset() calls (once per
+  // handle that carries a slot; must not throw).
+  Prefetch make_prefetch(const void* data, size_t bytes, int slot);
+  virtual void await_prefetch(int /*slot*/) {}  // await() of a handle with a slot
+  virtual void end_prefetch(int /*slot*/) noexcept {}
+  friend class Prefetch;
 };
 
 // An fp32 arena in the memory of one backend (resize, data, size, zero, mib), so the

@@ -17,6 +17,7 @@
 #include "ops/layernorm.h"
 #include "ops/linear.h"
 #include "ops/loss.h"
+#include "ops/pixels.h"
 #include "ops/pool.h"
 #include "ops/siglip_loss.h"
 #include "ops/tokens.h"
@@ -36,7 +37,7 @@
   X(AttentionForwardArgs) X(AttentionBackwardArgs)                                        \
   X(CrossAttentionForwardArgs) X(CrossAttentionBackwardArgs)                              \
   /* embeddings and gathers */                                                            \
-  X(Im2PatchesArgs) X(VitEmbedForwardArgs) X(VitEmbedBackwardArgs)                        \
+  X(NormalizeImagesArgs) X(Im2PatchesArgs) X(VitEmbedForwardArgs) X(VitEmbedBackwardArgs) \
   X(TokenEmbedForwardArgs) X(TokenEmbedBackwardArgs) X(GatherRowsForwardArgs)             \
   X(GatherRowsBackwardArgs)                                                               \
   /* losses */                                                                            \

@@ -11,14 +11,45 @@ void add_scalar_grads(Clip& model, const Loss& loss, const LossGrad& g, float pa
   ops::add_scalar(model.backend(), model.g().logit_scale, passes * g.d_scale);
   if (loss.learns_bias()) ops::add_scalar(model.backend(), model.g().logit_bias, passes * g.d_bias);
 }
+Clip::Features forward(Clip& model, BatchImages& images, const HostBatch& b) {
+  ImagesIn where = ImagesIn::Host;
+  const float* x = images.get(b, &where);
+  return model.forward(x, b.tokens, b.size, where);
+}
 }  // namespace
+
+const float* BatchImages::get(const HostBatch& b, ImagesIn* where) {
+  *where = ImagesIn::Host;
+  if (!b.uploaded && !b.pixels) return b.images;
+  ops::Backend& be = model_.backend();
+  const int64_t S = model_.cfg().vision.image_size, n = b.size * 3 * S * S;
+  const size_t bytes = size_t(n) * (b.pixels ? sizeof(uint8_t) : sizeof(float));
+  const ops::Prefetch* up = b.uploaded;
+  if (!up) {  // pixels not prefetched: copied now (a host-memory backend reads them in place)
+    staged_ = be.prefetch(b.pixels, bytes, fmt::format("{} images of {}x{} pixels", b.size, S, S));
+    up = &staged_;
+  }
+  OC_CHECK(up->bytes() == bytes, "a prefetched batch of {} bytes for {} images of {}x{} ({} bytes)", up->bytes(),
+           b.size, S, S, bytes);
+  be.await(*up);  // the backend's stream waits for the upload, the host does not
+  *where = ImagesIn::Backend;
+  if (!b.pixels) return up->f32();
+  OC_CHECK(b.mean && b.std, "a batch of pixels without Normalize's mean and std");
+  if (normalized_.size() < size_t(n)) {
+    normalized_.bind(be, fmt::format("{} normalised images, batch {}", model_.cfg().name, b.size));
+    normalized_.resize(size_t(n), false);
+  }
+  be.run(ops::NormalizeImagesArgs{.out = normalized_.data(), .px = static_cast<const uint8_t*>(up->data()),
+                                  .mean = {b.mean, 3}, .std = {b.std, 3}, .B = b.size, .S = S});
+  return normalized_.data();
+}
 
 double SingleBatch::forward_backward(std::span<const HostBatch> batches) {
   OC_CHECK(batches.size() == 1, "a single-batch step got {} batches", batches.size());
   const HostBatch& b = batches[0];
   model_.zero_grads();
   Clip::Features f;
-  { OC_PROFILE("step.forward"); f = model_.forward(b.images, b.tokens, b.size); }
+  { OC_PROFILE("step.forward"); f = forward(model_, images_, b); }
   OC_PROFILE("step.loss+backward");
   const LossGrad g = loss_.evaluate(f.image, f.text, b.size);
   add_scalar_grads(model_, loss_, g, 1.0f);
@@ -26,7 +57,8 @@ double SingleBatch::forward_backward(std::span<const HostBatch> batches) {
   return g.loss;
 }
 
-Accumulation::Accumulation(Clip& model, Loss& loss, int64_t B, int64_t K) : model_(model), loss_(loss), B_(B), K_(K) {
+Accumulation::Accumulation(Clip& model, Loss& loss, int64_t B, int64_t K)
+    : model_(model), loss_(loss), B_(B), K_(K), images_(model) {
   OC_CHECK(B >= 1 && K >= 1, "accumulation needs micro-batches (got {} of {} samples)", K, B);
   const std::string what = fmt::format("{} feature cache, {} x {} samples", model.cfg().name, K, B);
   cache_img_.bind(model.backend(), what), cache_txt_.bind(model.backend(), what);
@@ -42,7 +74,7 @@ double Accumulation::forward_backward(std::span<const HostBatch> batches) {
   // 1. The features of every micro-batch (OpenCLIP: accum_features, under no_grad).
   for (int64_t j = 0; j < K_; ++j) {
     OC_PROFILE("step.forward");
-    const Clip::Features f = model_.forward(batches[size_t(j)].images, batches[size_t(j)].tokens, B_);
+    const Clip::Features f = forward(model_, images_, batches[size_t(j)]);
     be.copy(cache_img_.data() + j * BE, f.image, sizeof(float) * size_t(BE));
     be.copy(cache_txt_.data() + j * BE, f.text, sizeof(float) * size_t(BE));
   }
@@ -54,7 +86,7 @@ double Accumulation::forward_backward(std::span<const HostBatch> batches) {
   // 3. Backward through each micro-batch.
   model_.zero_grads();
   for (int64_t j = 0; j < K_; ++j) {
-    { OC_PROFILE("step.forward"); model_.forward(batches[size_t(j)].images, batches[size_t(j)].tokens, B_); }
+    { OC_PROFILE("step.forward"); forward(model_, images_, batches[size_t(j)]); }
     OC_PROFILE("step.loss+backward");
     model_.backward(g.d_img + j * BE, g.d_txt + j * BE);
   }

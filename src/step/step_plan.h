@@ -14,11 +14,33 @@
 namespace oc {
 
 // One batch as the data loader hands it over: host arrays (the vision tower uploads the
-// images and the text tower the token ids, copy_from_host).
+// images and the text tower the token ids, copy_from_host). The images may instead be uint8
+// pixels that the plan normalises on the backend (ops/pixels.h: the same floats), and either
+// may already be on their way to the backend (Backend::prefetch, started by the trainer while
+// the previous step ran; docs/CUDA.md "Batches"): the plan awaits them before the first op
+// that reads them. Both need a model that takes_backend_images().
 struct HostBatch {
-  const float* images;    // [size, 3, image_size, image_size]
+  const float* images;    // [size, 3, image_size, image_size]; null when the batch has pixels
   const int32_t* tokens;  // [size, context_length]
   int64_t size;
+  const ops::Prefetch* uploaded = nullptr;  // the images (or pixels) in backend memory, or null
+  const uint8_t* pixels = nullptr;          // [size, image_size, image_size, 3] uint8 instead of images
+  const float* mean = nullptr;              // with pixels: Normalize's 3 means and 3 stds
+  const float* std = nullptr;
+};
+
+// A batch's images as the towers take them: fp32 in host memory, or in backend memory after
+// the wait for their upload and, for pixels, the normalisation into a buffer of its own.
+class BatchImages {
+ public:
+  explicit BatchImages(Clip& model) : model_(model) {}
+  // Valid until the next call.
+  const float* get(const HostBatch& b, ImagesIn* where);
+
+ private:
+  Clip& model_;
+  ops::FloatArena normalized_;  // [B, 3, S, S] from pixels
+  ops::Prefetch staged_;        // pixels that were not prefetched, copied now
 };
 
 class StepPlan {
@@ -35,13 +57,14 @@ class StepPlan {
 // One batch: forward, the loss, backward.
 class SingleBatch final : public StepPlan {
  public:
-  SingleBatch(Clip& model, Loss& loss) : model_(model), loss_(loss) {}
+  SingleBatch(Clip& model, Loss& loss) : model_(model), loss_(loss), images_(model) {}
   double forward_backward(std::span<const HostBatch> batches) override;
   bool one_backward_pass() const override { return true; }
 
  private:
   Clip& model_;
   Loss& loss_;
+  BatchImages images_;
 };
 
 // OpenCLIP's --accum-freq K: the loss over all K micro-batches of B samples (on every rank),
@@ -60,6 +83,7 @@ class Accumulation final : public StepPlan {
   Loss& loss_;
   int64_t B_, K_;
   ops::FloatArena cache_img_, cache_txt_;  // [K*B, E] features of every micro-batch
+  BatchImages images_;
 };
 
 // SingleBatch for accum_freq 1, Accumulation otherwise; `loss` takes batch * accum_freq rows.

@@ -12,7 +12,8 @@
 namespace oc {
 
 std::string loader_state(TrainSession& s) {
-  std::string mine = s.feed.loader->position().to_json().dump();
+  // After the last step's batches: the next step's, taken ahead, are read again on resume.
+  std::string mine = s.feed.steps->position().to_json().dump();
   if (s.cluster.size == 1) return mine;
   nlohmann::json j;
   for (auto& r : s.cluster.comm->allgather_strings(mine)) j["ranks"].push_back(nlohmann::json::parse(r));

@@ -44,12 +44,6 @@ TrainStep::TrainStep(TrainSession& s, const FaultHooks& faults)
             reducer_->bucket_mib_max(), a.dist_timeout);
 }
 
-double TrainStep::forward_backward(const std::vector<data::Batch>& batches) {
-  micro_.clear();
-  for (const data::Batch& b : batches) micro_.push_back({b.images.data(), b.tokens.data(), b.size});
-  return plan_->forward_backward(micro_);
-}
-
 double TrainStep::all_reduce(double loss, int64_t step, int signal) {
   reducer_->finish();
   // Every rank must take the same decision on a non-finite step and on a stop signal, so
@@ -64,17 +58,17 @@ double TrainStep::all_reduce(double loss, int64_t step, int signal) {
   return loss;
 }
 
-StepOutcome TrainStep::run(std::vector<data::Batch>& batches, int64_t step, double lr, int signal, ResumeState* st) {
+StepOutcome TrainStep::run(StepBatches& batches, int64_t step, double lr, int signal, ResumeState* st) {
   const TrainArgs& a = s_.a;
   Learner& l = s_.learner;
   Clip& model = *l.model;
   faults_.before_step(step, model.backend(), l.logit_scale);
   s_.cluster.comm->set_step(step);
   StepOutcome out;
-  out.loss = forward_backward(batches);
+  out.loss = plan_->forward_backward(batches.step());
+  batches.take_ahead();  // backward is queued: the next step's uploads overlap what is left of it
   if (s_.cluster.size > 1) out.loss = all_reduce(out.loss, step, signal);
-  for (auto& b : batches) s_.feed.loader->recycle(std::move(b));  // reuse the batch buffers
-  batches.clear();
+  batches.recycle_step();  // reuse the batch buffers
   mask_frozen_grads(model, l.trainable);
   const double gnorm = clip_grad_norm(model.backend(), model.grads(), model.table(), a.grad_clip_norm);
   out.scale = std::exp(model.logit_scale());

@@ -24,20 +24,20 @@ struct StepOutcome {
 class TrainStep {
  public:
   TrainStep(TrainSession& s, const FaultHooks& faults);
+  // The step on batches.step(); once its backward is queued it takes the next step's
+  // batches ahead (their uploads overlap the rest of this step), and it recycles its own.
   // `signal`: a stop signal this process received (0: none); with several ranks it is
   // agreed at the step's all-reduce (agreed_stop()). Updates st.bad_steps.
-  StepOutcome run(std::vector<data::Batch>& batches, int64_t step, double lr, int signal, ResumeState* st);
+  StepOutcome run(StepBatches& batches, int64_t step, double lr, int signal, ResumeState* st);
   int agreed_stop() const { return agreed_stop_; }
 
  private:
-  double forward_backward(const std::vector<data::Batch>& batches);
   double all_reduce(double loss, int64_t step, int signal);  // several ranks: agree on loss and stop
   TrainSession& s_;
   const FaultHooks& faults_;
   std::unique_ptr<Loss> loss_;
   std::unique_ptr<StepPlan> plan_;
   std::unique_ptr<GradAllReduce> reducer_;
-  std::vector<HostBatch> micro_;  // the step's batches as the plan takes them (reused)
   int agreed_stop_ = 0;
 };
 

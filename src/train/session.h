@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "data/loader.h"
+#include "train/step_batches.h"
 #include "dist/comm.h"
 #include "io/tfevents.h"
 #include "model/clip.h"
@@ -51,6 +52,7 @@ struct Feed {
   data::DataConfig config;
   std::shared_ptr<const TextTokenizer> tok;
   std::unique_ptr<data::DataLoader> loader;
+  std::unique_ptr<StepBatches> steps;  // the loader's batches by step, one step ahead
   int64_t num_batches = 0, steps_per_epoch = 0, samples_per_epoch = 0;
 };
 

@@ -177,6 +177,7 @@ void build_feed(TrainSession& s) {
   f.config.context_length = s.learner.cfg.text.context_length;
   f.tok = model_tokenizer(s.learner.cfg);  // BPE, or WordPiece (-CLIPA)
   f.loader = std::make_unique<data::DataLoader>(f.config, f.tok);
+  f.steps = std::make_unique<StepBatches>(*f.loader, *s.learner.model, a.accum_freq);
   f.num_batches = f.loader->num_batches();
   f.steps_per_epoch = f.num_batches / a.accum_freq;
   f.samples_per_epoch = f.loader->num_samples();

@@ -48,9 +48,11 @@ int64_t EpochRunner::start(int64_t epoch, ResumeState* st) {
     if (!r) OC_USER_ERROR("{}: cannot restore the data position: {}", s_.start.checkpoint, r.error());
     const int64_t done = pos->batches;
     pos.reset();
+    s_.feed.steps->restart();
     return done;
   }
   loader.start_epoch(epoch);
+  s_.feed.steps->restart();
   st->step_in_epoch = 0;
   return 0;
 }
@@ -72,19 +74,15 @@ EpochEnd EpochRunner::run(int64_t epoch, ResumeState* st) {
   int64_t batch_i = start(epoch, st);
   StepLogger logger(s_, epoch);
   double t_end = now_seconds();
-  std::vector<data::Batch> pending;
   while (!stopping()) {
-    std::optional<data::Batch> b = f.loader->next();
-    if (!b) break;
-    ++batch_i;
-    pending.push_back(std::move(*b));
-    if (int(pending.size()) < a.accum_freq) continue;
+    if (!f.steps->next_step()) break;
+    batch_i += a.accum_freq;
     StepTimes t;
     t.data = now_seconds() - t_end;
     const int64_t i_accum = batch_i / a.accum_freq - 1;
     const int64_t gstep = f.steps_per_epoch * epoch + i_accum;
     const double lr = a.skip_scheduler ? a.lr : lr_at(s_.learner.schedule, gstep);
-    const StepOutcome out = step_.run(pending, gstep, lr, int(g_stop_signal), st);
+    const StepOutcome out = step_.run(*f.steps, gstep, lr, int(g_stop_signal), st);
     if (out.give_up) return EpochEnd::GaveUp;
     st->global_step = gstep + 1;
     st->step_in_epoch = batch_i;

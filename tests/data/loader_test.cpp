@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <set>
 #include <thread>
 
@@ -13,6 +14,7 @@
 #include "data/tar.h"
 #include "data/synthetic.h"
 #include "image/codec.h"
+#include "image/transform.h"
 #include "text/text_tokenizer.h"
 
 namespace oc::data {
@@ -504,6 +506,75 @@ TEST(Loader, AnEmptyWorkerEndsItsShareNotTheRun) {
   ASSERT_NO_THROW(ep = run_epoch(dl, 0));
   EXPECT_EQ(ep.size(), 5u);  // the good shard's 20 samples in batches of 4
   EXPECT_GE(dl.stats().count(Skip::ShardError), 1);
+}
+
+// A HostAllocator that counts its live buffers and what it ever allocated.
+class CountingAllocator final : public HostAllocator {
+ public:
+  void* allocate(size_t bytes) override {
+    ++allocations, ++live;
+    return plain_host_allocator().allocate(bytes);
+  }
+  void release(void* p, size_t bytes) noexcept override {
+    if (p) --live;
+    plain_host_allocator().release(p, bytes);
+  }
+  std::string_view name() const override { return "counting"; }
+  std::atomic<int> allocations{0}, live{0};
+};
+
+// The hook a device backend's pinned memory comes through (ops::Backend::host_allocator):
+// the batches' images live in the given allocator's memory, recycled batches keep it (a
+// steady state allocates nothing), and the batches are bitwise those of plain memory.
+TEST(Loader, BatchImagesLiveInTheGivenHostAllocator) {
+  DataConfig c = base_cfg();
+  c.prefetch = 1;
+  DataLoader plain(c, tokenizer());
+  const std::vector<Batch> want = run_epoch(plain, 1);
+  CountingAllocator counting;
+  {
+    DataLoader dl(c, tokenizer());
+    dl.set_batch_memory({.alloc = &counting, .consumer_batches = 2});
+    dl.start_epoch(1);
+    std::vector<Batch> got;
+    while (auto b = dl.next()) {
+      EXPECT_EQ(&b->images.get_allocator().allocator(), &counting);
+      got.push_back(*b);  // a copy, in the same allocator (one allocation each)
+      dl.recycle(std::move(*b));
+    }
+    expect_same(got, want, "counting allocator");
+    // At most 2 workers x (1 queued + 1 being filled) + the consumer's batch exist at once,
+    // and the pool (2 x (prefetch 1 + 2) + 1 = 7) keeps every recycled one: the loader's own
+    // allocations stay below that bound over 40 batches, whatever the timing.
+    ASSERT_EQ(got.size(), 40u);
+    EXPECT_LE(counting.allocations.load() - int(got.size()), 7);
+    got.clear();
+  }
+  EXPECT_EQ(counting.live.load(), 0);  // every buffer went back to its allocator
+}
+
+// BatchMemory::pixels: the batches carry the resized uint8 pixels, which ToTensor + Normalize
+// (normalize_chw; the backend's op computes the same expression) turn into exactly the floats
+// of a plain loader; everything else is the same.
+TEST(Loader, PixelBatchesNormaliseToTheFloatBatches) {
+  DataConfig c = base_cfg();
+  DataLoader plain(c, tokenizer());
+  const std::vector<Batch> want = run_epoch(plain, 2, 6);
+  DataLoader dl(c, tokenizer());
+  dl.set_batch_memory({.pixels = true});
+  std::vector<Batch> got = run_epoch(dl, 2, 6);
+  ASSERT_EQ(got.size(), want.size());
+  const size_t plane = size_t(3) * 8 * 8;
+  for (size_t i = 0; i < got.size(); ++i) {
+    EXPECT_TRUE(got[i].images.empty());
+    ASSERT_EQ(got[i].pixels.size(), want[i].images.size());
+    std::vector<float> f(got[i].pixels.size());
+    for (int r = 0; r < got[i].size; ++r)
+      normalize_chw(got[i].pixels.data() + r * plane, 8, c.preprocess, std::span<float>(f.data() + r * plane, plane));
+    EXPECT_EQ(f, std::vector<float>(want[i].images.begin(), want[i].images.end())) << "batch " << i;
+    EXPECT_EQ(got[i].keys, want[i].keys);
+    EXPECT_EQ(got[i].tokens, want[i].tokens);
+  }
 }
 
 }  // namespace

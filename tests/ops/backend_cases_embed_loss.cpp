@@ -25,6 +25,19 @@ void embed_cases(std::vector<OpCase>& v) {
   };
   for (const Img& g : {Img{"vit", 2, 224, 32, 768, true}, Img{"odd", 3, 15, 5, 20, false}}) {
     const int64_t G = g.S / g.P, Np = G * G, K = 3 * g.P * g.P, T = Np + 1;
+    // uint8 HWC pixels: the bytes of random floats (every byte value occurs).
+    const int64_t px_bytes = g.B * g.S * g.S * 3;
+    static const float mean[3] = {0.48145466f, 0.4578275f, 0.40821073f}, std[3] = {0.26862954f, 0.26130258f, 0.27577711f};
+    v.push_back({"normalize_images_" + g.name,
+                 {O(g.B * 3 * g.S * g.S), I((px_bytes + 3) / 4)},
+                 [=](Backend& b, const Ptrs& p, float*) {
+                   b.run(NormalizeImagesArgs{.out = p.f(0), .px = static_cast<const uint8_t*>(p.p[1]), .mean = mean,
+                                             .std = std, .B = g.B, .S = g.S});
+                   return 0.0;
+                 },
+                 0.0,
+                 0.0,
+                 !g.big});  // the contract's fp32 expression, IEEE-rounded: exact
     v.push_back({"im2patches_" + g.name,
                  {O(g.B * Np * K), I(g.B * 3 * g.S * g.S)},
                  [=](Backend& b, const Ptrs& p, float*) {

@@ -109,6 +109,44 @@ TEST_F(CudaOnGpu, CopiesScalarsFillZero) {
   }
 }
 
+// The trainer's batch path (docs/CUDA.md, "Batches") as it runs it: pixels in pinned memory,
+// step k+1's upload started on the copy stream while step k's normalisation is queued, the
+// handle of step k released after, so slots and host buffers are reused from the third step
+// on. Every step must see its own pixels, normalised exactly (ops/pixels.h).
+TEST_F(CudaOnGpu, PrefetchedPixelsArriveIntactThroughReusedSlots) {
+  Backend& b = backend("cuda");
+  HostAllocator& pinned = b.host_allocator();
+  EXPECT_EQ(pinned.name(), "cuda pinned");
+  const int64_t B = 3, S = 40, n = B * S * S * 3;
+  std::vector<HostVector<uint8_t>> px(2, HostVector<uint8_t>(size_t(n), 0, HostAlloc<uint8_t>(pinned)));
+  const float mean[3] = {0.48145466f, 0.4578275f, 0.40821073f}, sd[3] = {0.26862954f, 0.26130258f, 0.27577711f};
+  auto fill = [&](int64_t k) {
+    for (int64_t i = 0; i < n; ++i) px[size_t(k % 2)][size_t(i)] = uint8_t((i * 7 + k * 31) % 256);
+  };
+  Buffer out = b.alloc_floats(size_t(n), "normalised images", false);
+  fill(0);
+  Prefetch cur = b.prefetch(px[0].data(), size_t(n), "step 0");
+  std::vector<float> got(static_cast<size_t>(n));
+  for (int64_t k = 0; k < 6; ++k) {
+    b.await(cur);
+    b.run(NormalizeImagesArgs{.out = out.f32(), .px = static_cast<const uint8_t*>(cur.data()), .mean = mean,
+                              .std = sd, .B = B, .S = S});
+    fill(k + 1);  // its buffer's last upload (step k - 1) was released: the copy is done
+    Prefetch next = b.prefetch(px[size_t((k + 1) % 2)].data(), size_t(n), "next step");
+    b.copy_to_host(got.data(), out.data(), got.size() * sizeof(float));
+    int64_t wrong = 0;
+    for (int64_t bi = 0; bi < B; ++bi)
+      for (int64_t c = 0; c < 3; ++c)
+        for (int64_t hw = 0; hw < S * S; ++hw) {
+          const int64_t i = (bi * S * S + hw) * 3 + c;
+          const float want = (float(uint8_t((i * 7 + k * 31) % 256)) / 255.0f - mean[c]) / sd[c];
+          wrong += got[size_t((bi * 3 + c) * S * S + hw)] != want;
+        }
+    EXPECT_EQ(wrong, 0) << "step " << k;
+    cur = std::move(next);  // releases step k's slot once its reads are queued
+  }
+}
+
 TEST_F(CudaOnGpu, OutOfMemorySaysAskedFreeAndWhatToTry) {
   try {
     backend("cuda").alloc(size_t(1) << 50, "ViT-B-32 training activations, batch 256");

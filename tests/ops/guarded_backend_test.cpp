@@ -78,5 +78,47 @@ TEST(GuardedBackend, HostArraysStayOnTheHost) {
   EXPECT_NE(e.find("TokenEmbedForwardArgs field 1 is a host value"), std::string::npos) << e;
 }
 
+// Backend::prefetch where the memory is not the host's (the default a device backend without
+// its own inherits; what the trainer's next-step uploads take on the guarded backend): the
+// bytes land in a buffer of the backend, which ops accept; the host source may go at once.
+TEST(GuardedBackend, PrefetchCopiesIntoItsOwnMemory) {
+  test::GuardedBackend& g = guarded();
+  Buffer y = upload(g, std::vector<float>(4, 0.5f));
+  const int64_t copies = g.copies_from_host();
+  Prefetch p;
+  {
+    const std::vector<float> x = {1, -2, 3, 4};
+    p = g.prefetch(x.data(), sizeof(float) * 4, "a guarded test batch");
+    EXPECT_NE(p.data(), static_cast<const void*>(x.data()));
+  }
+  EXPECT_TRUE(g.owns(p.data()));
+  EXPECT_EQ(p.bytes(), sizeof(float) * 4);
+  EXPECT_EQ(p.backend(), &g);
+  EXPECT_EQ(g.copies_from_host(), copies + 1);
+  g.await(p);
+  g.run(AddInplaceArgs{.y = y.f32(), .x = p.f32(), .n = 4});
+  std::vector<float> out(4);
+  g.copy_to_host(out.data(), y.data(), sizeof(float) * 4);
+  EXPECT_EQ(out, (std::vector<float>{1.5f, -1.5f, 3.5f, 4.5f}));
+  // A prefetch belongs to its backend: another one cannot await it.
+  const std::string e = error_of([&] { guarded(1).await(p); });
+  EXPECT_NE(e.find("a prefetch of backend guarded awaited here"), std::string::npos) << e;
+  const void* d = p.data();
+  p.reset();  // its buffer goes back to the backend
+  EXPECT_EQ(p.data(), nullptr);
+  EXPECT_FALSE(g.owns(d));
+}
+
+// Where the backend's memory is the host's (ref, cpu), prefetch hands back the host bytes
+// themselves: nothing is copied, the ops read the loader's buffer in place as before.
+TEST(GuardedBackend, PrefetchOnHostMemoryIsTheHostBuffer) {
+  Backend& cpu = backend("cpu");
+  const std::vector<float> x = {1, 2, 3};
+  Prefetch p = cpu.prefetch(x.data(), sizeof(float) * 3, "a host batch");
+  EXPECT_EQ(p.data(), static_cast<const void*>(x.data()));
+  cpu.await(p);
+  EXPECT_EQ(&cpu.host_allocator(), &plain_host_allocator());
+}
+
 }  // namespace
 }  // namespace oc::ops

@@ -12,6 +12,7 @@
 #include <mutex>
 #include <span>
 
+#include "ops/cuda/batch_upload.h"
 #include "ops/cuda/conv_ops.h"
 #include "ops/cuda/cuda_check.h"
 #include "ops/cuda/device_ctx.h"
@@ -42,8 +43,10 @@ class CudaBackend final : public Backend {
     OC_CUDA_CHECK(cudaDeviceGetAttribute(&smem, cudaDevAttrMaxSharedMemoryPerBlockOptin, device_));
     ctx_ = std::make_unique<k::DeviceCtx>(k::DeviceCtx{s_, *lt_, *pool_, size_t(smem)});
     OC_CUDA_CHECK(cudaMalloc(&reduce_, (k::kReduceBlocks + 2) * sizeof(double)));
+    uploads_ = std::make_unique<k::Uploader>(device_, s_);
   }
   ~CudaBackend() override {
+    uploads_.reset();
     cudaStreamSynchronize(s_);
     for (auto& [bytes, p] : cache_) cudaFree(p);
     cudaFree(reduce_);
@@ -82,6 +85,19 @@ class CudaBackend final : public Backend {
   }
   void write_scalar(float* p, float v) override { copy_from_host(p, &v, sizeof v); }
   void synchronize() override { OC_CUDA_CHECK(cudaStreamSynchronize(s_)); }
+
+  // ---- batches: pinned host buffers, uploads on a second stream (batch_upload.h) ----
+  HostAllocator& host_allocator() override { return k::pinned_host_allocator(device_); }
+  Prefetch prefetch(const void* host, size_t bytes, std::string_view /*what*/) override {
+    const k::Uploader::Started u = uploads_->start(host, bytes);
+    return make_prefetch(u.data, bytes, u.slot);
+  }
+  void run(const NormalizeImagesArgs& a) override {
+    OC_CHECK(a.mean.size() == 3 && a.std.size() == 3, "normalize_images: {} means and {} stds, want 3",
+             a.mean.size(), a.std.size());
+    k::normalize_images(a.out, a.px, a.mean.data(), a.std.data(), a.B, a.S, s_);
+    OC_LAUNCHED();
+  }
 
   // ---- dense: cuBLASLt, fp32 compute without TF32 ----
   void run(const GemmArgs& a) override {
@@ -309,6 +325,10 @@ class CudaBackend final : public Backend {
   void* allocate(size_t bytes) override;
   void release(void* p) override;
   std::string alloc_failure_hint(size_t bytes) override;
+  void await_prefetch(int slot) override { uploads_->await(slot); }
+  void end_prefetch(int slot) noexcept override {
+    if (uploads_) uploads_->release(slot);  // a handle outliving the backend has nothing left to release
+  }
 
  private:
   static size_t bucket(size_t bytes) {  // 512 B granularity below 1 MiB, 2 MiB above
@@ -324,6 +344,7 @@ class CudaBackend final : public Backend {
   std::unique_ptr<k::ScratchPool> pool_;
   std::unique_ptr<k::DeviceCtx> ctx_;
   void* reduce_ = nullptr;
+  std::unique_ptr<k::Uploader> uploads_;
   std::mutex mu_;
   std::multimap<size_t, void*> cache_;  // freed blocks by bucket size
   std::map<void*, size_t> live_;        // allocated block -> bucket size

@@ -39,6 +39,11 @@ constexpr int kReduceBlocks = 512;
 void sum_squares(double* out, double* partial, const float* x, int64_t n, cudaStream_t s);
 void count_nonfinite(int* flag, const float* x, int64_t n, cudaStream_t s);  // *flag = 1 if any
 
+// ---- image batches (kernels_pixels.cu): uint8 HWC -> normalised fp32 CHW (ops/pixels.h);
+// mean, std: 3 host floats ----
+void normalize_images(float* out, const uint8_t* px, const float* mean, const float* std, int64_t B, int64_t S,
+                      cudaStream_t s);
+
 // ---- rows (kernels_rows.cu) ----
 void layernorm_forward(float* out, float* mean, float* rstd, const float* inp, const float* w, const float* b,
                        int64_t N, int64_t C, double eps, cudaStream_t s);
