@@ -6,7 +6,8 @@
 namespace oc::ops {
 
 // Whether bf16 GEMMs (gemm_bf16, gemm<float> with Prec::BF16) take oneDNN's bf16 matmul (true)
-// or widen their operands to fp32 for sgemm (the same products, fp32 accumulation).
+// or widen their operands to fp32 for sgemm (the same products, fp32 accumulation); the
+// convolutions with Prec::BF16 take oneDNN's bf16 primitives or fp32 ones the same way.
 // OPENCLIP_BF16_GEMM=native|widened|auto overrides the choice (auto: native on AMX only, where
 // it was measured faster; without AMX oneDNN's bf16 kernels were slower than its fp32 sgemm).
 bool bf16_gemm_native();

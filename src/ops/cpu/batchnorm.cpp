@@ -1,36 +1,53 @@
 // BatchNorm2d over rows [R, C] (channels-last). Column sums in double: rows in blocks of
 // kRows, each block's partial sums by one thread, then the blocks added in order per column
-// (deterministic for any thread count); the normalisation itself is one fused multiply-add
-// per element with per-column constants, on x - mean (no cancellation between large terms).
+// (deterministic for any thread count); backward's two sums in one pass over the rows. The
+// normalisation itself is one fused multiply-add per element with per-column constants, on
+// x - mean (no cancellation between large terms).
 #include "ops/cpu/batchnorm.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <vector>
 
 #include "core/check.h"
 #include "ops/cpu/cpu_backend.h"
+#include "ops/cpu/scratch.h"
 
 namespace oc::ops {
 namespace {
 
 constexpr int64_t kRows = 256;
 
-// out[c] = sum_r f(r, c), f returning double; blocks of kRows rows in parallel.
 template <class F>
-void column_sums(int64_t R, int64_t C, double* out, F f) {
+void add_row(double* p, int64_t r, int64_t C, const F& f) {
+#pragma omp simd
+  for (int64_t c = 0; c < C; ++c) p[c] += f(r, c);
+}
+
+// out[k][c] = sum_r f_k(r, c) for each function f_k (returning double), all in one pass over
+// the rows: blocks of kRows rows in parallel, each block's partial sums in the caller's thread
+// scratch (no allocation per call), then the blocks added in order per column. Each sum is
+// added in the same order as it would be alone.
+template <class... F>
+void column_sums(int64_t R, int64_t C, std::array<double*, sizeof...(F)> out, const F&... f) {
+  constexpr int64_t K = sizeof...(F);
   const int64_t blocks = (R + kRows - 1) / kRows;
-  std::vector<double> part(size_t(blocks * C), 0.0);
+  double* part = cpu::thread_scratch<double>(cpu::Scratch::Reduce, size_t(blocks * K * C));
 #pragma omp parallel for schedule(static) if (R * C > (1 << 15))
   for (int64_t bk = 0; bk < blocks; ++bk) {
-    double* p = part.data() + bk * C;
-    for (int64_t r = bk * kRows; r < std::min(R, (bk + 1) * kRows); ++r)
-#pragma omp simd
-      for (int64_t c = 0; c < C; ++c) p[c] += f(r, c);
+    double* p = part + bk * K * C;
+    std::fill(p, p + K * C, 0.0);
+    for (int64_t r = bk * kRows; r < std::min(R, (bk + 1) * kRows); ++r) {
+      int64_t k = 0;
+      (add_row(p + (k++) * C, r, C, f), ...);
+    }
   }
-  std::fill(out, out + C, 0.0);
-  for (int64_t bk = 0; bk < blocks; ++bk)
-    for (int64_t c = 0; c < C; ++c) out[c] += part[size_t(bk * C + c)];
+  for (int64_t k = 0; k < K; ++k) {
+    std::fill(out[size_t(k)], out[size_t(k)] + C, 0.0);
+    for (int64_t bk = 0; bk < blocks; ++bk)
+      for (int64_t c = 0; c < C; ++c) out[size_t(k)][c] += part[(bk * K + k) * C + c];
+  }
 }
 
 // f(r) for each row, threaded when large.
@@ -49,9 +66,9 @@ void batchnorm_forward(T* out, T* mean, T* rstd, T* running_mean, T* running_var
   OC_CHECK(!training || R > 1, "batchnorm_forward: training needs more than one value per channel (R={})", R);
   std::vector<double> m(static_cast<size_t>(C)), v(static_cast<size_t>(C));
   if (training) {
-    column_sums(R, C, m.data(), [&](int64_t r, int64_t c) { return double(inp[r * C + c]); });
+    column_sums(R, C, {m.data()}, [&](int64_t r, int64_t c) { return double(inp[r * C + c]); });
     for (double& x : m) x /= double(R);
-    column_sums(R, C, v.data(), [&](int64_t r, int64_t c) {
+    column_sums(R, C, {v.data()}, [&](int64_t r, int64_t c) {
       const double d = double(inp[r * C + c]) - m[size_t(c)];
       return d * d;
     });
@@ -81,11 +98,14 @@ template <typename T>
 void batchnorm_backward(T* dinp, T* dweight, T* dbias, const T* dout, const T* inp, const T* weight, const T* mean,
                         const T* rstd, int64_t R, int64_t C, bool training) {
   OC_CHECK(R > 0 && C > 0, "batchnorm_backward: bad shape R={} C={}", R, C);
-  std::vector<double> sd(static_cast<size_t>(C)), sdx(static_cast<size_t>(C));
-  column_sums(R, C, sd.data(), [&](int64_t r, int64_t c) { return double(dout[r * C + c]); });
-  column_sums(R, C, sdx.data(), [&](int64_t r, int64_t c) {
-    return double(dout[r * C + c]) * (double(inp[r * C + c]) - double(mean[c])) * double(rstd[c]);
-  });
+  std::vector<double> sd(static_cast<size_t>(C)), sdx(static_cast<size_t>(C)), md(static_cast<size_t>(C)),
+      rd(static_cast<size_t>(C));
+  for (int64_t c = 0; c < C; ++c) md[size_t(c)] = double(mean[c]), rd[size_t(c)] = double(rstd[c]);
+  column_sums(
+      R, C, {sd.data(), sdx.data()}, [&](int64_t r, int64_t c) { return double(dout[r * C + c]); },
+      [&](int64_t r, int64_t c) {
+        return double(dout[r * C + c]) * (double(inp[r * C + c]) - md[size_t(c)]) * rd[size_t(c)];
+      });
   for (int64_t c = 0; c < C; ++c) {
     if (dweight) dweight[c] += T(sdx[size_t(c)]);
     if (dbias) dbias[c] += T(sd[size_t(c)]);

@@ -3,22 +3,30 @@
 // blocked layout), reordered from / to PyTorch's OIHW on each call (weights are small next
 // to the activations); one primitive per (shape, direction) per thread, as the matmuls of
 // gemm.cpp. The weight gradient is accumulated by the reorder's sum post-op.
-// Prec::BF16 (amp_bf16) rounds the operands to bf16 values in scratch and runs the fp32
-// primitive: the products of bf16 values are exact in fp32, so this is the math of a bf16
-// convolution with fp32 accumulation on every CPU (a native bf16 primitive is future work).
+// Prec::BF16 (amp_bf16): bf16 operands (src, weights, diff_dst), fp32 accumulation and fp32
+// outputs. Where the bf16 GEMMs run natively (cpu::bf16_native_selected: AVX512-BF16 on AMD,
+// AMX) oneDNN's bf16 primitives run on the operands converted to bf16 (the activations by
+// to_bf16_row, the weights by the reorder into the primitive's layout); elsewhere, and for a
+// shape oneDNN has only a reference kernel for in bf16, the operands are rounded to bf16
+// values in scratch and the fp32 primitive runs. The products of bf16 values are exact in
+// fp32, so both are the same math up to the order of the fp32 sums.
 // double: plain loops (the gradient checks' reference).
 #include "ops/cpu/conv.h"
 
 #include <algorithm>
 #include <dnnl.hpp>
 #include <map>
+#include <omp.h>
 #include <optional>
+#include <string>
 #include <tuple>
 #include <type_traits>
 
 #include "core/bf16.h"
 #include "core/check.h"
+#include "ops/cpu/bf16_convert.h"
 #include "ops/cpu/cpu_backend.h"
+#include "ops/cpu/gemm_bf16.h"
 #include "ops/cpu/scratch.h"
 
 namespace oc::ops {
@@ -98,36 +106,55 @@ const dnnl::engine& engine() {
 struct Key {
   int64_t N, H, W, C, OC, K, S, P;
   Dir dir;
-  auto tie() const { return std::tie(N, H, W, C, OC, K, S, P, dir); }
+  bool bf16;  // bf16 operands (src, weights, diff_dst), fp32 outputs
+  auto tie() const { return std::tie(N, H, W, C, OC, K, S, P, dir, bf16); }
   bool operator<(const Key& o) const { return tie() < o.tie(); }
 };
 
 // A primitive and the weights layout it works in; `wei_reorder` converts OIHW to that layout
 // (forward, backward data: absent when it is OIHW already) or adds that layout's gradient
-// into OIHW (backward weights: always, with the sum post-op).
+// into OIHW (backward weights: always, with the sum post-op). `usable` is false for a bf16 plan
+// oneDNN has no bf16 kernel for, or only its reference one (the caller then rounds instead).
 struct Plan {
   dnnl::primitive conv;
   md act_in, act_out, wei, user_wei;
   std::optional<dnnl::reorder> wei_reorder;
+  bool usable = true;
 };
+
+// Whether oneDNN picked an optimised implementation ("ref:any" is a plain loop nest).
+template <class PD>
+bool optimised(const PD& pd) {
+  return std::string(pd.impl_info_str()).rfind("ref", 0) != 0;
+}
 
 Plan make_plan(const Key& k) {
   const ConvShape s{k.N, k.H, k.W, k.C, k.OC, k.K, k.S, k.P};
-  const md src({s.N, s.C, s.H, s.W}, dt::f32, tag::nhwc), dst({s.N, s.OC, s.OH(), s.OW()}, dt::f32, tag::nhwc);
-  const md wei_any({s.OC, s.C, s.K, s.K}, dt::f32, tag::any), user({s.OC, s.C, s.K, s.K}, dt::f32, tag::oihw);
+  // Operands in bf16 on the bf16 path; the output of each direction (dst, diff_src, diff_weights) in f32.
+  const dt op = k.bf16 ? dt::bf16 : dt::f32;
+  const dt src_t = k.dir == Dir::BwdData ? dt::f32 : op, dst_t = k.dir == Dir::Fwd ? dt::f32 : op;
+  const dt wei_t = k.dir == Dir::BwdWeights ? dt::f32 : op;
+  const md src({s.N, s.C, s.H, s.W}, src_t, tag::nhwc), dst({s.N, s.OC, s.OH(), s.OW()}, dst_t, tag::nhwc);
+  const md wei_any({s.OC, s.C, s.K, s.K}, wei_t, tag::any), user({s.OC, s.C, s.K, s.K}, dt::f32, tag::oihw);
   const dnnl::memory::dims st{s.stride, s.stride}, pad{s.pad, s.pad};
   const auto alg = dnnl::algorithm::convolution_direct;
-  dnnl::convolution_forward::primitive_desc fwd(engine(), dnnl::prop_kind::forward_training, alg, src, wei_any, dst, st,
-                                                pad, pad);
+  // The forward hint of the backward directions: the operands' types throughout.
+  const md hint_src({s.N, s.C, s.H, s.W}, op, tag::nhwc), hint_dst({s.N, s.OC, s.OH(), s.OW()}, op, tag::nhwc);
+  const md hint_wei({s.OC, s.C, s.K, s.K}, op, tag::any);
+  dnnl::convolution_forward::primitive_desc fwd =
+      k.dir == Dir::Fwd ? dnnl::convolution_forward::primitive_desc(engine(), dnnl::prop_kind::forward_training, alg,
+                                                                    src, wei_any, dst, st, pad, pad)
+                        : dnnl::convolution_forward::primitive_desc(engine(), dnnl::prop_kind::forward_training, alg,
+                                                                    hint_src, hint_wei, hint_dst, st, pad, pad);
   Plan p{.act_in = src, .act_out = dst, .user_wei = user};
   if (k.dir == Dir::Fwd) {
-    p.conv = dnnl::convolution_forward(fwd), p.wei = fwd.weights_desc();
+    p.conv = dnnl::convolution_forward(fwd), p.wei = fwd.weights_desc(), p.usable = optimised(fwd);
   } else if (k.dir == Dir::BwdData) {
     dnnl::convolution_backward_data::primitive_desc bd(engine(), alg, src, wei_any, dst, st, pad, pad, fwd);
-    p.conv = dnnl::convolution_backward_data(bd), p.wei = bd.weights_desc();
+    p.conv = dnnl::convolution_backward_data(bd), p.wei = bd.weights_desc(), p.usable = optimised(bd);
   } else {
     dnnl::convolution_backward_weights::primitive_desc bw(engine(), alg, src, wei_any, dst, st, pad, pad, fwd);
-    p.conv = dnnl::convolution_backward_weights(bw), p.wei = bw.diff_weights_desc();
+    p.conv = dnnl::convolution_backward_weights(bw), p.wei = bw.diff_weights_desc(), p.usable = optimised(bw);
     dnnl::post_ops po;
     po.append_sum(1.0f);
     dnnl::primitive_attr attr;
@@ -139,28 +166,63 @@ Plan make_plan(const Key& k) {
   return p;
 }
 
-Plan& plan(const ConvShape& s, Dir dir) {
+// A bf16 plan oneDNN cannot build (no bf16 kernel for the shape on this CPU) is kept as unusable.
+Plan plan_or_unusable(const Key& k) {
+  if (!k.bf16) return make_plan(k);
+  try {
+    return make_plan(k);
+  } catch (const dnnl::error&) {
+    return Plan{.usable = false};
+  }
+}
+
+Plan& plan(const ConvShape& s, Dir dir, bool bf16) {
   thread_local std::map<Key, Plan> cache;
-  const Key k{s.N, s.H, s.W, s.C, s.OC, s.K, s.stride, s.pad, dir};
+  const Key k{s.N, s.H, s.W, s.C, s.OC, s.K, s.stride, s.pad, dir, bf16};
   auto it = cache.find(k);
-  if (it == cache.end()) it = cache.emplace(k, make_plan(k)).first;
+  if (it == cache.end()) it = cache.emplace(k, plan_or_unusable(k)).first;
   return it->second;
 }
 
-// The operand as the primitive reads it: itself (F32), or its bf16 values in scratch (BF16).
+// Runs f(i0, i1) over [0, n) in chunks, threaded when large (outside a parallel region).
+template <class F>
+void chunks(size_t n, F f) {
+  constexpr size_t kChunk = size_t(1) << 14;
+  const int64_t count = int64_t((n + kChunk - 1) / kChunk);
+#pragma omp parallel for schedule(static) if (count > 1 && !omp_in_parallel())
+  for (int64_t i = 0; i < count; ++i) f(size_t(i) * kChunk, std::min(n, size_t(i + 1) * kChunk));
+}
+
+// The operand as the fp32 primitive reads it: itself (F32), or its bf16 values in scratch (BF16).
 const float* operand(const float* x, size_t n, Prec prec, cpu::Scratch slot) {
   if (prec != Prec::BF16) return x;
   float* r = cpu::thread_scratch<float>(slot, n);
-  round_to_bf16(x, r, n);
+  chunks(n, [&](size_t i0, size_t i1) { cpu::round_row(r + i0, x + i0, int64_t(i1 - i0)); });
   return r;
 }
 
-float* ptr(const float* p) { return const_cast<float*>(p); }  // oneDNN memory wraps non-const handles
+// The operand converted to bf16 in scratch, for the bf16 primitives.
+bf16* operand_bf16(const float* x, size_t n, cpu::Scratch slot) {
+  bf16* r = cpu::thread_scratch<bf16>(slot, n);
+  chunks(n, [&](size_t i0, size_t i1) { cpu::to_bf16_row(r + i0, x + i0, int64_t(i1 - i0)); });
+  return r;
+}
+
+// Whether Prec::BF16 runs oneDNN's bf16 primitives for this shape and direction.
+bool native(const ConvShape& s, Dir dir, Prec prec) {
+  return prec == Prec::BF16 && cpu::bf16_native_selected() && plan(s, dir, true).usable;
+}
+
+template <class T>
+T* ptr(const T* p) {
+  return const_cast<T*>(p);  // oneDNN memory wraps non-const handles
+}
 
 // Runs direction `dir` with activations a_in (src or diff_src), a_out (dst or diff_dst) and the
-// user's OIHW weights (or weight gradient) `wt`.
-void run_dnnl(Dir dir, const ConvShape& s, float* a_in, float* a_out, float* wt) {
-  Plan& p = plan(s, dir);
+// user's OIHW weights (or weight gradient) `wt`; with bf16, the operands among the activations
+// are bf16 (src of Fwd and BwdWeights, diff_dst of BwdData and BwdWeights).
+void run_dnnl(Dir dir, const ConvShape& s, void* a_in, void* a_out, float* wt, bool bf16) {
+  Plan& p = plan(s, dir, bf16);
   const dnnl::engine& e = engine();
   thread_local dnnl::stream stream(engine());
   dnnl::memory in(p.act_in, e, a_in), out(p.act_out, e, a_out), user(p.user_wei, e, wt);
@@ -191,10 +253,12 @@ void conv2d_forward(T* out, const T* inp, const T* weight, const ConvShape& s, P
   check_shape(s, "conv2d_forward");
   if constexpr (std::is_same_v<T, double>) {
     forward_f64(out, inp, weight, s, prec);
+  } else if (native(s, Dir::Fwd, prec)) {
+    run_dnnl(Dir::Fwd, s, operand_bf16(inp, in_size(s), cpu::Scratch::GemmA), out, ptr(weight), true);
   } else {
     const float* x = operand(inp, in_size(s), prec, cpu::Scratch::GemmA);
     const float* w = operand(weight, wt_size(s), prec, cpu::Scratch::GemmB);
-    run_dnnl(Dir::Fwd, s, ptr(x), out, ptr(w));
+    run_dnnl(Dir::Fwd, s, ptr(x), out, ptr(w), false);
   }
 }
 
@@ -203,10 +267,12 @@ void conv2d_backward_data(T* dinp, const T* dout, const T* weight, const ConvSha
   check_shape(s, "conv2d_backward_data");
   if constexpr (std::is_same_v<T, double>) {
     backward_data_f64(dinp, dout, weight, s, prec);
+  } else if (native(s, Dir::BwdData, prec)) {
+    run_dnnl(Dir::BwdData, s, dinp, operand_bf16(dout, out_size(s), cpu::Scratch::GemmA), ptr(weight), true);
   } else {
     const float* dy = operand(dout, out_size(s), prec, cpu::Scratch::GemmA);
     const float* w = operand(weight, wt_size(s), prec, cpu::Scratch::GemmB);
-    run_dnnl(Dir::BwdData, s, dinp, ptr(dy), ptr(w));
+    run_dnnl(Dir::BwdData, s, dinp, ptr(dy), ptr(w), false);
   }
 }
 
@@ -215,10 +281,13 @@ void conv2d_backward_weights(T* dweight, const T* dout, const T* inp, const Conv
   check_shape(s, "conv2d_backward_weights");
   if constexpr (std::is_same_v<T, double>) {
     backward_weights_f64(dweight, dout, inp, s, prec);
+  } else if (native(s, Dir::BwdWeights, prec)) {
+    bf16* dy = operand_bf16(dout, out_size(s), cpu::Scratch::GemmA);
+    run_dnnl(Dir::BwdWeights, s, operand_bf16(inp, in_size(s), cpu::Scratch::GemmB), dy, dweight, true);
   } else {
     const float* dy = operand(dout, out_size(s), prec, cpu::Scratch::GemmA);
     const float* x = operand(inp, in_size(s), prec, cpu::Scratch::GemmB);
-    run_dnnl(Dir::BwdWeights, s, ptr(x), ptr(dy), dweight);
+    run_dnnl(Dir::BwdWeights, s, ptr(x), ptr(dy), dweight, false);
   }
 }
 

@@ -221,6 +221,7 @@ void empty_product(int64_t M, int64_t N, OutT* C, int64_t ldc, const Epilogue& e
 
 void set_bf16_gemm_fallback(bool on) { g_force_fallback = on; }
 void set_bf16_gemm_native(bool on) { g_force_native = on; }
+bool bf16_native_selected() { return use_native(); }
 
 int64_t prepared_weight_count() {
   std::lock_guard<std::mutex> lock(g_packed_mu);

@@ -31,6 +31,9 @@ void set_bf16_gemm_fallback(bool on);
 // Force oneDNN's bf16 matmul where the CPU has native bf16, also where the automatic choice
 // (ops/dnnl_info.h, bf16_gemm_native) is the widened path.
 void set_bf16_gemm_native(bool on);
+// Whether the amp_bf16 kernels run oneDNN's bf16 primitives now: the automatic choice, or the
+// path forced by the two hooks above (the convolutions follow it too, ops/cpu/conv.cpp).
+bool bf16_native_selected();
 }  // namespace cpu
 
 }  // namespace oc::ops
