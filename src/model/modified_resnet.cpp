@@ -67,14 +67,14 @@ void ResNetTower::plan(const ModelCfg& cfg, const ResNetParams& rn, int64_t B, b
   const int64_t T = H * W + 1, heads = cfg.vision.heads();
   OC_CHECK(H == cfg.vision.grid() && W == cfg.vision.grid(), "ResNet map {}x{} where the attention pool expects {}", H,
            W, cfg.vision.grid());
-  tok_ = buf(size_t(B * T * C)), w_in_ = buf(size_t(3 * C * C)), b_in_ = buf(size_t(3 * C));
-  qkv_ = buf(size_t(B * T * 3 * C)), att_out_ = buf(size_t(B * T * C)), att_ = buf(size_t(B * heads * T * T));
+  tok_ = buf(size_t(B * T * C)), tok0_ = buf(size_t(B * C)), q_ = buf(size_t(B * C));
+  k_ = buf(size_t(B * T * C)), v_ = buf(size_t(B * T * C)), att_ = buf(size_t(B * heads * T));
   pooled_ = buf(size_t(B * C)), feat_raw_ = buf(size_t(B * E)), feat_ = buf(size_t(B * E)), norm_ = buf(size_t(B));
   first_.assign(size_t(B), 0);
   if (!training) return;
-  d_feat_raw_ = buf(size_t(B * E)), d_pooled_ = buf(size_t(B * C)), d_att_out_ = buf(size_t(B * T * C));
-  d_qkv_ = buf(size_t(B * T * 3 * C)), d_tok_ = buf(size_t(B * T * C)), dw_in_ = buf(size_t(3 * C * C));
-  db_in_ = buf(size_t(3 * C)), att_scratch_ = buf(size_t(B * heads * T * T));
+  d_feat_raw_ = buf(size_t(B * E)), d_pooled_ = buf(size_t(B * C)), dq_ = buf(size_t(B * C));
+  dtok0_ = buf(size_t(B * C)), dk_ = buf(size_t(B * T * C)), dv_ = buf(size_t(B * T * C));
+  d_tok_ = buf(size_t(B * T * C)), att_scratch_ = buf(size_t(B * heads * T));
   dA_ = buf(biggest), dB_ = buf(biggest), s1_ = buf(biggest), s2_ = buf(biggest), s3_ = buf(biggest);
 }
 
@@ -130,27 +130,22 @@ void ResNetTower::block_forward(const Block& b, const BottleneckParams& p, ops::
   be_->run(ops::ReluForwardArgs{.out = b.u3.y, .inp = b.u3.y, .n = n});
 }
 
+// OpenAI's AttentionPool2d: the mean token (row 0) is the one query, over all HW+1 tokens as
+// keys and values. OpenCLIP 2.24.0 queries with every token and keeps row 0: the same output.
 void ResNetTower::pool_forward(const AttnPoolParams& p, const float* feat, ops::Prec prec) {
   const int64_t C = 32 * int64_t(cfg_.vision.width), HW = cfg_.vision.grid() * cfg_.vision.grid(), T = HW + 1;
   be_->run(ops::AttnPoolTokensForwardArgs{.x = tok_, .feat = feat, .pos = p.pos, .N = B_, .HW = HW, .C = C});
-  // nn.MultiheadAttention's packed in-projection, rows q | k | v (F.multi_head_attention_forward
-  // with use_separate_proj_weight computes the same three products).
-  const size_t cc = size_t(C * C) * sizeof(float), c = size_t(C) * sizeof(float);
-  be_->copy(w_in_, p.q_w, cc), be_->copy(w_in_ + C * C, p.k_w, cc), be_->copy(w_in_ + 2 * C * C, p.v_w, cc);
-  be_->copy(b_in_, p.q_b, c), be_->copy(b_in_ + C, p.k_b, c), be_->copy(b_in_ + 2 * C, p.v_b, c);
-  be_->run(ops::LinearForwardArgs{
-      .out = qkv_, .inp = tok_, .weight = w_in_, .bias = b_in_, .M = B_ * T, .K = C, .N = 3 * C, .prec = prec});
-  be_->run(ops::AttentionForwardArgs{.out = att_out_,
-                                     .att = att_,
-                                     .qkv = qkv_,
-                                     .B = B_,
-                                     .Tn = T,
-                                     .C = C,
-                                     .H = cfg_.vision.heads(),
-                                     .causal = false,
-                                     .prec = prec});
   be_->run(ops::GatherRowsForwardArgs{
-      .out = pooled_, .inp = att_out_, .idx = {first_.data(), size_t(B_)}, .B = B_, .Tn = T, .C = C});
+      .out = tok0_, .inp = tok_, .idx = {first_.data(), size_t(B_)}, .B = B_, .Tn = T, .C = C});
+  be_->run(ops::LinearForwardArgs{
+      .out = q_, .inp = tok0_, .weight = p.q_w, .bias = p.q_b, .M = B_, .K = C, .N = C, .prec = prec});
+  be_->run(ops::LinearForwardArgs{
+      .out = k_, .inp = tok_, .weight = p.k_w, .bias = p.k_b, .M = B_ * T, .K = C, .N = C, .prec = prec});
+  be_->run(ops::LinearForwardArgs{
+      .out = v_, .inp = tok_, .weight = p.v_w, .bias = p.v_b, .M = B_ * T, .K = C, .N = C, .prec = prec});
+  be_->run(ops::CrossAttentionForwardArgs{.out = pooled_, .att = att_, .q = q_, .k = k_, .v = v_, .ldq = C, .ldk = C,
+                                          .ldv = C, .B = B_, .Tq = 1, .Tk = T, .C = C, .H = cfg_.vision.heads(),
+                                          .prec = prec});
   be_->run(ops::LinearForwardArgs{.out = feat_raw_,
                                   .inp = pooled_,
                                   .weight = p.c_w,
@@ -246,38 +241,20 @@ void ResNetTower::pool_backward(const AttnPoolParams& p, const AttnPoolParams& g
                                    .K = C,
                                    .N = cfg_.embed_dim,
                                    .prec = prec});
-  be_->zero(d_att_out_, sizeof(float) * size_t(B_ * T * C));
+  be_->run(ops::CrossAttentionBackwardArgs{.dq = dq_, .dk = dk_, .dv = dv_, .scratch = att_scratch_,
+                                           .dout = d_pooled_, .q = q_, .k = k_, .v = v_, .att = att_, .ldq = C,
+                                           .ldk = C, .ldv = C, .B = B_, .Tq = 1, .Tk = T, .C = C,
+                                           .H = cfg_.vision.heads(), .prec = prec});
+  // d_tok = dk W_k + dv W_v (dv W_v into dk_, free by then), and dq W_q into the mean token's row.
+  be_->run(ops::LinearBackwardArgs{.dinp = d_tok_, .dweight = g.k_w, .dbias = g.k_b, .dout = dk_, .inp = tok_,
+                                   .weight = p.k_w, .M = B_ * T, .K = C, .N = C, .prec = prec});
+  be_->run(ops::LinearBackwardArgs{.dinp = dk_, .dweight = g.v_w, .dbias = g.v_b, .dout = dv_, .inp = tok_,
+                                   .weight = p.v_w, .M = B_ * T, .K = C, .N = C, .prec = prec});
+  be_->run(ops::AddInplaceArgs{.y = d_tok_, .x = dk_, .n = B_ * T * C});
+  be_->run(ops::LinearBackwardArgs{.dinp = dtok0_, .dweight = g.q_w, .dbias = g.q_b, .dout = dq_, .inp = tok0_,
+                                   .weight = p.q_w, .M = B_, .K = C, .N = C, .prec = prec});
   be_->run(ops::GatherRowsBackwardArgs{
-      .dinp = d_att_out_, .dout = d_pooled_, .idx = {first_.data(), size_t(B_)}, .B = B_, .Tn = T, .C = C});
-  be_->run(ops::AttentionBackwardArgs{.dqkv = d_qkv_,
-                                      .scratch = att_scratch_,
-                                      .dout = d_att_out_,
-                                      .qkv = qkv_,
-                                      .att = att_,
-                                      .B = B_,
-                                      .Tn = T,
-                                      .C = C,
-                                      .H = cfg_.vision.heads(),
-                                      .causal = false,
-                                      .prec = prec});
-  be_->zero(dw_in_, sizeof(float) * size_t(3 * C * C));
-  be_->zero(db_in_, sizeof(float) * size_t(3 * C));
-  be_->run(ops::LinearBackwardArgs{.dinp = d_tok_,
-                                   .dweight = dw_in_,
-                                   .dbias = db_in_,
-                                   .dout = d_qkv_,
-                                   .inp = tok_,
-                                   .weight = w_in_,
-                                   .M = B_ * T,
-                                   .K = C,
-                                   .N = 3 * C,
-                                   .prec = prec});
-  float* gw[3] = {g.q_w, g.k_w, g.v_w};
-  float* gb[3] = {g.q_b, g.k_b, g.v_b};
-  for (int i = 0; i < 3; ++i) {
-    be_->run(ops::AddInplaceArgs{.y = gw[i], .x = dw_in_ + i * C * C, .n = C * C});
-    be_->run(ops::AddInplaceArgs{.y = gb[i], .x = db_in_ + i * C, .n = C});
-  }
+      .dinp = d_tok_, .dout = dtok0_, .idx = {first_.data(), size_t(B_)}, .B = B_, .Tn = T, .C = C});
   be_->run(ops::AttnPoolTokensBackwardArgs{.dfeat = d_feat, .dpos = g.pos, .dx = d_tok_, .N = B_, .HW = HW, .C = C});
 }
 

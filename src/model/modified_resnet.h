@@ -3,12 +3,14 @@
 //   layer1..4: Bottleneck blocks (1x1 -> 3x3 -> [avgpool s] -> 1x1, x4 channels; identity through
 //     avgpool s -> 1x1 conv -> bn where the shape changes: the anti-aliased stride)
 //   attnpool: the map's H*W tokens with their mean prepended, + positional embedding,
-//     multi-head attention (q/k/v projections with bias), the mean token's output -> c_proj
+//     multi-head cross attention of the mean token (q projection) over all H*W+1 tokens (k/v
+//     projections; projections with bias) -> c_proj
 // Activations are channels-last (ops/conv.h). BatchNorm runs in train mode (batch statistics,
 // running statistics updated, num_batches_tracked counted) in the training forward unless
 // frozen (--lock-image-freeze-bn-stats), and in eval mode (running statistics) otherwise.
-// The attention pool computes every token's attention output and keeps the mean token's, as
-// OpenCLIP does (q for all tokens: 1/3 more projection work than a query of one token).
+// The attention pool queries with the mean token only (OpenAI's AttentionPool2d); OpenCLIP
+// 2.24.0 queries with every token and keeps the mean token's row, the same result for 1/3 more
+// projection work and T times the attention work.
 #pragma once
 #include <cstdint>
 #include <string>
@@ -70,11 +72,11 @@ class ResNetTower {
   float *img_ = nullptr, *stem_pool_ = nullptr;
   Unit stem_[3];
   std::vector<Block> blocks_;
-  // attention pool: tokens [B,T,C], q|k|v [B,T,3C], the concatenated in-projection, attention
-  // output [B,T,C] and probabilities [B,H,T,T], the pooled row [B,C], features
-  float *tok_, *w_in_, *b_in_, *qkv_, *att_out_, *att_, *pooled_, *feat_raw_, *feat_, *norm_;
+  // attention pool: tokens [B,T,C], the mean token's row [B,C] and its query [B,C], keys and
+  // values [B,T,C], probabilities [B,H,1,T], the pooled row [B,C], features
+  float *tok_, *tok0_, *q_, *k_, *v_, *att_, *pooled_, *feat_raw_, *feat_, *norm_;
   // gradients: two ping-pong map buffers and three scratch maps of the largest map size
-  float *d_feat_raw_, *d_pooled_, *d_att_out_, *d_qkv_, *d_tok_, *dw_in_, *db_in_, *att_scratch_;
+  float *d_feat_raw_, *d_pooled_, *dq_, *dtok0_, *dk_, *dv_, *d_tok_, *att_scratch_;
   float *dA_, *dB_, *s1_, *s2_, *s3_;
   std::vector<int32_t> first_;  // B_max zeros: the mean token's row
 };

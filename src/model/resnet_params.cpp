@@ -164,7 +164,8 @@ double resnet_forward_macs(const ModelCfg& c) {
     s = o;
   }
   const double C = w * 32, T = s * s + 1;
-  return macs + T * 3 * C * C + 2 * T * T * C + C * c.embed_dim;  // q/k/v over every token, attention, c_proj
+  // q of the mean token, k/v of every token, its attention over them, c_proj
+  return macs + (1 + 2 * T) * C * C + 2 * T * C + C * c.embed_dim;
 }
 
 }  // namespace oc

@@ -18,6 +18,16 @@ bn3.weight is 0 in every Bottleneck, which would hide the residual branches).
   resnet_ref.py train CONFIG.json OUTDIR N    as forward, then N AdamW steps (lr 1e-4, betas
                                               0.9/0.98, eps 1e-6, wd 0.2 on OpenCLIP's decay
                                               group) on the same batch: losses.txt, one a line
+  resnet_ref.py train-fp64 CONFIG.json OUTDIR N
+                                              as train, then the same in float64: losses64.txt
+  resnet_ref.py relu-flips CONFIG.json train|eval OUTDIR
+                                              not used by a test: the analysis behind the bars of
+                                              resnet_long_test.cpp. As grad (train: BatchNorm in
+                                              train mode; eval: as grad-evalbn), then prints per
+                                              ReLU how many decisions (output > 0) fp32 takes
+                                              differently from float64, and per parameter the
+                                              gradient error of fp32 and of float64 run with
+                                              fp32's ReLU decisions forced, both against float64
   resnet_ref.py load CONFIG.json CKPT OUTDIR  open_clip.create_model_and_transforms(name,
                                               pretrained=CKPT) and its eval encode_image /
                                               encode_text of OUTDIR's images / tokens
@@ -84,10 +94,77 @@ def loss_of(model, images, tokens):
     return ClipLoss()(img, txt, scale)
 
 
+def train(model, images, tokens, steps):
+    """`steps` AdamW steps on the batch in train mode; the losses."""
+    model.train()
+    def no_decay(n, p):
+        return p.ndim < 2 or "bn" in n or "ln" in n or "bias" in n or "logit_scale" in n
+    decay = [p for n, p in model.named_parameters() if not no_decay(n, p)]
+    rest = [p for n, p in model.named_parameters() if no_decay(n, p)]
+    opt = torch.optim.AdamW([{"params": rest, "weight_decay": 0.0}, {"params": decay, "weight_decay": 0.2}],
+                            lr=1e-4, betas=(0.9, 0.98), eps=1e-6)
+    losses = []
+    for _ in range(steps):
+        opt.zero_grad()
+        loss = loss_of(model, images, tokens)
+        loss.backward()
+        opt.step()
+        with torch.no_grad():
+            model.logit_scale.clamp_(0, np.log(100))
+        losses.append(loss.item())
+    return losses
+
+
+def relu_flips(config, out, train_bn):
+    def run(dtype, forced=None):
+        m = create(config)
+        m.load_state_dict(torch.load(os.path.join(out, "w.pt")))
+        m = m.to(dtype).train()
+        for bn in m.modules():
+            if isinstance(bn, torch.nn.BatchNorm2d) and not train_bn:
+                bn.eval()
+        decisions = []
+
+        def hook(mod, inp, outp):  # in forward order: stem act1..3, then each block's act1..3
+            if forced is None:
+                decisions.append(outp > 0)
+                return None
+            keep = forced[len(decisions)]
+            decisions.append(keep)
+            return torch.where(keep, inp[0], torch.zeros_like(inp[0]))
+        for r in m.visual.modules():
+            if isinstance(r, torch.nn.ReLU):
+                r.inplace = False
+                r.register_forward_hook(hook)
+        images, tokens = read_batch(m, out)
+        loss_of(m, images.to(dtype), tokens).backward()
+        return decisions, {n: p.grad.double() for n, p in m.named_parameters() if n.startswith("visual.")}
+    d32, g32 = run(torch.float32)
+    d64, g64 = run(torch.float64)
+    _, gf = run(torch.float64, forced=d32)
+    flips = [int((a != b).sum()) for a, b in zip(d32, d64)]
+    print(f"ReLU decisions fp32 takes differently from float64: {sum(flips)} of {sum(d.numel() for d in d64)}")
+    print("per ReLU call (forward order):", flips)
+    def rel(a, b):
+        return float((a - b).abs().max() / b.abs().max().clamp_min(1e-30))
+    rows = sorted(((rel(g32[n], g64[n]), rel(gf[n], g64[n]), n) for n in g64 if not n.endswith("k_proj.bias")),
+                  reverse=True)
+    print("max |g - g64| / max |g64|: fp32, float64 with fp32's ReLU decisions")
+    for r in rows[:10]:
+        print("  %.3e  %.3e  %s" % r)
+
+
 def main():
     cmd, config, out = sys.argv[1], sys.argv[2], sys.argv[-1]
     torch.manual_seed(0)
     torch.set_num_threads(2)
+    if cmd == "relu-flips":
+        model = create(config)
+        perturb_bn(model)
+        torch.save(model.state_dict(), os.path.join(out, "w.pt"))
+        batch(model, out)
+        relu_flips(config, out, sys.argv[3] == "train")
+        return
     if cmd == "load":
         model = create(config, pretrained=sys.argv[3])
         images, tokens = read_batch(model, out)
@@ -115,24 +192,16 @@ def main():
             torch.save({n: p.grad for n, p in m.named_parameters()}, os.path.join(out, f"grads{suffix}.pt"))
             if not suffix:
                 torch.save(m.state_dict(), os.path.join(out, "after.pt"))
-    elif cmd == "train":
-        model.train()
-        decay = [p for n, p in model.named_parameters()
-                 if not (p.ndim < 2 or "bn" in n or "ln" in n or "bias" in n or "logit_scale" in n)]
-        rest = [p for n, p in model.named_parameters()
-                if p.ndim < 2 or "bn" in n or "ln" in n or "bias" in n or "logit_scale" in n]
-        opt = torch.optim.AdamW([{"params": rest, "weight_decay": 0.0}, {"params": decay, "weight_decay": 0.2}],
-                                lr=1e-4, betas=(0.9, 0.98), eps=1e-6)
-        losses = []
-        for _ in range(int(sys.argv[3])):
-            opt.zero_grad()
-            loss = loss_of(model, images, tokens)
-            loss.backward()
-            opt.step()
-            with torch.no_grad():
-                model.logit_scale.clamp_(0, np.log(100))
-            losses.append(loss.item())
-        open(os.path.join(out, "losses.txt"), "w").write("".join(f"{v:.9g}\n" for v in losses))
+    elif cmd in ("train", "train-fp64"):
+        # fp32 (losses.txt), and for train-fp64 then float64 from the same weights
+        # (losses64.txt): how far fp32 rounding alone moves the trajectory.
+        steps = int(sys.argv[3])
+        dtypes = ((torch.float32, ""), (torch.float64, "64"))
+        for dtype, suffix in dtypes[:2 if cmd == "train-fp64" else 1]:
+            m = create(config)
+            m.load_state_dict(torch.load(os.path.join(out, "w.pt")))
+            losses = train(m.to(dtype), images.to(dtype), tokens, steps)
+            open(os.path.join(out, f"losses{suffix}.txt"), "w").write("".join(f"{v:.17g}\n" for v in losses))
     elif cmd != "forward":
         sys.exit(f"resnet_ref.py: unknown command {cmd}")
 
