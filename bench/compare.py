@@ -195,7 +195,7 @@ def source_commit():
 def measure(args, figs, results_path):
     commit = source_commit()
     done = {}
-    if os.path.exists(results_path) and not args.fresh:
+    if os.path.exists(results_path):  # --fresh has removed the measured figures' records
         for line in open(results_path):
             r = json.loads(line)
             done[(r["fig"], r["side"], r["round"])] = r
