@@ -28,6 +28,7 @@
 #include "ops/cpu/cpu_backend.h"
 #include "ops/cpu/gemm_bf16.h"
 #include "ops/cpu/scratch.h"
+#include "ops/conv_index.h"
 
 namespace oc::ops {
 namespace {
@@ -42,13 +43,6 @@ void check_shape(const ConvShape& s, const char* op) {
 }
 
 // ---- double: the definition, loop by loop ----
-struct Idx {
-  const ConvShape& s;
-  int64_t x(int64_t n, int64_t h, int64_t w, int64_t c) const { return ((n * s.H + h) * s.W + w) * s.C + c; }
-  int64_t y(int64_t n, int64_t oh, int64_t ow, int64_t o) const { return ((n * s.OH() + oh) * s.OW() + ow) * s.OC + o; }
-  int64_t w(int64_t o, int64_t c, int64_t i, int64_t j) const { return ((o * s.C + c) * s.K + i) * s.K + j; }
-};
-
 // f(n, oh, ow, h, w, i, j) for every output position and every kernel tap that lands inside.
 template <class F>
 void each_tap(const ConvShape& s, F f) {
@@ -65,7 +59,7 @@ void each_tap(const ConvShape& s, F f) {
 double in(double v, Prec p) { return p == Prec::BF16 ? double(round_bf16(float(v))) : v; }
 
 void forward_f64(double* out, const double* inp, const double* wt, const ConvShape& s, Prec p) {
-  const Idx ix{s};
+  const ConvIndex ix{s};
   std::fill(out, out + s.N * s.OH() * s.OW() * s.OC, 0.0);
   each_tap(s, [&](int64_t n, int64_t oh, int64_t ow, int64_t h, int64_t w, int64_t i, int64_t j) {
     for (int64_t o = 0; o < s.OC; ++o)
@@ -75,7 +69,7 @@ void forward_f64(double* out, const double* inp, const double* wt, const ConvSha
 }
 
 void backward_data_f64(double* dinp, const double* dout, const double* wt, const ConvShape& s, Prec p) {
-  const Idx ix{s};
+  const ConvIndex ix{s};
   std::fill(dinp, dinp + s.N * s.H * s.W * s.C, 0.0);
   each_tap(s, [&](int64_t n, int64_t oh, int64_t ow, int64_t h, int64_t w, int64_t i, int64_t j) {
     for (int64_t o = 0; o < s.OC; ++o)
@@ -85,7 +79,7 @@ void backward_data_f64(double* dinp, const double* dout, const double* wt, const
 }
 
 void backward_weights_f64(double* dwt, const double* dout, const double* inp, const ConvShape& s, Prec p) {
-  const Idx ix{s};
+  const ConvIndex ix{s};
   each_tap(s, [&](int64_t n, int64_t oh, int64_t ow, int64_t h, int64_t w, int64_t i, int64_t j) {
     for (int64_t o = 0; o < s.OC; ++o)
       for (int64_t c = 0; c < s.C; ++c)
