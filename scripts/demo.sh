@@ -2,10 +2,11 @@
 # The main job on the embedded default: Fashion-MNIST end to end (README "The main job").
 # Set-up (only the packages the job needs; idempotent) and a build of the `openclip` binary
 # alone, then `openclip demo`: import the dataset into webdataset shards (once), train the
-# fmnist-S CLIP from scratch with the fixed recipe of configs/recipes/fmnist-demo.json on the
-# CPU (the same model on every run), evaluate zero-shot top-1/top-5 on the 10,000 test images
-# with prompts not used in training, write the HTML report, and print one JSON line. Arguments
-# go to `openclip demo` (e.g. scripts/demo.sh --minutes 3 --out /tmp/demo).
+# fmnist-RN-S CLIP (a small ModifiedResNet image tower) from scratch with the fixed recipe of
+# configs/recipes/fmnist-demo-v2.json on the CPU (the same model on every run), evaluate
+# zero-shot top-1/top-5 on the 10,000 test images with prompts not used in training, write the
+# HTML report, and print one JSON line. Arguments go to `openclip demo` (e.g. scripts/demo.sh
+# --minutes 3 --out /tmp/demo; --recipe fmnist-demo-v1 for the previous ViT recipe).
 #
 # The binary: build/openclip when scripts/test.sh has configured build/ (everything is built
 # there; only the binary is brought up to date here), else build-demo/openclip, configured by

@@ -38,7 +38,7 @@
 namespace oc::cli {
 namespace {
 
-// The recipe (README "The main job") is one named file, configs/recipes/fmnist-demo.json
+// The recipe (README "The main job") is one named file under configs/recipes/
 // (cli/demo_recipe.h), chosen by the experiments recorded in docs/BENCHMARKS.md. By default the
 // run trains exactly its samples with its seed, so every run gives the same model; --minutes
 // sizes the run to a time budget instead.
@@ -193,6 +193,7 @@ Recipe recipe_from(const DemoArgs& a) {
   rc.precision = a.precision.value_or(rc.precision);
   rc.seed = a.seed.value_or(rc.seed);
   (void)parse_precision(rc.precision);  // a bad value in the file fails here, before the import and timing
+  (void)demo_model_config(rc.model, a.model ? std::string("--model") : rc.source + ": \"model\"");
   if (rc.batch_size <= 0 || rc.epochs <= 0) OC_USER_ERROR("--batch-size and --epochs must be positive");
   return rc;
 }

@@ -12,10 +12,24 @@
 
 namespace oc::cli {
 
-std::string_view demo_recipe_json();  // configs/recipes/fmnist-demo.json (oc_embed_assets in CMakeLists.txt)
+// configs/recipes/*.json (oc_embed_assets in CMakeLists.txt)
+std::string_view demo_recipe_v1_json();
+std::string_view demo_recipe_v2_json();
 
 namespace {
 using nlohmann::json;
+
+// The built-in recipes, the default first; each is also loadable by its "name".
+struct BuiltinRecipe {
+  const char* file;
+  std::string_view (*text)();
+};
+constexpr BuiltinRecipe kBuiltinRecipes[] = {{"configs/recipes/fmnist-demo-v2.json", demo_recipe_v2_json},
+                                             {"configs/recipes/fmnist-demo.json", demo_recipe_v1_json}};
+
+DemoRecipe builtin(const BuiltinRecipe& b) {
+  return parse_demo_recipe(std::string(b.text()), std::string(b.file) + " (built in)");
+}
 
 // Reads one required field; `ok` checks its JSON type.
 template <class T>
@@ -38,6 +52,7 @@ DemoRecipe parse_demo_recipe(const std::string& text, const std::string& where) 
   const auto integer = &json::is_number_integer;
   const auto number = &json::is_number;
   DemoRecipe r;
+  r.source = where;
   r.name = field<std::string>(j, "name", str, "a string", where);
   r.model = field<std::string>(j, "model", str, "a model config name", where);
   r.batch_size = field<int>(j, "batch_size", integer, "an integer", where);
@@ -74,12 +89,32 @@ DemoRecipe parse_demo_recipe(const std::string& text, const std::string& where) 
   return r;
 }
 
-DemoRecipe load_demo_recipe(const std::string& path) {
-  if (path.empty())
-    return parse_demo_recipe(std::string(demo_recipe_json()), "configs/recipes/fmnist-demo.json (built in)");
-  auto text = fs::read_text(path);
+DemoRecipe load_demo_recipe(const std::string& name_or_path) {
+  if (name_or_path.empty()) return builtin(kBuiltinRecipes[0]);
+  for (const BuiltinRecipe& b : kBuiltinRecipes)
+    if (DemoRecipe r = builtin(b); r.name == name_or_path) return r;
+  if (!fs::exists(name_or_path)) {
+    std::string names;
+    for (const std::string& n : builtin_demo_recipe_names()) names += (names.empty() ? "" : ", ") + n;
+    OC_USER_ERROR("--recipe {}: not a built-in recipe ({}) and not a file", name_or_path, names);
+  }
+  auto text = fs::read_text(name_or_path);
   if (!text) OC_USER_ERROR("--recipe: {}", text.error());
-  return parse_demo_recipe(text.value(), path);
+  return parse_demo_recipe(text.value(), name_or_path);
+}
+
+std::vector<std::string> builtin_demo_recipe_names() {
+  std::vector<std::string> names;
+  for (const BuiltinRecipe& b : kBuiltinRecipes) names.push_back(builtin(b).name);
+  return names;
+}
+
+ModelCfg demo_model_config(const std::string& model, const std::string& field) {
+  try {
+    return load_model_config(model);
+  } catch (const Error& e) {
+    OC_USER_ERROR("{} {}: {}", field, model, e.what());
+  }
 }
 
 }  // namespace oc::cli

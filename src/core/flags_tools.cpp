@@ -61,7 +61,10 @@ void add_demo_flags(FlagList* l) {
   l->add("minutes", T::Float, "", "time-budget mode: size the run to this many minutes of training by a short timing "
          "(default: the fixed recipe's samples and seed: the same model on every run)").on(d)
       .bind(&cli::DemoArgs::minutes);
-  l->add("recipe", T::String, "", "recipe JSON file (default: the built-in configs/recipes/fmnist-demo.json)").on(d)
+  l->add("recipe", T::String, "",
+         "a built-in recipe's name (fmnist-demo-v2, fmnist-demo-v1) or a recipe JSON file (default: the built-in "
+         "fmnist-demo-v2, configs/recipes/fmnist-demo-v2.json)")
+      .on(d)
       .bind(&cli::DemoArgs::recipe);
   l->add("out", T::String, "data/demo", "folder for the shards (out/fmnist) and runs (out/logs)").on(d)
       .bind(&cli::DemoArgs::out);
