@@ -49,6 +49,7 @@ std::vector<float> Batcher::run(Kind kind, std::vector<int32_t> ids, std::vector
   {
     std::lock_guard<std::mutex> l(mu_);
     if (stopping_) throw ShuttingDown();
+    if (t_gone && t_gone->load()) throw ClientGone();  // nobody would read the answer
     drop_gone();
     // Bounded in jobs and in inputs: 256 jobs of 64 texts were 16,384 forward rows queued.
     if (int64_t(q_.size()) >= opt_.max_queue || (!q_.empty() && queued_inputs_ + n > opt_.max_queued_inputs)) {

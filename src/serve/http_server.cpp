@@ -474,7 +474,8 @@ struct HttpServer::Impl {
       }
       const bool large = t.req.body.size() > (size_t(1) << 20);
       try {
-        t.res = hooks.handle(t.req);
+        // A request whose client has gone by the time a thread is free is not started.
+        t.res = t.req.gone && t.req.gone->load() ? json_error(503, "the client went away") : hooks.handle(t.req);
       } catch (...) {
         t.res = json_error(500, "internal error");
       }
