@@ -23,22 +23,22 @@ bool png_name(std::string_view n) { return n.size() > 4 && n.substr(n.size() - 4
 
 TEST(RealPath, WalkSeesEachFolderOnceAndNoLinkOutOfTheRoot) {
   const std::string d = test::fresh_dir("real_path_walk");
-  fs::make_dirs(d + "/root/a/b");
+  fs::make_dirs(d + "/top/a/b");
   fs::make_dirs(d + "/outside");
-  for (const char* p : {"/root/x.png", "/root/a/y.png", "/root/a/b/z.png", "/outside/secret.png"})
+  for (const char* p : {"/top/x.png", "/top/a/y.png", "/top/a/b/z.png", "/outside/secret.png"})
     fs::write_atomic(d + p, std::string("png"));
   // Two loops (each `sub/x -> ..`: 2^40 paths for the old walk at depth 40), a link to a
   // file outside, a link to a folder outside, a link to a file inside, a FIFO.
-  ASSERT_EQ(::symlink("..", (d + "/root/a/up").c_str()), 0);
-  ASSERT_EQ(::symlink("..", (d + "/root/a/b/up").c_str()), 0);
-  ASSERT_EQ(::symlink((d + "/outside/secret.png").c_str(), (d + "/root/leak.png").c_str()), 0);
-  ASSERT_EQ(::symlink((d + "/outside").c_str(), (d + "/root/out").c_str()), 0);
-  ASSERT_EQ(::symlink("a/y.png", (d + "/root/alias.png").c_str()), 0);
-  ASSERT_EQ(::mkfifo((d + "/root/fifo.png").c_str(), 0600), 0);
+  ASSERT_EQ(::symlink("..", (d + "/top/a/up").c_str()), 0);
+  ASSERT_EQ(::symlink("..", (d + "/top/a/b/up").c_str()), 0);
+  ASSERT_EQ(::symlink((d + "/outside/secret.png").c_str(), (d + "/top/leak.png").c_str()), 0);
+  ASSERT_EQ(::symlink((d + "/outside").c_str(), (d + "/top/out").c_str()), 0);
+  ASSERT_EQ(::symlink("a/y.png", (d + "/top/alias.png").c_str()), 0);
+  ASSERT_EQ(::mkfifo((d + "/top/fifo.png").c_str(), 0600), 0);
   fs::WalkCounts c;
-  auto files = fs::walk_files(d + "/root", png_name, &c);
-  std::vector<std::string> want = {d + "/root/a/b/z.png", d + "/root/a/y.png", d + "/root/alias.png",
-                                   d + "/root/x.png"};
+  auto files = fs::walk_files(d + "/top", png_name, &c);
+  std::vector<std::string> want = {d + "/top/a/b/z.png", d + "/top/a/y.png", d + "/top/alias.png",
+                                   d + "/top/x.png"};
   std::sort(files.begin(), files.end());
   EXPECT_EQ(files, want);
   EXPECT_EQ(c.links_outside, 2);  // leak.png and out
@@ -49,11 +49,11 @@ TEST(RealPath, WalkSeesEachFolderOnceAndNoLinkOutOfTheRoot) {
 
 TEST(RealPath, OpenFileIsJudgedByWhatTheKernelOpened) {
   const std::string d = test::fresh_dir("real_path_fd");
-  fs::make_dirs(d + "/root");
-  fs::write_atomic(d + "/root/in.png", std::string("png"));
+  fs::make_dirs(d + "/top");
+  fs::write_atomic(d + "/top/in.png", std::string("png"));
   fs::write_atomic(d + "/secret", std::string("secret"));
-  ASSERT_EQ(::symlink((d + "/secret").c_str(), (d + "/root/swapped.png").c_str()), 0);
-  ASSERT_EQ(::symlink("in.png", (d + "/root/alias.png").c_str()), 0);
+  ASSERT_EQ(::symlink((d + "/secret").c_str(), (d + "/top/swapped.png").c_str()), 0);
+  ASSERT_EQ(::symlink("in.png", (d + "/top/alias.png").c_str()), 0);
   auto check = [&](const std::string& p, const std::vector<std::string>& roots) {
     const int fd = ::open(p.c_str(), O_RDONLY | O_CLOEXEC);
     EXPECT_GE(fd, 0) << p;
@@ -61,16 +61,16 @@ TEST(RealPath, OpenFileIsJudgedByWhatTheKernelOpened) {
     ::close(fd);
     return s;
   };
-  EXPECT_TRUE(check(d + "/root/in.png", {d + "/root"}).ok());
-  EXPECT_TRUE(check(d + "/root/alias.png", {d + "/root"}).ok());
-  Status s = check(d + "/root/swapped.png", {d + "/root"});
+  EXPECT_TRUE(check(d + "/top/in.png", {d + "/top"}).ok());
+  EXPECT_TRUE(check(d + "/top/alias.png", {d + "/top"}).ok());
+  Status s = check(d + "/top/swapped.png", {d + "/top"});
   ASSERT_FALSE(s.ok());
   EXPECT_NE(s.error().find("resolves to " + fs::real_path_or_self(d + "/secret") + ", outside"), std::string::npos)
       << s.error();
   // A root that is itself reached through a link is resolved too; a prefix is not a parent.
-  ASSERT_EQ(::symlink((d + "/root").c_str(), (d + "/root-link").c_str()), 0);
-  EXPECT_TRUE(check(d + "/root-link/in.png", {d + "/root-link"}).ok());
-  EXPECT_FALSE(check(d + "/root/in.png", {d + "/roo"}).ok());
+  ASSERT_EQ(::symlink((d + "/top").c_str(), (d + "/top-link").c_str()), 0);
+  EXPECT_TRUE(check(d + "/top-link/in.png", {d + "/top-link"}).ok());
+  EXPECT_FALSE(check(d + "/top/in.png", {d + "/to"}).ok());
 }
 
 // The lock's refusals, and what was planted stays as it was.
