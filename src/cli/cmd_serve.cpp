@@ -27,9 +27,12 @@ void on_signal(int) {
   (void)r;
 }
 
-// The key is the file's first line, without surrounding whitespace.
+// The key is the file's first line, without surrounding whitespace; the file is at most
+// 4 KiB (a key is a few dozen bytes; a 1 GiB sparse file is refused, not read).
 std::string read_key_file(const std::string& path) {
-  auto text = fs::read_text(path);
+  fs::ReadOptions ro;
+  ro.cap = {"the 4 KiB API key file cap", 4096};
+  auto text = fs::read_text(path, ro);
   if (!text) OC_USER_ERROR("--api-key-file {}: {}", path, text.error());
   std::string key = text.value().substr(0, text.value().find('\n'));
   key.erase(0, key.find_first_not_of(" \t\r"));
@@ -49,6 +52,8 @@ int run(const std::vector<std::string>& args) {
   if (s.port < 0 || s.port > 65535) OC_USER_ERROR("--port must be 0..65535");
   if (s.max_batch < 1 || s.max_wait_ms < 0 || s.max_queue < 1 || s.max_inputs < 1 || s.max_connections < 1)
     OC_USER_ERROR("--max-batch, --max-queue, --max-inputs and --max-connections must be at least 1, --max-wait-ms at least 0");
+  if (s.max_connections_per_client < 0)
+    OC_USER_ERROR("--max-connections-per-client must be at least 0 (0: --max-connections / 8)");
   if (s.header_timeout_s < 1 || s.body_timeout_s < 1 || s.drain_seconds < 0)
     OC_USER_ERROR("--header-timeout and --body-timeout must be at least 1 second, --drain-seconds at least 0");
   // SIGTERM/SIGINT: the handler only writes a byte to a pipe (async-signal-safe); a watcher

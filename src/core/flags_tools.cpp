@@ -189,7 +189,9 @@ void add_other_flags(FlagList* l) {
       .bind(&cli::TokenizeArgs::context_length).bind(&cli::TokenizeArgs::context_length_given);
   l->add("input", T::String, "-", "input file, - for stdin").on(tk).bind(&cli::TokenizeArgs::input);
   l->add("decode", T::Flag, "", "ids -> text instead of text -> ids").on(tk).bind(&cli::TokenizeArgs::decode);
+}
 
+void add_serve_flags(FlagList* l) {
   l->section("serve");
   const std::vector<std::string> s = {"serve"};
   l->add("index", T::String, "", "index folder (openclip index build) for /v1/search and the page").on(s)
@@ -207,6 +209,11 @@ void add_other_flags(FlagList* l) {
       .on(s).at_most(kMaxThreads, "the cap on threads").bind(&serve::ServeOptions::http_threads);
   l->add("max-connections", T::Int, "1000", "open connections; the next gets 503 and is closed").on(s)
       .bind(&serve::ServeOptions::max_connections);
+  l->add("max-connections-per-client", T::Int, "0", "open connections from one address (IPv6: one /64), 429 beyond; "
+         "0: --max-connections / 8, at least 8").on(s).bind(&serve::ServeOptions::max_connections_per_client);
+  l->add("max-buffered-body", T::Int, "1073741824", "bytes of request bodies held over all connections, charged as "
+         "they arrive, and of preprocessed images over all requests (503 above)").on(s).wide().at_least(1)
+      .bind([](serve::ServeOptions& o, int64_t v) { o.max_buffered_body = size_t(v); });
   l->add("header-timeout", T::Int, "10", "seconds for a request's headers, from its first byte (408 after)").on(s)
       .bind([](serve::ServeOptions& o, int v) { o.header_timeout_s = v; });
   l->add("body-timeout", T::Int, "60", "seconds for a request's body, after its headers (408 after)").on(s)
@@ -244,6 +251,7 @@ void add_tool_flags(FlagList* l) {
   add_data_tool_flags(l);
   add_download_flags(l);
   add_other_flags(l);
+  add_serve_flags(l);
 }
 
 }  // namespace oc

@@ -1,18 +1,18 @@
 #include "data/shard_tool.h"
 
 #include <dirent.h>
+#include <fmt/format.h>
 #include <sys/stat.h>
 
 #include <algorithm>
 #include <cctype>
 #include <ctime>
-
-#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "core/check.h"
 #include "core/fs.h"
 #include "core/log.h"
+#include "core/real_path.h"
 #include "core/timer.h"
 #include "data/csv.h"
 #include "data/shard_writer.h"
@@ -71,29 +71,15 @@ Result<std::vector<ShardInput>> inputs_from_csv(const std::string& csv, char sep
   return out;
 }
 
-namespace {
-void walk(const std::string& dir, std::vector<std::string>* files) {
-  DIR* d = ::opendir(dir.c_str());
-  if (!d) return;
-  std::vector<std::string> names;
-  while (dirent* e = ::readdir(d)) {
-    std::string n = e->d_name;
-    if (n != "." && n != "..") names.push_back(n);
-  }
-  ::closedir(d);
-  std::sort(names.begin(), names.end());
-  for (auto& n : names) {
-    std::string p = fs::join(dir, n);
-    if (fs::is_dir(p)) walk(p, files);
-    else if (has_image_extension(n)) files->push_back(p);
-  }
-}
-}  // namespace
-
 Result<std::vector<ShardInput>> inputs_from_folder(const std::string& dir) {
   if (!fs::is_dir(dir)) return Err{fmt::format("{}: not a folder", dir)};
-  std::vector<std::string> files;
-  walk(dir, &files);
+  // Each real folder once (a link loop is walked once), no link out of the folder.
+  fs::WalkCounts c;
+  const auto files = fs::walk_files(
+      dir, [](std::string_view n) { return has_image_extension(n); }, &c);
+  if (c.links_outside > 0)
+    log::warn("{}: skipped {} symlink(s) that lead outside the folder (the first: {})", dir, c.links_outside,
+              c.first_outside);
   std::vector<ShardInput> out;
   for (auto& f : files) {
     std::string stem = f.substr(0, f.rfind('.'));

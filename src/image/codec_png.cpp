@@ -63,6 +63,17 @@ PixelMode png_mode(int color, int depth) {
   }
 }
 
+// Nothing but pixels is read: every ancillary chunk but tRNS (text, ICC, gamma, ...: zTXt,
+// iTXt and iCCP are deflated, 7.7 KB can hold 7.9 MB, and 999 zTXt chunks were all inflated
+// and kept inside png_read_info, before the pixel limit) is skipped unread, as PIL's
+// convert('RGB') ignores them all; any chunk libpng still allocates is capped at 8 MiB, and
+// at most 64 unknown chunks are kept.
+void limit_chunks(png_structp png) {
+  png_set_keep_unknown_chunks(png, PNG_HANDLE_CHUNK_NEVER, nullptr, -1);
+  png_set_chunk_cache_max(png, 64);
+  png_set_chunk_malloc_max(png, png_alloc_size_t(8) << 20);
+}
+
 }  // namespace
 
 Result<SourceImage> decode_png(std::span<const uint8_t> bytes, const DecodeOptions& opt) {
@@ -84,6 +95,7 @@ Result<SourceImage> decode_png(std::span<const uint8_t> bytes, const DecodeOptio
     return Err{"PNG: " + std::string(st.message) + " (at byte " + std::to_string(st.pos) + ")"};
   }
   png_set_read_fn(png, &st, on_read);
+  limit_chunks(png);
   png_read_info(png, info);
   png_uint_32 w = 0, h = 0;
   int depth = 0, color = 0, interlace = 0;

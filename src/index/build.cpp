@@ -48,12 +48,12 @@ class Progress {
 
 // Decodes a batch in parallel; failed items are counted and left out (nullopt).
 std::vector<std::optional<ImageU8>> decode_batch(const std::vector<Item>& items, size_t i0, size_t n,
-                                                 data::DataStats* stats) {
+                                                 const std::vector<std::string>& roots, data::DataStats* stats) {
   std::vector<std::optional<ImageU8>> out(n);
 #pragma omp parallel for schedule(dynamic)
   for (size_t i = 0; i < n; ++i) {
     const Item& it = items[i0 + i];
-    auto bytes = read_item_bytes(it);
+    auto bytes = read_item_bytes(it, roots);
     if (!bytes) { stats->skip(data::Skip::FileError, bytes.error()); continue; }
     auto img = decode_image(bytes.value());
     if (!img) { stats->skip(data::Skip::DecodeError, it.key + ": " + img.error()); continue; }
@@ -96,9 +96,16 @@ BuildResult build_index(const BuildOptions& opt) {
   if (opt.images.empty()) OC_USER_ERROR("index build needs --images DIR|PATTERN|SHARDS");
   if (opt.faiss != "auto") parse_kind(opt.faiss);
   const ModelSource model_src = resolve_model_source(opt.model, opt.weights);
-  const std::string sha = weights_checksum(model_src.weights);
   data::DataStats stats;
   Sources src = list_sources(opt.images, &stats);  // before the folder is made: bad --images leaves nothing
+  InferenceOptions io;
+  io.precision = opt.precision;
+  io.device = opt.device;
+  io.max_batch = opt.batch;
+  // Loading validates the weights (a 1 TiB sparse file is refused at once); only then are
+  // they hashed, so hashing never reads what the loader would refuse.
+  InferenceModel enc(model_src, io);
+  const std::string sha = weights_checksum(model_src.weights);
   fs::make_dirs(opt.out);
   const FolderLock lock(opt.out, {"index folder", "index build", "use another --out"});
   clean_index_folder(opt.out);
@@ -118,11 +125,6 @@ BuildResult build_index(const BuildOptions& opt) {
       else ++r.already;
     }
   }
-  InferenceOptions io;
-  io.precision = opt.precision;
-  io.device = opt.device;
-  io.max_batch = opt.batch;
-  InferenceModel enc(model_src, io);
   if (!existed) d.meta = {opt.model, opt.weights, sha, "", enc.embed_dim(), 0, 0, {}, {}};
   add_roots(std::move(src.roots), &d.meta.roots);
   const int64_t old_count = int64_t(d.items.size());
@@ -130,7 +132,7 @@ BuildResult build_index(const BuildOptions& opt) {
   const auto t0 = Clock::now();
   for (size_t i0 = 0; i0 < todo.size(); i0 += size_t(opt.batch)) {
     const size_t n = std::min(todo.size() - i0, size_t(opt.batch));
-    auto imgs = decode_batch(todo, i0, n, &stats);
+    auto imgs = decode_batch(todo, i0, n, d.meta.roots, &stats);
     std::vector<const ImageU8*> ok;
     for (size_t i = 0; i < n; ++i)
       if (imgs[i]) ok.push_back(&*imgs[i]), d.items.push_back(todo[i0 + i]);

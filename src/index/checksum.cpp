@@ -37,6 +37,12 @@ std::string finish(EVP_MD_CTX* c) {
 
 }  // namespace
 
+std::string bytes_sha256(std::string_view bytes) {
+  Ctx c = new_ctx();
+  EVP_DigestUpdate(c.get(), bytes.data(), bytes.size());
+  return finish(c.get());
+}
+
 std::string file_sha256(const std::string& path, std::string_view what) {
   auto f = io::ReadFile::open(path);
   if (!f) OC_USER_ERROR("{}: cannot hash {}: {}", path, what, f.error());

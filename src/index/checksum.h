@@ -11,6 +11,8 @@ namespace oc::index {
 // opened (io::ReadFile: /dev/zero or a FIFO is refused at once, never read forever).
 // Throws oc::Error naming the path and `what` ("the weights") when it cannot be read.
 std::string file_sha256(const std::string& path, std::string_view what);
+// The SHA-256 of bytes in memory (lowercase hex).
+std::string bytes_sha256(std::string_view bytes);
 // file_sha256 of the weights; "random-init" for "" (random weights, seed 0).
 std::string weights_checksum(const std::string& path);
 

@@ -13,6 +13,7 @@ namespace oc::index {
 namespace {
 
 constexpr int64_t kMaxDim = 65536;  // model_config's bound on embed_dim
+constexpr int64_t kMaxEf = 4096, kMaxLevels = 64, kMaxNeighbours = 1024;  // see check_hnsw_params
 
 uint32_t fourcc(const char* s) {
   return uint32_t(uint8_t(s[0])) | uint32_t(uint8_t(s[1])) << 8 | uint32_t(uint8_t(s[2])) << 16 |
@@ -115,6 +116,38 @@ void check_links(const faiss::HNSW& g, int64_t n, const std::string& path) {
     }
   }
 }
+// The parameters faiss sizes its allocations from, against what this project writes (M 32:
+// 64 neighbours at level 0, 32 above, ~7 levels; efConstruction 80, efSearch 128, upper_beam 1)
+// with room to spare. Unbounded, upper_beam 2e9 made every search allocate heaps of that size
+// inside faiss' OpenMP region (std::bad_alloc there is std::terminate), and a last level of
+// 2e9 neighbours made appending one vector allocate 8 GB.
+template <class Bad>
+void check_hnsw_params(const faiss::HNSW& g, const Bad& bad) {
+  auto bounded = [&](const char* field, int64_t v, int64_t hi) {
+    if (v < 1 || v > hi)
+      bad("HNSW field " + std::string(field) + " is " + std::to_string(v) + ", outside [1, " + std::to_string(hi) +
+          "]");
+  };
+  bounded("efConstruction", g.efConstruction, kMaxEf);
+  bounded("efSearch", g.efSearch, kMaxEf);
+  bounded("upper_beam", g.upper_beam, kMaxEf);
+  const auto& cum = g.cum_nneighbor_per_level;
+  if (g.assign_probas.empty() || cum.size() != g.assign_probas.size() + 1 || cum[0] != 0) bad("bad level tables");
+  bounded("assign_probas (levels)", int64_t(g.assign_probas.size()), kMaxLevels);
+  double total = 0;
+  for (double p : g.assign_probas) {
+    if (!(p >= 0 && p <= 1)) bad("HNSW field assign_probas holds " + std::to_string(p) + ", not a probability");
+    total += p;
+  }
+  if (total > 1.0 + 1e-6) bad("HNSW field assign_probas sums to " + std::to_string(total) + ", over 1");
+  for (size_t l = 1; l < cum.size(); ++l) {
+    if (cum[l] < cum[l - 1]) bad("neighbour counts per level decrease");
+    if (cum[l] - cum[l - 1] > kMaxNeighbours)
+      bad("HNSW field cum_nneighbor_per_level gives level " + std::to_string(l - 1) + " " +
+          std::to_string(cum[l] - cum[l - 1]) + " neighbours, over " + std::to_string(kMaxNeighbours));
+  }
+}
+
 }  // namespace
 
 void check_faiss_layout(const std::string& path) {
@@ -137,10 +170,8 @@ void check_faiss_structure(const faiss::Index& idx, const std::string& path) {
   auto bad = [&](const std::string& what) { OC_USER_ERROR("{}: bad HNSW graph: {}", path, what); };
   const auto* st = dynamic_cast<const faiss::IndexFlatCodes*>(h->storage);
   if (!st || st->ntotal != n || st->d != idx.d) bad("its storage does not hold the index's vectors");
+  check_hnsw_params(g, bad);
   const auto& cum = g.cum_nneighbor_per_level;
-  if (g.assign_probas.empty() || cum.size() != g.assign_probas.size() + 1 || cum[0] != 0) bad("bad level tables");
-  for (size_t l = 1; l < cum.size(); ++l)
-    if (cum[l] < cum[l - 1]) bad("neighbour counts per level decrease");
   if (g.levels.size() != size_t(n) || g.offsets.size() != size_t(n) + 1 || g.offsets[0] != 0)
     bad("levels or offsets are not one per vector");
   int max_level = -1;

@@ -19,6 +19,9 @@ Searcher::Searcher(const std::string& dir, IndexData d)
   if (vi_.size() != meta_.count)
     OC_USER_ERROR("{}: the faiss index holds {} vectors but meta.json says {} (rebuild the index)", dir, vi_.size(),
                   meta_.count);
+  if (meta_.faiss_kind != kind_name(vi_.kind()))
+    OC_USER_ERROR("{}: meta.json says the faiss index is \"{}\" but faiss.index is {} (rebuild the index)", dir,
+                  meta_.faiss_kind, kind_name(vi_.kind()));
   if (vi_.dim() != meta_.embed_dim)
     OC_USER_ERROR("{}: the faiss index has dimension {} but meta.json says {}", dir, vi_.dim(), meta_.embed_dim);
 }

@@ -12,6 +12,8 @@
 
 #include "core/check.h"
 #include "core/fs.h"
+#include "core/log.h"
+#include "core/real_path.h"
 #include "data/urls.h"
 #include "data/webdataset.h"
 #include "image/codec.h"
@@ -25,16 +27,19 @@ bool ends_with(const std::string& s, const std::string& suf) {
   return s.size() >= suf.size() && s.compare(s.size() - suf.size(), suf.size(), suf) == 0;
 }
 
-void walk(const std::string& dir, std::vector<std::string>* out) {
-  std::unique_ptr<DIR, int (*)(DIR*)> d(opendir(dir.c_str()), closedir);
-  if (!d) OC_USER_ERROR("{}: cannot open the folder", dir);
-  while (dirent* e = readdir(d.get())) {
-    const std::string name = e->d_name;
-    if (name == "." || name == "..") continue;
-    const std::string p = fs::join(dir, name);
-    if (fs::is_dir(p)) walk(p, out);
-    else if (has_image_extension(name)) out->push_back(p);
-  }
+// The folder's images: each real folder once, no link that leaves the folder (counted and
+// named in a warning), regular files only.
+std::vector<std::string> walk(const std::string& dir) {
+  fs::WalkCounts c;
+  auto files = fs::walk_files(
+      dir, [](std::string_view n) { return has_image_extension(n); }, &c);
+  if (c.links_outside > 0)
+    log::warn("{}: skipped {} symlink(s) that lead outside the folder (the first: {})", dir, c.links_outside,
+              c.first_outside);
+  if (c.repeats > 0)
+    log::warn("{}: {} folder link(s) lead to a folder already walked (a loop?); walked once", dir, c.repeats);
+  if (c.special > 0) log::warn("{}: skipped {} image name(s) that are not regular files", dir, c.special);
+  return files;
 }
 
 // Keys and paths are absolute so the server can find the files from any working folder,
@@ -101,7 +106,8 @@ std::vector<Item> shard_items(const std::vector<std::string>& shards, data::Data
 Sources list_sources(const std::string& spec, data::DataStats* stats) {
   std::vector<std::string> files;
   Sources out;
-  if (fs::is_dir(spec)) walk(spec, &files), out.roots.push_back(absolute(spec));
+  if (fs::is_dir(spec))
+    files = walk(spec), out.roots.push_back(absolute(spec));
   else files = expand(spec);
   for (auto& f : files) f = absolute(f);
   std::sort(files.begin(), files.end());
@@ -123,11 +129,23 @@ Sources list_sources(const std::string& spec, data::DataStats* stats) {
   return out;
 }
 
-Result<std::vector<uint8_t>> read_item_bytes(const Item& it) {
-  if (it.size == 0) return fs::read_file(it.path);
+Result<ItemFile> open_item(const Item& it, const std::vector<std::string>& roots) {
   auto f = io::ReadFile::open(it.path);
   if (!f) return Err{f.error()};
-  return f->read(it.offset, it.size);  // the range is checked against the shard's size first
+  // The file the kernel opened, not the path's text: a link planted after the build is caught.
+  if (Status s = fs::check_fd_beneath(f->fd(), it.path, roots); !s) return Err{s.error()};
+  const uint64_t size = it.size != 0 ? it.size : f->size();
+  if (it.offset > f->size() || size > f->size() - it.offset)  // items.jsonl may claim 1 TB
+    return Err{fmt::format("{}: read of {} bytes at byte {} runs past the end of the file ({} bytes)", it.path, size,
+                           it.offset, f->size())};
+  return ItemFile{std::move(f).value(), it.offset, size};
+}
+
+Result<std::vector<uint8_t>> read_item_bytes(const Item& it, const std::vector<std::string>& roots) {
+  auto f = open_item(it, roots);
+  if (!f) return Err{f.error()};
+  if (Status s = within_cap(it.path, "reading the whole file", f->size, kReadFileCap); !s) return Err{s.error()};
+  return f->file.read(f->offset, f->size);
 }
 
 }  // namespace oc::index

@@ -1,6 +1,8 @@
 #include "index/store.h"
 
 #include <nlohmann/json.hpp>
+#include <string_view>
+#include <unordered_map>
 
 #include "core/check.h"
 #include "core/fs.h"
@@ -51,7 +53,13 @@ std::vector<Item> read_items(const std::string& dir, const IndexMeta& m) {
   if (int64_t(items.size()) != m.count)
     OC_USER_ERROR("{}: {} items but meta.json says {} (the folder was changed or damaged; rebuild the index)", p,
                   items.size(), m.count);
-  for (size_t i = 0; i < items.size(); ++i) check_item_path(items[i], m.roots, p, i + 1);
+  std::unordered_map<std::string_view, size_t> lines;  // a key names one item: a second is refused
+  for (size_t i = 0; i < items.size(); ++i) {
+    check_item_path(items[i], m.roots, p, i + 1);
+    if (auto [at, fresh] = lines.emplace(items[i].key, i + 1); !fresh)
+      OC_USER_ERROR("{} line {}: key {} is already the key of line {} (the file was changed; rebuild the index)", p,
+                    i + 1, items[i].key, at->second);
+  }
   return items;
 }
 

@@ -94,7 +94,11 @@ std::vector<Hit> VectorIndex::search(const float* q, int k) const {
   if (k <= 0) return {};
   std::vector<float> d(static_cast<size_t>(k));
   std::vector<faiss::Index::idx_t> ids(static_cast<size_t>(k));
-  idx_->search(1, q, k, d.data(), ids.data());
+  try {  // what faiss throws before its OpenMP region (the fields it sizes from are checked at load)
+    idx_->search(1, q, k, d.data(), ids.data());
+  } catch (const std::exception& e) {
+    OC_USER_ERROR("the faiss search failed: {}", e.what());
+  }
   std::vector<Hit> hits;
   for (int i = 0; i < k; ++i)
     if (ids[i] >= 0) hits.push_back({int64_t(ids[i]), d[i]});

@@ -25,6 +25,7 @@ class ReadFile {
 
   const std::string& path() const { return path_; }
   uint64_t size() const { return size_; }
+  int fd() const { return fd_; }
   // Reads exactly out.size() bytes at `offset`; an error (naming path and offset) if the
   // range leaves the file or the read fails.
   Status read(uint64_t offset, std::span<uint8_t> out) const;

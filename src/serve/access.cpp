@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <cctype>
 
+#include "index/checksum.h"
+
 namespace oc::serve {
 namespace {
 
@@ -78,10 +80,14 @@ std::vector<std::string> split_list(const std::string& s) {
 
 std::optional<http::Response> check_access(const AccessPolicy& p, const http::Request& req, bool needs_key) {
   const std::string host = req.header_or("host");
-  if (req.minor_version >= 1 && !host_allowed(p, host))
+  // HTTP/1.0 has no Host requirement, but one that is sent is checked all the same (a
+  // rebinding page's request names the attacker's host whatever the version).
+  if ((req.minor_version >= 1 || req.header("host")) && !host_allowed(p, host))
     return refuse(403, "this server does not answer for the Host it was asked by (start it with --allowed-hosts)");
   if (const std::string* origin = req.header("origin")) {
-    const bool same = *origin == "http://" + host;
+    // The page's own requests: http://HOST, or https://HOST behind a TLS proxy (HOST passed
+    // the check above, and a browser names the page's origin, not the target's).
+    const bool same = *origin == "http://" + host || *origin == "https://" + host;
     if (!same && !cors_allowed(p, *origin))
       return refuse(403, "cross-origin requests are refused (allow an origin with --cors-origin)");
     if (req.method == "OPTIONS") {  // a preflight: no key needed, none sent
@@ -96,7 +102,10 @@ std::optional<http::Response> check_access(const AccessPolicy& p, const http::Re
   }
   if (needs_key && !p.api_key.empty()) {
     const std::string auth = req.header_or("authorization");
-    if (auth.rfind("Bearer ", 0) != 0 || !same_secret(auth.substr(7), p.api_key)) {
+    // The scheme is case-insensitive (RFC 9110 11.1); the keys are compared as SHA-256
+    // digests, in time independent of the key, its length and the header's.
+    const bool bearer = auth.size() > 7 && lower(auth.substr(0, 7)) == "bearer ";
+    if (!bearer || !same_secret(index::bytes_sha256(auth.substr(7)), index::bytes_sha256(p.api_key))) {
       http::Response r = refuse(401, "an API key is required: send Authorization: Bearer KEY");
       r.headers.emplace_back("WWW-Authenticate", "Bearer");
       return r;

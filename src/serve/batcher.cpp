@@ -1,6 +1,7 @@
 #include "serve/batcher.h"
 
 #include <algorithm>
+#include <utility>
 
 #include "core/check.h"
 
@@ -8,8 +9,16 @@ namespace oc::serve {
 
 using Clock = std::chrono::steady_clock;
 
+namespace {
+thread_local std::shared_ptr<std::atomic<bool>> t_gone;
+}
+
+CancelScope::CancelScope(std::shared_ptr<std::atomic<bool>> gone) : prev_(std::exchange(t_gone, std::move(gone))) {}
+CancelScope::~CancelScope() { t_gone = std::move(prev_); }
+
 Batcher::Batcher(InferenceModel& enc, BatcherOptions opt, Metrics* metrics)
     : enc_(enc), opt_(opt), metrics_(metrics) {
+  if (opt_.max_queued_inputs <= 0) opt_.max_queued_inputs = 8 * int64_t(opt_.max_batch);
   OC_CHECK(opt_.max_batch >= 1 && opt_.max_batch <= enc.max_batch(), "max_batch {} (the model planned {})",
            opt_.max_batch, enc.max_batch());
   worker_ = std::thread([this] { loop(); });
@@ -21,6 +30,9 @@ void Batcher::stop() {
   {
     std::lock_guard<std::mutex> l(mu_);
     stopping_ = true;
+    for (auto& j : q_) j->done.set_exception(std::make_exception_ptr(ShuttingDown()));
+    q_.clear();
+    queued_inputs_ = 0;
   }
   cv_.notify_all();
   if (worker_.joinable()) worker_.join();
@@ -32,16 +44,20 @@ int64_t Batcher::queue_depth() const {
 }
 
 std::vector<float> Batcher::run(Kind kind, std::vector<int32_t> ids, std::vector<float> pixels, int64_t n) {
-  auto job = std::make_unique<Job>(Job{kind, std::move(ids), std::move(pixels), n, Clock::now(), {}});
+  auto job = std::make_unique<Job>(Job{kind, std::move(ids), std::move(pixels), n, Clock::now(), {}, t_gone});
   auto fut = job->done.get_future();
   {
     std::lock_guard<std::mutex> l(mu_);
     if (stopping_) throw ShuttingDown();
-    if (int64_t(q_.size()) >= opt_.max_queue) {
+    if (t_gone && t_gone->load()) throw ClientGone();  // nobody would read the answer
+    drop_gone();
+    // Bounded in jobs and in inputs: 256 jobs of 64 texts were 16,384 forward rows queued.
+    if (int64_t(q_.size()) >= opt_.max_queue || (!q_.empty() && queued_inputs_ + n > opt_.max_queued_inputs)) {
       if (metrics_) metrics_->rejected();
       throw QueueFull();
     }
     q_.push_back(std::move(job));
+    queued_inputs_ += n;
     if (metrics_) metrics_->set_queue_depth(int64_t(q_.size()));
   }
   cv_.notify_all();
@@ -62,11 +78,14 @@ auto Batcher::take_batch(std::unique_lock<std::mutex>& lock) -> std::vector<std:
     return n;
   };
   cv_.wait_until(lock, deadline, [&] { return stopping_ || queued() >= opt_.max_batch; });
+  drop_gone();
+  if (q_.empty()) return {};
   std::vector<std::unique_ptr<Job>> batch;
   int64_t n = 0;
   for (auto it = q_.begin(); it != q_.end();) {
     if ((*it)->kind == kind && (batch.empty() || n + (*it)->n <= opt_.max_batch)) {
       n += (*it)->n;
+      queued_inputs_ -= (*it)->n;
       batch.push_back(std::move(*it));
       it = q_.erase(it);
     } else {
@@ -75,6 +94,19 @@ auto Batcher::take_batch(std::unique_lock<std::mutex>& lock) -> std::vector<std:
   }
   if (metrics_) metrics_->set_queue_depth(int64_t(q_.size()));
   return batch;
+}
+
+void Batcher::drop_gone() {
+  for (auto it = q_.begin(); it != q_.end();) {
+    if ((*it)->gone && (*it)->gone->load()) {
+      (*it)->done.set_exception(std::make_exception_ptr(ClientGone()));
+      queued_inputs_ -= (*it)->n;
+      it = q_.erase(it);
+    } else {
+      ++it;
+    }
+  }
+  if (metrics_) metrics_->set_queue_depth(int64_t(q_.size()));
 }
 
 void Batcher::forward(std::vector<std::unique_ptr<Job>>& jobs) {
@@ -109,8 +141,9 @@ void Batcher::loop() {
     {
       std::unique_lock<std::mutex> lock(mu_);
       batch = take_batch(lock);
-      if (batch.empty()) return;  // stopping and nothing left
+      if (batch.empty() && stopping_) return;  // stopping and nothing left
     }
+    if (batch.empty()) continue;  // every job waiting was dropped (its client went away)
     try {
       forward(batch);
     } catch (...) {

@@ -3,6 +3,7 @@
 // kind that arrived within --max-wait-ms of the oldest, up to --max-batch inputs. Each job
 // gets back exactly its own rows. A full queue refuses at once (QueueFull -> 503).
 #pragma once
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
@@ -23,6 +24,9 @@ struct BatcherOptions {
   int max_batch = 32;    // inputs per forward pass
   int max_wait_ms = 5;   // how long the oldest job waits for company
   int max_queue = 256;   // jobs waiting (not yet in a forward pass)
+  // Inputs (texts, images) waiting over all jobs; 0: 8 x max_batch. A job alone in the queue
+  // is always taken, however large.
+  int64_t max_queued_inputs = 0;
 };
 
 struct QueueFull : std::runtime_error {
@@ -30,6 +34,24 @@ struct QueueFull : std::runtime_error {
 };
 struct ShuttingDown : std::runtime_error {
   ShuttingDown() : std::runtime_error("the server is shutting down") {}
+};
+// The client of a queued job went away: the job was dropped, not computed.
+struct ClientGone : std::runtime_error {
+  ClientGone() : std::runtime_error("the client went away") {}
+};
+
+// While alive, run() calls on this thread belong to a request whose client may go away:
+// once `gone` is set, their queued jobs are dropped before the next batch (the server
+// sets it around each handler; http::Request::gone).
+class CancelScope {
+ public:
+  explicit CancelScope(std::shared_ptr<std::atomic<bool>> gone);
+  ~CancelScope();
+  CancelScope(const CancelScope&) = delete;
+  CancelScope& operator=(const CancelScope&) = delete;
+
+ private:
+  std::shared_ptr<std::atomic<bool>> prev_;
 };
 
 enum class Kind { Text, Image };
@@ -45,7 +67,8 @@ class Batcher {
   // Blocks until done; returns n rows of embed_dim floats. Throws QueueFull, ShuttingDown,
   // or the model's error.
   std::vector<float> run(Kind kind, std::vector<int32_t> ids, std::vector<float> pixels, int64_t n);
-  // Finishes every queued job, then stops the worker. Later run() calls throw ShuttingDown.
+  // Drops every queued job (its run() throws ShuttingDown), lets the batch in progress
+  // finish, and stops the worker. Later run() calls throw ShuttingDown.
   void stop();
   int64_t queue_depth() const;
 
@@ -57,7 +80,9 @@ class Batcher {
     int64_t n;
     std::chrono::steady_clock::time_point arrived;
     std::promise<std::vector<float>> done;
+    std::shared_ptr<std::atomic<bool>> gone;
   };
+  void drop_gone();  // lock held
   void loop();
   std::vector<std::unique_ptr<Job>> take_batch(std::unique_lock<std::mutex>& lock);
   void forward(std::vector<std::unique_ptr<Job>>& jobs);
@@ -68,6 +93,7 @@ class Batcher {
   mutable std::mutex mu_;
   std::condition_variable cv_;
   std::deque<std::unique_ptr<Job>> q_;
+  int64_t queued_inputs_ = 0;
   bool stopping_ = false;
   std::thread worker_;
 };

@@ -3,6 +3,7 @@
 #include <omp.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 
 #include "core/base64.h"
@@ -19,6 +20,21 @@ using json = nlohmann::json;
 void one_omp_thread() {
   thread_local bool set = false;
   if (!set) omp_set_num_threads(1), set = true;
+}
+
+std::atomic<size_t> g_pixel_bytes{0};
+
+// Charges `bytes` more to the request's lease, or 503 when all requests together would hold
+// more than the budget.
+void charge_pixels(const Context& c, PixelLease& lease, size_t bytes) {
+  size_t cur = g_pixel_bytes.load();
+  do {
+    if (cur + bytes > c.opt.max_buffered_body)
+      throw HttpError(503,
+                      "the server's memory for preprocessed images (--max-buffered-body) is in use by other "
+                      "requests; retry later");
+  } while (!g_pixel_bytes.compare_exchange_weak(cur, cur + bytes));
+  lease.bytes += bytes;
 }
 
 bool is_multipart(const http::Request& req) { return req.media_type() == "multipart/form-data"; }
@@ -104,6 +120,9 @@ int parse_k(const std::string& s) {
 
 }  // namespace
 
+PixelLease::~PixelLease() { g_pixel_bytes -= bytes; }
+size_t PixelLease::held() { return g_pixel_bytes.load(); }
+
 json parse_json_body(const http::Request& req) {
   bool too_deep = false;
   json::parser_callback_t cb = [&](int depth, json::parse_event_t, json&) {
@@ -127,6 +146,11 @@ Pixels request_pixels(const Context& c, const http::Request& req) {
     if (out.n >= max_n) throw HttpError(413, "more than " + std::to_string(max_n) + " images, over the limit");
     const ImageU8 img = decode_upload(c, bytes, out.n, left);
     left -= int64_t(img.width) * img.height;
+    if (out.data.capacity() < (out.n + 1) * px) {  // doubling, charged as reserved
+      const size_t want = std::min(std::max(2 * out.data.capacity(), (out.n + 1) * px), max_n * px);
+      charge_pixels(c, *out.lease, (want - out.data.capacity()) * sizeof(float));
+      out.data.reserve(want);
+    }
     out.data.resize((out.n + 1) * px);
     c.enc.preprocess(img, {out.data.data() + out.n * px, px});
     ++out.n;

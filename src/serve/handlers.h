@@ -1,6 +1,7 @@
 // Request parsing and the endpoint bodies of the server, free of HTTP plumbing: each takes
 // the parsed request pieces and returns a JSON document, or throws HttpError.
 #pragma once
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <stdexcept>
 #include <string>
@@ -25,10 +26,23 @@ struct Context {
 // The JSON body of a request (400 on bad JSON, an object expected, nesting over 32 levels).
 nlohmann::json parse_json_body(const http::Request& req);
 
+// Preprocessed pixels held by all requests at once (3 x S x S floats per image: a 1x1 PNG
+// costs 602 KB once preprocessed at 224): at most --max-buffered-body bytes, 503 beyond.
+// The lease returns its bytes when the request's Pixels are gone.
+struct PixelLease {
+  size_t bytes = 0;
+  PixelLease() = default;
+  PixelLease(const PixelLease&) = delete;
+  PixelLease& operator=(const PixelLease&) = delete;
+  ~PixelLease();
+  static size_t held();  // over all requests, for tests and /metrics
+};
+
 // A request's images, preprocessed: n rows of 3 x S x S floats.
 struct Pixels {
   std::vector<float> data;
   size_t n = 0;
+  std::shared_ptr<PixelLease> lease = std::make_shared<PixelLease>();
 };
 // Image uploads: multipart parts named "image" (or any file part), or JSON "image"/"images"
 // as base64 strings. Decoded one at a time (each is preprocessed and dropped before the

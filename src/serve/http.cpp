@@ -185,9 +185,9 @@ std::string serialize(const Response& r, bool keep_alive) {
   std::string out = "HTTP/1.1 " + std::to_string(r.status) + " " + reason_phrase(r.status) + "\r\n";
   if (r.status != 204 && !r.content_type.empty()) out += "Content-Type: " + r.content_type + "\r\n";
   for (auto& [k, v] : r.headers) out += k + ": " + v + "\r\n";
-  if (r.status != 204) out += "Content-Length: " + std::to_string(r.body.size()) + "\r\n";
+  if (r.status != 204) out += "Content-Length: " + std::to_string(r.file ? r.file_size : r.body.size()) + "\r\n";
   out += keep_alive ? "Connection: keep-alive\r\n\r\n" : "Connection: close\r\n\r\n";
-  out += r.body;
+  if (!r.file) out += r.body;
   return out;
 }
 
@@ -197,9 +197,7 @@ State RequestParser::fail(int status, std::string msg) {
   return state_ = State::Error;
 }
 
-size_t RequestParser::body_bytes_expected() const {
-  return req_.chunked ? req_.body.size() : size_t(req_.content_length);
-}
+size_t RequestParser::body_bytes_held() const { return req_.body.capacity(); }
 
 State RequestParser::feed(std::string& buf) {
   if (state_ == State::Head) {
@@ -226,6 +224,11 @@ State RequestParser::feed(std::string& buf) {
   if (state_ == State::Body) {
     if (req_.chunked) return feed_chunked(buf);
     const size_t take = std::min(buf.size(), size_t(req_.content_length) - req_.body.size());
+    // Memory grows with the bytes that arrive (doubling, never past Content-Length): a
+    // header announcing 32 MiB and no body costs nothing (issue 40, item 5).
+    if (req_.body.size() + take > req_.body.capacity())
+      req_.body.reserve(
+          std::min(size_t(req_.content_length), std::max(2 * req_.body.capacity(), req_.body.size() + take)));
     req_.body.append(buf, 0, take);
     buf.erase(0, take);
     if (req_.body.size() == req_.content_length) state_ = State::Done;
@@ -300,7 +303,6 @@ State RequestParser::framing() {
   if (has_te && (has_length || req_.minor_version == 0)) return fail(400, "Transfer-Encoding with Content-Length or HTTP/1.0");
   if (req_.content_length > lim_.max_body)
     return fail(413, "the request body is over the limit of " + std::to_string(lim_.max_body) + " bytes");
-  if (!req_.chunked) req_.body.reserve(size_t(req_.content_length));  // counted by the server's body budget
   return state_ = req_.has_body() ? State::Body : State::Done;
 }
 

@@ -4,14 +4,18 @@
 // helpers the endpoints need (query parameters, multipart/form-data). No sockets here:
 // http_server.cpp feeds the parser. docs/SERVE.md, "The HTTP layer", says why it is ours.
 #pragma once
+#include <atomic>
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <optional>
 #include <stdexcept>
 #include <string>
 #include <string_view>
 #include <utility>
 #include <vector>
+
+#include "io/file.h"
 
 namespace oc::serve {
 
@@ -40,6 +44,9 @@ struct Request {
   std::string body;
   bool chunked = false;
   uint64_t content_length = 0;
+  // Set by the server when the client has gone while the request waits or runs: queued work
+  // for it is dropped (Batcher). Null for requests not from a connection.
+  std::shared_ptr<std::atomic<bool>> gone;
 
   // The first header of that name (lower case), or null.
   const std::string* header(std::string_view name) const;
@@ -58,11 +65,16 @@ struct Response {
   std::vector<std::pair<std::string, std::string>> headers;
   std::string body;
   bool close = false;  // Connection: close after this response
+  // Instead of `body`: bytes [file_offset, file_offset + file_size) of an open file, read in
+  // 64 KiB pieces as the client takes them (a slow reader of a 27 MB image holds 64 KiB).
+  std::shared_ptr<const io::ReadFile> file;
+  uint64_t file_offset = 0, file_size = 0;
 };
 
 // {"error": {"code": status, "message": message}}, closing the connection.
 Response json_error(int status, const std::string& message);
-// The status line, headers and body as sent (Content-Length always set).
+// The status line, headers and body as sent (Content-Length always set; a file body is not
+// included: the server streams it).
 std::string serialize(const Response& r, bool keep_alive);
 const char* reason_phrase(int status);
 
@@ -78,7 +90,8 @@ class RequestParser {
   Request& request() { return req_; }
   int error_status() const { return err_status_; }
   const std::string& error_message() const { return err_msg_; }
-  size_t body_bytes_expected() const;  // Content-Length, or what was de-chunked so far
+  // The memory the body holds so far (it grows as bytes arrive, at most twice what arrived).
+  size_t body_bytes_held() const;
 
  private:
   State fail(int status, std::string msg);

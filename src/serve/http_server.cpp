@@ -1,6 +1,7 @@
 #include "serve/http_server.h"
 
 #include <fcntl.h>
+#include <malloc.h>
 #include <netdb.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -16,7 +17,9 @@
 #include <condition_variable>
 #include <cstring>
 #include <deque>
+#include <memory>
 #include <mutex>
+#include <string>
 #include <thread>
 #include <unordered_map>
 #include <vector>
@@ -28,17 +31,37 @@ using Clock = std::chrono::steady_clock;
 constexpr uint64_t kListenId = 0, kWakeId = 1;
 constexpr int kBacklog = 4096;             // the kernel clamps it to net.core.somaxconn
 constexpr auto kLinger = std::chrono::seconds(2);  // reading a refused request's tail before close
+constexpr int kAcceptBurst = 64;                   // connections taken per wake-up: the other sockets get their turn
+constexpr auto kFdPause = std::chrono::milliseconds(100);  // no accepting after EMFILE/ENFILE
+constexpr uint64_t kFilePiece = 64 << 10;                  // a file body is read this much at a time
 
 Clock::duration seconds(double s) { return std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(s)); }
 
-// The answer to a connection over the cap, sent as it is accepted.
+std::string refusal(int status, const std::string& msg) {
+  Response r = json_error(status, msg);
+  r.headers.emplace_back("Retry-After", "1");
+  return serialize(r, false);
+}
+// The answers to a connection over a cap, sent as it is accepted.
 const std::string& too_many_connections() {
-  static const std::string bytes = [] {
-    Response r = json_error(503, "too many connections; retry later");
-    r.headers.emplace_back("Retry-After", "1");
-    return serialize(r, false);
-  }();
+  static const std::string bytes = refusal(503, "too many connections; retry later");
   return bytes;
+}
+const std::string& too_many_from_client() {
+  static const std::string bytes = refusal(429, "too many connections from your address; retry later");
+  return bytes;
+}
+
+// The address a connection counts against: IPv4 (also IPv4-mapped IPv6) whole, IPv6 by its
+// /64 (one host's addresses).
+std::string client_key(const sockaddr_storage& ss) {
+  if (ss.ss_family == AF_INET)
+    return std::string(reinterpret_cast<const char*>(&reinterpret_cast<const sockaddr_in&>(ss).sin_addr), 4);
+  if (ss.ss_family != AF_INET6) return "?";
+  const auto* a = reinterpret_cast<const sockaddr_in6&>(ss).sin6_addr.s6_addr;
+  static const uint8_t mapped[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
+  if (std::memcmp(a, mapped, 12) == 0) return std::string(reinterpret_cast<const char*>(a + 12), 4);
+  return std::string(reinterpret_cast<const char*>(a), 8);
 }
 
 struct Conn {
@@ -50,6 +73,12 @@ struct Conn {
   std::optional<RequestParser> parser;
   Request req;                 // the request being answered (for the `answered` hook)
   bool head_checked = false, keep_alive = false, timed = false;  // timed: header deadline set
+  bool eof = false;                          // the client half-closed after sending (its request is still answered)
+  bool http11 = false, probed = false;       // a waiting request's client may be asked if it is still there
+  std::string client;                        // client_key, for the per-address cap
+  std::shared_ptr<std::atomic<bool>> gone;   // the waiting request's flag (Request::gone)
+  std::shared_ptr<const io::ReadFile> file;  // a file body being streamed: [file_at, file_end) left
+  uint64_t file_at = 0, file_end = 0;
   size_t reserved = 0;         // body bytes counted against max_buffered_body
   Clock::time_point deadline = Clock::time_point::max();
 };
@@ -68,6 +97,8 @@ struct HttpServer::Impl {
   Hooks hooks;
   int listen_fd = -1, epoll_fd = -1, wake_fd = -1, spare_fd = -1;
   std::unordered_map<uint64_t, Conn> conns;
+  std::unordered_map<std::string, int> per_client;             // open connections by client_key
+  Clock::time_point accept_resume = Clock::time_point::max();  // accepting paused until then
   uint64_t next_id = 2;
   int closing = 0, pending = 0;
   size_t buffered = 0;
@@ -129,23 +160,53 @@ struct HttpServer::Impl {
                                           : reinterpret_cast<sockaddr_in*>(&ss)->sin_port);
   }
 
+  int client_cap() const {
+    return opt.max_connections_per_client > 0 ? opt.max_connections_per_client : std::max(8, opt.max_connections / 8);
+  }
+
+  // Out of descriptors (EMFILE/ENFILE): the waiting connection cannot be taken and the
+  // listener stays readable, so accepting again at once spun for ever (issue 42, item 5).
+  // Refuse one through the spare descriptor, then leave the listener alone for kFdPause:
+  // open connections, answers and signals are served meanwhile.
+  void out_of_descriptors() {
+    if (spare_fd >= 0) {
+      close(spare_fd);
+      const int fd = accept4(listen_fd, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
+      if (fd >= 0) send(fd, too_many_connections().data(), too_many_connections().size(), MSG_NOSIGNAL), close(fd);
+      spare_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+    }
+    watch(listen_fd, kListenId, 0, EPOLL_CTL_MOD);
+    accept_resume = Clock::now() + kFdPause;
+  }
+
+  void resume_accepting(Clock::time_point now) {
+    if (now < accept_resume) return;
+    accept_resume = Clock::time_point::max();
+    if (listen_fd >= 0) watch(listen_fd, kListenId, EPOLLIN, EPOLL_CTL_MOD);
+  }
+
   void accept_all() {
-    for (;;) {
-      int fd = accept4(listen_fd, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
-      if (fd < 0 && (errno == EMFILE || errno == ENFILE) && spare_fd >= 0) {
-        // Out of descriptors: free the spare to take the connection off the queue, refuse it.
-        close(spare_fd);
-        fd = accept4(listen_fd, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
-        if (fd >= 0) send(fd, too_many_connections().data(), too_many_connections().size(), MSG_NOSIGNAL), close(fd);
-        spare_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+    for (int i = 0; i < kAcceptBurst; ++i) {
+      sockaddr_storage ss{};
+      socklen_t len = sizeof ss;
+      int fd = accept4(listen_fd, reinterpret_cast<sockaddr*>(&ss), &len, SOCK_NONBLOCK | SOCK_CLOEXEC);
+      if (fd < 0 && (errno == EMFILE || errno == ENFILE)) return out_of_descriptors();
+      if (fd < 0) return;  // EAGAIN, or an aborted connection
+      std::string who = client_key(ss);
+      if (auto at = per_client.find(who); at != per_client.end() && at->second >= client_cap()) {
+        // One address holding its share is refused at once, without a linger: its slots
+        // cost it what they cost us (issue 40, item 4).
+        send(fd, too_many_from_client().data(), too_many_from_client().size(), MSG_NOSIGNAL);
+        close(fd);
         continue;
       }
-      if (fd < 0) return;  // EAGAIN, or an aborted connection
       int one = 1;
       setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
       const uint64_t id = next_id++;
       Conn& c = conns[id];
       c.fd = fd;
+      ++per_client[who];
+      c.client = std::move(who);
       if (int(conns.size()) - closing > opt.max_connections) {  // over the cap: answer and linger
         send(fd, too_many_connections().data(), too_many_connections().size(), MSG_NOSIGNAL);
         if (closing >= opt.max_connections) {
@@ -166,8 +227,11 @@ struct HttpServer::Impl {
   void close_conn(uint64_t id) {
     auto it = conns.find(id);
     if (it == conns.end()) return;
-    if (it->second.st == Conn::St::Closing) --closing;
-    buffered -= it->second.reserved;
+    Conn& c = it->second;
+    if (c.st == Conn::St::Closing) --closing;
+    buffered -= c.reserved;
+    if (c.gone) c.gone->store(true);  // its queued work is dropped
+    if (auto at = per_client.find(c.client); at != per_client.end() && --at->second <= 0) per_client.erase(at);
     close(it->second.fd);  // also removes it from the epoll set
     conns.erase(it);
   }
@@ -195,6 +259,14 @@ struct HttpServer::Impl {
         continue;
       }
       if (n < 0 && (errno == EAGAIN || errno == EINTR)) return true;
+      if (n == 0 && c.st == Conn::St::Reading && !c.in.empty()) {
+        // A half-close after the request (shutdown(SHUT_WR)): what arrived is parsed and
+        // answered first; EOF used to drop a complete request when the bytes came in
+        // multiples of the buffer (issue 40, item 10).
+        c.eof = true;
+        watch(c.fd, id, 0, EPOLL_CTL_MOD);
+        return true;
+      }
       close_conn(id);  // EOF or error: the client is gone
       return false;
     }
@@ -207,9 +279,20 @@ struct HttpServer::Impl {
     Conn& c = it->second;
     if (c.st == Conn::St::Writing && (events & EPOLLOUT)) return flush(id, c);
     if ((events & (EPOLLERR | EPOLLHUP)) && c.st != Conn::St::Reading && c.st != Conn::St::Closing) return close_conn(id);
+    if (c.st == Conn::St::Waiting && (events & EPOLLRDHUP)) return probe(id, c);
     if (c.st == Conn::St::Waiting || c.st == Conn::St::Writing) return;
     if (!read_some(id, c) || c.st == Conn::St::Closing) return;
     process(id, c);
+  }
+
+  // A waiting request's client sent FIN: it left, or it half-closed and waits for the answer.
+  // An HTTP/1.1 client is sent an interim 100 (every 1.1 client reads 1xx): a client that
+  // left answers with a reset, reported as EPOLLHUP/EPOLLERR, and the connection closes,
+  // dropping its queued work (issue 40, item 6). FIN is not watched again.
+  void probe(uint64_t id, Conn& c) {
+    if (c.http11 && !c.probed) send(c.fd, "HTTP/1.1 100 Continue\r\n\r\n", 25, MSG_NOSIGNAL);
+    c.probed = true;
+    watch(c.fd, id, 0, EPOLL_CTL_MOD);
   }
 
   void process(uint64_t id, Conn& c) {
@@ -223,7 +306,7 @@ struct HttpServer::Impl {
       c.req = std::move(c.parser->request());
       return respond(id, c, json_error(c.parser->error_status(), c.parser->error_message()), now);
     }
-    if (st == RequestParser::State::Head) return;
+    if (st == RequestParser::State::Head) return c.eof ? close_conn(id) : void();
     Request& req = c.parser->request();
     if (!c.head_checked) {
       c.head_checked = true;
@@ -238,25 +321,35 @@ struct HttpServer::Impl {
         if (expect && *expect == "100-continue") send(c.fd, "HTTP/1.1 100 Continue\r\n\r\n", 25, MSG_NOSIGNAL);
       }
     }
-    const size_t want = c.parser->body_bytes_expected();
-    if (want > c.reserved) {
-      if (buffered + want - c.reserved > opt.max_buffered_body) {
+    // The body budget is charged with the memory the bodies hold, as their bytes arrive: a
+    // header alone reserves nothing (issue 40, item 5).
+    const size_t held = c.parser->body_bytes_held();
+    if (held > c.reserved) {
+      if (buffered + held - c.reserved > opt.max_buffered_body) {
         c.req = std::move(req);
-        Response r = hooks.busy();
-        r.close = true;
+        Response r = json_error(503,
+                                "the server's memory for request bodies (--max-buffered-body) is in use by "
+                                "other requests; retry later");
+        r.headers.emplace_back("Retry-After", "1");
         return respond(id, c, std::move(r), now);
       }
-      buffered += want - c.reserved;
-      c.reserved = want;
+      buffered += held - c.reserved;
+      c.reserved = held;
     }
     if (st == RequestParser::State::Done) dispatch(id, c, now);
+    else if (c.eof)
+      close_conn(id);  // the client closed before its request was whole
   }
 
   void dispatch(uint64_t id, Conn& c, Clock::time_point now) {
     c.st = Conn::St::Waiting;
     c.deadline = Clock::time_point::max();
-    watch(c.fd, id, 0, EPOLL_CTL_MOD);  // errors and hang-ups are still reported
+    // Errors and hang-ups are reported; a FIN (EPOLLRDHUP) is probed once (probe()).
+    watch(c.fd, id, c.eof ? 0u : uint32_t(EPOLLRDHUP), EPOLL_CTL_MOD);
     Request req = std::move(c.parser->request());
+    c.http11 = req.minor_version >= 1;
+    c.probed = c.eof;
+    req.gone = c.gone = std::make_shared<std::atomic<bool>>(false);
     if (hooks.run_inline(req)) {
       Response r = hooks.handle(req);
       c.req = std::move(req);
@@ -277,16 +370,35 @@ struct HttpServer::Impl {
   void respond(uint64_t id, Conn& c, Response r, Clock::time_point start) {
     if (hooks.answered) hooks.answered(c.req, r, std::chrono::duration<double>(Clock::now() - start).count());
     const bool complete = c.parser->state() == RequestParser::State::Done || c.parser->state() == RequestParser::State::Body;
-    c.keep_alive = !r.close && complete && c.req.keep_alive() && !stopping.load();
+    c.keep_alive = !r.close && complete && c.req.keep_alive() && !stopping.load() && !c.eof;
+    c.gone.reset();
     c.out = serialize(r, c.keep_alive);
     c.out_at = 0;
+    c.file = std::move(r.file);
+    c.file_at = r.file_offset;
+    c.file_end = r.file_offset + r.file_size;
     c.st = Conn::St::Writing;
     set_deadline(c, Clock::now() + seconds(opt.write_timeout_s));
     flush(id, c);
   }
 
+  // The next piece of a file body into the emptied output buffer; false when the file can no
+  // longer be read (the connection is closed: the client sees a short body, never other bytes).
+  bool refill(Conn& c) {
+    const size_t n = size_t(std::min<uint64_t>(kFilePiece, c.file_end - c.file_at));
+    c.out.resize(n);
+    c.out_at = 0;
+    if (!c.file->read(c.file_at, {reinterpret_cast<uint8_t*>(c.out.data()), n}).ok()) return false;
+    c.file_at += n;
+    return true;
+  }
+
   void flush(uint64_t id, Conn& c) {
-    while (c.out_at < c.out.size()) {
+    for (;;) {
+      if (c.out_at == c.out.size()) {
+        if (!c.file || c.file_at >= c.file_end) break;
+        if (!refill(c)) return close_conn(id);
+      }
       const ssize_t n = send(c.fd, c.out.data() + c.out_at, c.out.size() - c.out_at, MSG_NOSIGNAL);
       if (n > 0) {
         c.out_at += size_t(n);
@@ -298,7 +410,9 @@ struct HttpServer::Impl {
     }
     buffered -= c.reserved;
     c.reserved = 0;
+    c.file.reset();
     c.out.clear();
+    c.out.shrink_to_fit();
     c.req = {};
     watch(c.fd, id, EPOLLIN | EPOLLRDHUP, EPOLL_CTL_MOD);
     if (!c.keep_alive) return linger(c);
@@ -358,10 +472,16 @@ struct HttpServer::Impl {
         t = std::move(tasks.front());
         tasks.pop_front();
       }
+      const bool large = t.req.body.size() > (size_t(1) << 20);
       try {
-        t.res = hooks.handle(t.req);
+        // A request whose client has gone by the time a thread is free is not started.
+        t.res = t.req.gone && t.req.gone->load() ? json_error(503, "the client went away") : hooks.handle(t.req);
       } catch (...) {
         t.res = json_error(500, "internal error");
+      }
+      if (large) {  // give a large request's memory back: 40 x 32 MB requests kept 1 GB (issue 42, item 12)
+        t.req.body = std::string();
+        malloc_trim(0);
       }
       {
         std::lock_guard<std::mutex> l(mu);
@@ -396,7 +516,8 @@ struct HttpServer::Impl {
         begin_drain();
       }
       if (drain_end != Clock::time_point::max() && ((conns.empty() && pending == 0) || now >= drain_end)) break;
-      const auto until = std::min({next_sweep, drain_end, now + std::chrono::seconds(1)});
+      resume_accepting(now);
+      const auto until = std::min({next_sweep, drain_end, accept_resume, now + std::chrono::seconds(1)});
       const int ms = int(std::max<int64_t>(0, std::chrono::duration_cast<std::chrono::milliseconds>(until - now).count() + 1));
       const int n = epoll_wait(epoll_fd, evs, 256, ms);
       for (int i = 0; i < n; ++i) {
@@ -419,9 +540,17 @@ struct HttpServer::Impl {
   void run(double drain_seconds) {
     for (int i = 0; i < std::max(1, opt.threads); ++i) workers.emplace_back([this] { worker(); });
     loop(drain_seconds);
+    // The drain deadline is a deadline (issue 40, item 7): queued work is dropped (the hook),
+    // the clients still waiting get a 503, and nothing waits for the queue to be computed.
+    if (hooks.drain_end) hooks.drain_end();
     std::vector<uint64_t> left;
     for (auto& [id, c] : conns) left.push_back(id);
-    for (uint64_t id : left) close_conn(id);
+    static const std::string bye = refusal(503, "the server is shutting down");
+    for (uint64_t id : left) {
+      if (conns.at(id).st == Conn::St::Waiting)
+        send(conns.at(id).fd, bye.data(), bye.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
+      close_conn(id);
+    }
     {
       std::lock_guard<std::mutex> l(mu);
       workers_quit = true;

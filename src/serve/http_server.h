@@ -3,7 +3,9 @@
 // threads runs complete requests. So a slow or idle client costs a buffer and no thread,
 // and the limits hold whatever the clients do:
 //   - a listen backlog of 4096 (the kernel clamps it to net.core.somaxconn);
-//   - at most max_connections open; the excess gets a 503 and is closed at once;
+//   - at most max_connections open; the excess gets a 503 and is closed at once; at most
+//     max_connections_per_client from one address (429 beyond); out of descriptors, the
+//     listener is left alone for 100 ms (the rest is served);
 //   - one deadline for a request's headers (from its first byte) and one for its body,
 //     whatever the pace of the bytes (408), an idle keep-alive timeout, a write deadline;
 //   - request line, header and body caps (RequestParser), and a cap on the body bytes held
@@ -28,6 +30,7 @@ struct ServerOptions {
   Limits limits;
   int threads = 128;                // handler threads
   int max_connections = 1000;
+  int max_connections_per_client = 0;  // per client address (IPv6: per /64); 0: max_connections / 8, at least 8
   int max_pending = 256;
   size_t max_buffered_body = 1u << 30;
   double header_timeout_s = 10, body_timeout_s = 60, idle_timeout_s = 5, write_timeout_s = 60;
@@ -40,6 +43,9 @@ struct Hooks {
   std::function<bool(const Request&)> run_inline;
   std::function<Response(const Request&)> handle;  // on a handler thread (or inline)
   std::function<Response()> busy;                   // max_pending reached
+  // When the drain ends (stop() + drain_seconds, or everything answered): drop queued work
+  // so that the handler threads return at once. Optional.
+  std::function<void()> drain_end;
   // Every response, on the I/O thread; seconds since the request was complete.
   std::function<void(const Request&, const Response&, double seconds)> answered;
 };

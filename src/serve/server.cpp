@@ -1,5 +1,6 @@
 #include "serve/server.h"
 
+#include <cctype>
 #include <cstdio>
 #include <functional>
 #include <optional>
@@ -48,6 +49,13 @@ struct Route {
   bool prefix = false, needs_key = true, run_inline = false;
   std::function<Response(const Request&)> fn;
 };
+
+bool matches_extension(ImageFormat fmt, const std::string& path) {
+  std::string ext = path.substr(path.rfind('.') + 1);
+  for (char& ch : ext) ch = char(std::tolower(static_cast<unsigned char>(ch)));
+  if (fmt == ImageFormat::Jpeg) return ext == "jpg" || ext == "jpeg";
+  return ext == (fmt == ImageFormat::Png ? "png" : "webp");
+}
 
 void check_options(const ServeOptions& o) {
   if (!is_loopback_host(o.host) && o.api_key.empty() && !o.insecure_no_auth)
@@ -102,6 +110,7 @@ struct Server::Impl {
     h.limits.max_body = o.max_body;
     h.threads = std::max(4, o.http_threads);
     h.max_connections = o.max_connections;
+    h.max_connections_per_client = o.max_connections_per_client;
     h.max_pending = o.max_queue;
     h.max_buffered_body = o.max_buffered_body;
     h.header_timeout_s = o.header_timeout_s;
@@ -114,6 +123,7 @@ struct Server::Impl {
     h.check_head = [this](const Request& r) { return check_head(r); };
     h.run_inline = [this](const Request& r) { return find(r)->run_inline; };
     h.handle = [this](const Request& r) { return handle(r); };
+    h.drain_end = [this] { batcher.stop(); };
     h.busy = [this] {
       metrics.rejected();
       Response r = error(503, QueueFull().what());
@@ -150,6 +160,7 @@ struct Server::Impl {
 
   Response handle(const Request& req) {
     Response res;
+    const CancelScope cancel(req.gone);  // queued work is dropped once the client has gone
     try {
       res = find(req)->fn(req);
     } catch (const HttpError& e) {
@@ -160,6 +171,8 @@ struct Server::Impl {
       res.headers.emplace_back("Retry-After", "1");
     } catch (const ShuttingDown& e) {
       res = error(503, e.what());
+    } catch (const ClientGone& e) {
+      res = error(503, e.what());        // nobody reads it
     } catch (const std::exception& e) {  // the client gets no internal text; the log does
       std::fprintf(stderr, "serve: internal error on %s %s: %s\n", req.method.c_str(), endpoint_label(req.path).c_str(), e.what());
       res = error(500, "internal error");
@@ -203,29 +216,40 @@ struct Server::Impl {
     const std::string id_s = req.path.substr(std::string("/v1/images/").size());
     if (id_s.empty() || id_s.find_first_not_of("0123456789") != std::string::npos) return error(404, "no such endpoint");
     if (id_s.size() > 12 || std::stoull(id_s) >= searcher->items().size()) return error(404, "no image " + id_s + " in the index");
-    auto bytes = index::read_item_bytes(searcher->items()[std::stoull(id_s)]);
-    if (!bytes) return error(404, bytes.error());
-    Response res;
-    switch (sniff_format(bytes.value())) {
-      case ImageFormat::Jpeg: res.content_type = "image/jpeg"; break;
-      case ImageFormat::Png: res.content_type = "image/png"; break;
-      case ImageFormat::Webp: res.content_type = "image/webp"; break;
-      default: res.content_type = "application/octet-stream"; break;
+    const index::Item& it = searcher->items()[std::stoull(id_s)];
+    auto f = index::open_item(it, searcher->meta().roots);
+    if (!f) {  // the reason names paths: the log gets it, the client does not
+      std::fprintf(stderr, "serve: image %s not served: %s\n", id_s.c_str(), f.error().c_str());
+      return error(404, "image " + id_s + " cannot be read (the server's log says why)");
     }
-    const auto& b = bytes.value();
+    uint8_t head[16] = {};
+    const size_t n_head = size_t(std::min<uint64_t>(sizeof head, f->size));
+    if (!f->file.read(f->offset, {head, n_head}).ok()) return error(404, "image " + id_s + " cannot be read");
+    const ImageFormat fmt = sniff_format({head, n_head});
+    // Only what was indexed: an image whose bytes are of the kind its name says (a file
+    // replaced after the build by something else is not served as octet-stream).
+    if (fmt == ImageFormat::Unknown || (it.size == 0 && !matches_extension(fmt, it.path)))
+      return error(404, "image " + id_s + " is no longer the image that was indexed (" + it.key + ")");
+    Response res;
+    res.content_type = fmt == ImageFormat::Jpeg ? "image/jpeg" : fmt == ImageFormat::Png ? "image/png" : "image/webp";
     res.headers.emplace_back("Accept-Ranges", "bytes");
+    const uint64_t size = f->size;
     const std::string* range_header = req.header("range");
-    const auto range = range_header ? http::single_range(*range_header, b.size()) : std::nullopt;
+    const auto range = range_header ? http::single_range(*range_header, size) : std::nullopt;
     if (range && range->unsatisfiable) {
       res = error(416, "the range is outside the image");
-      res.headers.emplace_back("Content-Range", "bytes */" + std::to_string(b.size()));
-    } else if (range) {
+      res.headers.emplace_back("Content-Range", "bytes */" + std::to_string(size));
+      return res;
+    }
+    // Streamed from the open file (checked above) as the client reads: the server holds
+    // 64 KiB per connection, not the image (issue 40, item 9).
+    res.file = std::make_shared<const io::ReadFile>(std::move(f->file));
+    res.file_offset = f->offset + (range ? range->first : 0);
+    res.file_size = range ? range->last - range->first + 1 : size;
+    if (range) {
       res.status = 206;
-      res.headers.emplace_back("Content-Range", "bytes " + std::to_string(range->first) + "-" + std::to_string(range->last) + "/" +
-                                                    std::to_string(b.size()));
-      res.body.assign(b.begin() + long(range->first), b.begin() + long(range->last) + 1);
-    } else {
-      res.body.assign(b.begin(), b.end());
+      res.headers.emplace_back("Content-Range", "bytes " + std::to_string(range->first) + "-" +
+                                                    std::to_string(range->last) + "/" + std::to_string(size));
     }
     return res;
   }

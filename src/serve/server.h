@@ -23,6 +23,7 @@ struct ServeOptions {
   int max_queue = 256;     // requests handed to the handler threads and not answered (503 above)
   int http_threads = 128;  // handler threads: parse, decode, tokenize, wait for the model
   int max_connections = 1000;
+  int max_connections_per_client = 0;  // per client address; 0: max_connections / 8 (at least 8)
   size_t max_body = 32u << 20;       // bytes per request body
   size_t max_buffered_body = 1u << 30;  // body bytes held over all connections (503 above)
   int64_t max_pixels = 25'000'000;   // per decoded image (decompression bombs)

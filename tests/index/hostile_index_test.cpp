@@ -128,10 +128,10 @@ TEST(HostileIndex, ItemsOutsideTheRootsAreNotServed) {
   }
   // A shard member claiming 1 TB: the size is checked against the shard, nothing allocated.
   fs::write_atomic(f.dir + "/s.tar", std::string(2048, '\0'));
-  auto bytes = index::read_item_bytes({"k", f.dir + "/s.tar", "", 512, uint64_t(1) << 40});
+  auto bytes = index::read_item_bytes({"k", f.dir + "/s.tar", "", 512, uint64_t(1) << 40}, {f.dir});
   ASSERT_FALSE(bytes.ok());
   EXPECT_NE(bytes.error().find("runs past the end of the file (2048 bytes)"), std::string::npos) << bytes.error();
-  EXPECT_FALSE(index::read_item_bytes({"k", "/dev/zero", "", 0, 16}).ok());
+  EXPECT_FALSE(index::read_item_bytes({"k", "/dev/zero", "", 0, 16}, {"/"}).ok());
 }
 
 TEST(HostileIndex, EmbeddingSizeOfTheModelIsCheckedAgainstTheIndex) {

@@ -241,7 +241,8 @@ struct SlowClients {
 
 TEST(ServeLimits, SlowlorisOf200ConnectionsDoesNotStopService) {
   auto f = test::make_files("serve_slowloris", 0);
-  test::ServerProc s("--pretrained " + f.weights + " --header-timeout 10", f.dir + "/log");
+  test::ServerProc s("--pretrained " + f.weights + " --header-timeout 10 --max-connections-per-client 1000",
+                     f.dir + "/log");
   ASSERT_GT(s.port(), 0) << s.log();
   SlowClients slow(s.port(), 200);
   for (int fd : slow.fds) ASSERT_GE(fd, 0);
@@ -274,7 +275,9 @@ TEST(ServeLimits, BurstOf300GetsAnswersNotResets) {
   // queued requests, so the first pass waits the whole --max-wait-ms: for those 8 s every
   // admitted request is still waiting, and the 300 clients (connected in well under a
   // second, even on a loaded machine) meet a full queue: exactly 44 get 503.
-  test::ServerProc s("--pretrained " + f.weights + " --max-batch 512 --max-wait-ms 8000", f.dir + "/log");
+  test::ServerProc s(
+      "--pretrained " + f.weights + " --max-batch 512 --max-wait-ms 8000 --max-connections-per-client 1000",
+      f.dir + "/log");
   ASSERT_GT(s.port(), 0) << s.log();
   const int p = s.port();
   std::vector<RawAnswer> answers(300);

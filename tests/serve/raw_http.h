@@ -38,9 +38,20 @@ inline bool send_all(int s, std::string_view bytes) {
 struct RawAnswer {
   std::string text;   // what arrived before the close (or the timeout)
   bool reset = false;  // a connection error (reset) instead of an orderly close
-  int status() const { return text.rfind("HTTP/1.1 ", 0) == 0 ? std::atoi(text.c_str() + 9) : -1; }
+  // The final response, after any interim 1xx (the server sends `100 Continue` to a client
+  // that half-closes while its request waits: a client that left answers with a reset).
+  size_t final_at() const {
+    size_t at = 0;
+    while (text.compare(at, 10, "HTTP/1.1 1") == 0 && text.find("\r\n\r\n", at) != std::string::npos)
+      at = text.find("\r\n\r\n", at) + 4;
+    return at;
+  }
+  int status() const {
+    const size_t at = final_at();
+    return text.compare(at, 9, "HTTP/1.1 ") == 0 ? std::atoi(text.c_str() + at + 9) : -1;
+  }
   std::string body() const {
-    const size_t p = text.find("\r\n\r\n");
+    const size_t p = text.find("\r\n\r\n", final_at());
     return p == std::string::npos ? "" : text.substr(p + 4);
   }
 };
