@@ -173,7 +173,7 @@ Status module_tensors(const PyValue& obj, const std::string& prefix, StateDict& 
 }  // namespace
 
 bool is_torchscript_archive(const std::string& path) {
-  auto zr = ZipReader::open(path);
+  auto zr = ZipReader::open(path, /*list_compressed=*/true);
   if (!zr || zr->entries().empty()) return false;
   const std::string& first = zr->entries()[0].name;
   const size_t slash = first.find('/');
@@ -181,7 +181,7 @@ bool is_torchscript_archive(const std::string& path) {
 }
 
 Result<PyValue> load_pt(const std::string& path) {
-  auto zr = ZipReader::open(path);
+  auto zr = ZipReader::open(path, /*list_compressed=*/true);  // a compressed record is refused when read
   if (!zr) {
     // Say what the file is when it is an older torch format.
     auto f = ReadFile::open(path);
