@@ -3,7 +3,11 @@
 // The reader is a small pickle VM that knows only the opcodes torch emits (formats.md
 // 1.3 + 1.6) and an allowlist of globals (OrderedDict, torch tensor/parameter rebuilders,
 // torch.<X>Storage, torch.Size, _codecs.encode, set): anything else is an error naming the
-// opcode or global and its byte offset. Nothing is ever executed.
+// opcode or global and its byte offset. Nothing is ever executed. In TorchScript mode
+// (data.pkl of a torch.jit.save archive) it also takes the archive's module objects
+// (`__torch__.<...>` classes, built with NEWOBJ + BUILD from an attribute dict) as plain
+// attribute holders (PyKind::Object) and torch.jit._pickle's list rebuilders; the archive's
+// code/ is never read.
 #pragma once
 #include <cstdint>
 #include <functional>
@@ -35,7 +39,7 @@ struct TensorRecord {
   HostTensor data;
 };
 
-enum class PyKind : uint8_t { None, Bool, Int, Float, Str, Bytes, Tuple, List, Dict, Set, Tensor };
+enum class PyKind : uint8_t { None, Bool, Int, Float, Str, Bytes, Tuple, List, Dict, Set, Tensor, Object };
 std::string_view py_kind_name(PyKind k);
 
 struct PyDictItem;
@@ -48,9 +52,9 @@ struct PyValue {
   bool b = false;
   int64_t i = 0;
   double f = 0;
-  std::string s;                                  // Str (UTF-8) or Bytes
+  std::string s;                                  // Str (UTF-8) or Bytes; Object: its class
   std::vector<PyValue> items;                     // Tuple, List, Set
-  std::vector<PyDictItem> dict;                   // Dict
+  std::vector<PyDictItem> dict;                   // Dict; Object: its attributes (str keys)
   std::shared_ptr<TensorRecord> tensor;           // Tensor (shared when pickled once, used twice)
 
   static PyValue none();
@@ -89,8 +93,11 @@ struct PyDictItem {
 inline PyValue PyValue::none() { return {}; }
 inline void PyValue::set(std::string_view key, PyValue value) { set(str(std::string(key)), std::move(value)); }
 
+struct UnpickleOptions {
+  bool torchscript = false;  // accept `__torch__.*` module objects and torch.jit._pickle lists
+};
 // Runs the restricted VM over `data`. `where` names the source in errors ("x.pt/data.pkl").
-Result<PyValue> unpickle(std::span<const uint8_t> data, const std::string& where);
+Result<PyValue> unpickle(std::span<const uint8_t> data, const std::string& where, const UnpickleOptions& opt = {});
 
 // Where a tensor's values go when pickling: the storage key its data is written under.
 using StorageKeyFn = std::function<std::string(const std::shared_ptr<TensorRecord>&)>;

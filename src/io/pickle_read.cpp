@@ -37,7 +37,18 @@ const char* opcode_name(uint8_t c) {
   return "unknown";
 }
 
-enum class Global : uint8_t { OrderedDict, RebuildTensorV2, RebuildParameter, Storage, TorchSize, CodecsEncode, Set };
+enum class Global : uint8_t {
+  OrderedDict,
+  RebuildTensorV2,
+  RebuildParameter,
+  Storage,
+  TorchSize,
+  CodecsEncode,
+  Set,
+  TorchClass,  // TorchScript mode: a `__torch__.*` module class (NEWOBJ + BUILD only)
+  JitList,     // TorchScript mode: torch.jit._pickle.build_{int,double,bool,tensor}list(list) -> list
+  JitTypeTag,  // TorchScript mode: torch.jit._pickle.restore_type_tag(obj, str) -> obj
+};
 enum class NodeKind : uint8_t { Value, Global, Storage };
 
 struct Node {
@@ -72,7 +83,8 @@ constexpr StorageName kStorages[] = {
 
 class Vm {
  public:
-  Vm(std::span<const uint8_t> data, const std::string& where) : d_(data), where_(where) {}
+  Vm(std::span<const uint8_t> data, const std::string& where, const UnpickleOptions& opt)
+      : d_(data), where_(where), opt_(opt) {}
   PyValue run();
 
  private:
@@ -141,6 +153,8 @@ class Vm {
   }
   void push_int(int64_t v) { node(push_value(PyKind::Int)).i = v; }
   void push_global(const std::string& module, const std::string& name);
+  bool torchscript_global(const std::string& module, const std::string& name, Node& n) const;
+  void build();
   void tuple_of(std::vector<uint32_t> items) { node(push_value(PyKind::Tuple)).items = std::move(items); }
   void setitems(uint32_t dict, const std::vector<uint32_t>& kv);
   void additems(uint32_t target, const std::vector<uint32_t>& values);
@@ -162,6 +176,7 @@ class Vm {
 
   std::span<const uint8_t> d_;
   std::string where_;
+  UnpickleOptions opt_;
   size_t pos_ = 0, at_ = 0;
   uint8_t op_ = 0;
   std::vector<Node> nodes_;
@@ -184,7 +199,8 @@ void Vm::push_global(const std::string& module, const std::string& name) {
   else if (module == "torch" && name == "Size") n.g = Global::TorchSize;
   else if (module == "_codecs" && name == "encode") n.g = Global::CodecsEncode;
   else if ((module == "builtins" || module == "__builtin__") && name == "set") n.g = Global::Set;
-  else {
+  else if (torchscript_global(module, name, n)) {
+  } else {
     bool found = false;
     if (module == "torch") {
       for (const auto& st : kStorages) {
@@ -192,11 +208,50 @@ void Vm::push_global(const std::string& module, const std::string& name) {
       }
     }
     if (!found)
-      fail(fmt::format("global '{}' is not allowed (allowed: collections.OrderedDict, torch._utils._rebuild_tensor_v2, "
-                       "torch._utils._rebuild_parameter, torch.<dtype>Storage, torch.Size, _codecs.encode, set)",
-                       n.s));
+      fail(
+          fmt::format("global '{}' is not allowed (allowed: collections.OrderedDict, torch._utils._rebuild_tensor_v2, "
+                      "torch._utils._rebuild_parameter, torch.<dtype>Storage, torch.Size, _codecs.encode, set{})",
+                      n.s,
+                      opt_.torchscript                    ? "; in TorchScript data: __torch__.* module classes, "
+                                                            "torch.jit._pickle.build_*list and restore_type_tag"
+                      : module.rfind("__torch__", 0) == 0 ? "; this is TorchScript data"
+                                                          : ""));
   }
   push_node(std::move(n));
+}
+
+// TorchScript data.pkl: module classes and the list rebuilders of torch/jit/_pickle.py.
+bool Vm::torchscript_global(const std::string& module, const std::string& name, Node& n) const {
+  if (!opt_.torchscript) return false;
+  if ((module == "__torch__" || module.rfind("__torch__.", 0) == 0) && !name.empty()) {
+    n.g = Global::TorchClass;
+    return true;
+  }
+  if (module != "torch.jit._pickle") return false;
+  if (name == "build_intlist" || name == "build_doublelist" || name == "build_boollist" || name == "build_tensorlist")
+    n.g = Global::JitList;
+  else if (name == "restore_type_tag")
+    n.g = Global::JitTypeTag;
+  else
+    return false;
+  return true;
+}
+
+// BUILD: the state of a TorchScript module object is its attribute dict; on a dict (what
+// torch.save's OrderedDicts carry: nn.Module's _metadata) there is nothing to keep.
+void Vm::build() {
+  uint32_t state = pop();
+  const uint32_t target = top();
+  if (is(target, PyKind::Dict)) return;
+  if (!is(target, PyKind::Object)) fail("BUILD on a " + describe(target) + " is not supported");
+  if (!is(state, PyKind::Dict))
+    fail(fmt::format("object of class {} has a {} state (a custom __setstate__), not an attribute dict", node(target).s,
+                     describe(state)));
+  if (!node(target).dict.empty()) fail(fmt::format("object of class {} is built twice", node(target).s));
+  for (auto [k, v] : node(state).dict)
+    if (!is(k, PyKind::Str)) fail(fmt::format("object of class {} has a non-str attribute name", node(target).s));
+  const auto attrs = node(state).dict;  // copy: node() references may move
+  node(target).dict = attrs;
 }
 
 std::string Vm::canonical_key(uint32_t i, int depth) {
@@ -266,7 +321,8 @@ void Vm::reduce(bool newobj) {
   const Global g = node(fn).g;
   const std::string gname = node(fn).s;
   const std::vector<uint32_t> a = node(args).items;  // copy: push_node may move nodes_
-  const bool is_class = g == Global::OrderedDict || g == Global::TorchSize || g == Global::Set;
+  const bool is_class =
+      g == Global::OrderedDict || g == Global::TorchSize || g == Global::Set || g == Global::TorchClass;
   if (newobj && !is_class) fail(gname + " is not a class");
   switch (g) {
     case Global::OrderedDict: {
@@ -287,6 +343,21 @@ void Vm::reduce(bool newobj) {
     }
     case Global::CodecsEncode:
       codecs_encode(a);
+      return;
+    case Global::TorchClass: {
+      if (!newobj) fail(gname + " is a TorchScript class: only NEWOBJ makes one");
+      if (!a.empty()) fail(gname + ": a TorchScript object is made without arguments");
+      uint32_t o = push_value(PyKind::Object);
+      node(o).s = gname;
+      return;
+    }
+    case Global::JitList:
+      if (a.size() != 1 || !is(a[0], PyKind::List)) fail(gname + " expects one list");
+      stack_.push_back(a[0]);
+      return;
+    case Global::JitTypeTag:
+      if (a.size() != 2 || !is(a[1], PyKind::Str)) fail(gname + " expects (object, str)");
+      stack_.push_back(a[0]);
       return;
     case Global::Storage: fail("storage types cannot be called");
     case Global::RebuildParameter:
@@ -528,12 +599,7 @@ bool Vm::object_op() {
     case 'R': reduce(false); return true;
     case 0x81: reduce(true); return true;
     case 'Q': persid(); return true;
-    case 'b': {  // BUILD: state on a dict is nn.Module's _metadata; nothing to keep
-      uint32_t state = pop();
-      (void)state;
-      if (!is(top(), PyKind::Dict)) fail("BUILD on a " + describe(top()) + " is not supported");
-      return true;
-    }
+    case 'b': build(); return true;
     case 'q': memo_[*take(1)] = top(); return true;
     case 'r': memo_[load_le<uint32_t>(take(4))] = top(); return true;
     case 0x94: memo_[memo_.size()] = top(); return true;
@@ -551,9 +617,9 @@ bool Vm::object_op() {
 
 }  // namespace
 
-Result<PyValue> unpickle(std::span<const uint8_t> data, const std::string& where) {
+Result<PyValue> unpickle(std::span<const uint8_t> data, const std::string& where, const UnpickleOptions& opt) {
   try {
-    Vm vm(data, where);
+    Vm vm(data, where, opt);
     return vm.run();
   } catch (const VmError& e) {
     return Err{e.msg};

@@ -22,6 +22,8 @@ std::string_view py_kind_name(PyKind k) {
     case PyKind::Dict: return "dict";
     case PyKind::Set: return "set";
     case PyKind::Tensor: return "tensor";
+    case PyKind::Object:
+      return "object";
   }
   return "?";
 }
@@ -118,6 +120,8 @@ bool PyValue::operator==(const PyValue& o) const {
     case PyKind::Str: case PyKind::Bytes: return s == o.s;
     case PyKind::Tuple: case PyKind::List: case PyKind::Set: return items == o.items;
     case PyKind::Dict: return ordered == o.ordered && dict == o.dict;
+    case PyKind::Object:
+      return s == o.s && dict == o.dict;
     case PyKind::Tensor: {
       if (tensor == o.tensor) return true;
       if (!tensor || !o.tensor) return false;
@@ -159,15 +163,16 @@ void repr_into(std::string& out, const PyValue& v) {
       out += close;
       break;
     }
+    case PyKind::Object:  // the class with its attributes: "__torch__.m.CLIP({'w': ...})"
     case PyKind::Dict:
-      out += v.ordered ? "OrderedDict({" : "{";
+      out += v.kind == PyKind::Object ? v.s + "({" : v.ordered ? "OrderedDict({" : "{";
       for (size_t i = 0; i < v.dict.size(); ++i) {
         if (i) out += ", ";
         repr_into(out, v.dict[i].first);
         out += ": ";
         repr_into(out, v.dict[i].second);
       }
-      out += v.ordered ? "})" : "}";
+      out += v.kind == PyKind::Object || v.ordered ? "})" : "}";
       break;
     case PyKind::Tensor:
       if (!v.tensor) out += "tensor(null)";

@@ -175,6 +175,8 @@ void Writer::value(const PyValue& v) {
       return;
     }
     case PyKind::Tensor: tensor(v.tensor); return;
+    case PyKind::Object:
+      OC_FAIL("pickle_dumps: TorchScript objects ({}) are read, never written", v.s);
   }
 }
 

@@ -145,10 +145,43 @@ Status materialize(const ZipReader& zip, const std::string& prefix, const std::v
   return {};
 }
 
+// torch.jit.save writes constants.pkl and the modules' code/ next to data.pkl.
+bool is_torchscript(const ZipReader& zip, const std::string& prefix) {
+  if (zip.find(prefix + "/constants.pkl")) return true;
+  const std::string code = prefix + "/code/";
+  return std::any_of(zip.entries().begin(), zip.entries().end(),
+                     [&](const ZipEntry& e) { return e.name.compare(0, code.size(), code) == 0; });
+}
+
+// The state_dict of a TorchScript module tree: every tensor attribute by its dotted path
+// (parameters, buffers, and plain tensor attributes such as OpenAI's attn_mask, which the
+// weights loader drops as OpenCLIP does); None, numbers, strings are not state.
+Status module_tensors(const PyValue& obj, const std::string& prefix, StateDict& out,
+                      std::unordered_set<std::string>& names) {
+  for (const auto& [k, v] : obj.dict) {
+    const std::string name = prefix + k.s;
+    if (v.kind == PyKind::Object) {
+      if (Status s = module_tensors(v, name + ".", out, names); !s) return s;
+    } else if (v.kind == PyKind::Tensor && v.tensor) {
+      if (!names.insert(name).second) return Err{fmt::format("TorchScript module has '{}' twice", name)};
+      out.emplace_back(name, v.tensor);
+    }
+  }
+  return {};
+}
+
 }  // namespace
 
+bool is_torchscript_archive(const std::string& path) {
+  auto zr = ZipReader::open(path, /*list_compressed=*/true);
+  if (!zr || zr->entries().empty()) return false;
+  const std::string& first = zr->entries()[0].name;
+  const size_t slash = first.find('/');
+  return slash != std::string::npos && slash > 0 && is_torchscript(*zr, first.substr(0, slash));
+}
+
 Result<PyValue> load_pt(const std::string& path) {
-  auto zr = ZipReader::open(path);
+  auto zr = ZipReader::open(path, /*list_compressed=*/true);  // a compressed record is refused when read
   if (!zr) {
     // Say what the file is when it is an older torch format.
     auto f = ReadFile::open(path);
@@ -184,20 +217,18 @@ Result<PyValue> load_pt(const std::string& path) {
     std::string order(b->begin(), b->end());
     if (order != "little") return Err{fmt::format("{}: byteorder '{}' is not supported (only little)", path, order)};
   }
+  const bool torchscript = is_torchscript(zip, prefix);
   const ZipEntry* pkl = zip.find(prefix + "/data.pkl");
   if (!pkl) {
     return Err{fmt::format("{}: no '{}/data.pkl' record (not a torch.save archive{})", path, prefix,
-                           zip.find(prefix + "/constants.pkl") ? "; TorchScript archives are not supported" : "")};
+                           torchscript ? "; a TorchScript archive without one is from a torch older than 1.4" : "")};
   }
   if (pkl->size > (1u << 30)) return Err{fmt::format("{}: data.pkl is {} bytes, too large", path, pkl->size)};
   auto bytes = zip.read_all(*pkl);
   if (!bytes) return Err{bytes.error()};
-  auto root = unpickle(*bytes, path + ":" + pkl->name);
-  if (!root) {
-    if (zip.find(prefix + "/constants.pkl"))
-      return Err{root.error() + " (this looks like a TorchScript archive, which is not supported)"};
-    return root;
-  }
+  // A TorchScript archive's data.pkl holds the module objects; their code/ is never read.
+  auto root = unpickle(*bytes, path + ":" + pkl->name, {.torchscript = torchscript});
+  if (!root) return root;
   std::vector<FoundTensor> found;
   std::unordered_set<const TensorRecord*> seen;
   collect_tensors(*root, "", found, seen);
@@ -228,6 +259,13 @@ void save_pt(const std::string& path, const PyValue& value, const SavePtOptions&
 }
 
 Result<StateDict> extract_state_dict(const PyValue& checkpoint) {
+  if (checkpoint.kind == PyKind::Object) {  // a TorchScript module (load_pt of a torch.jit.save archive)
+    StateDict out;
+    std::unordered_set<std::string> names;
+    if (Status s = module_tensors(checkpoint, "", out, names); !s) return Err{s.error()};
+    if (out.empty()) return Err{fmt::format("the TorchScript module {} holds no tensors", checkpoint.s)};
+    return out;
+  }
   const PyValue* sd = &checkpoint;
   if (checkpoint.kind == PyKind::Dict) {
     if (const PyValue* inner = checkpoint.get("state_dict")) sd = inner;

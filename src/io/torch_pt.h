@@ -17,7 +17,11 @@ namespace oc::io {
 // Reads `path`: zip container, restricted unpickling of data.pkl, then every storage read
 // once (views and shared storages are materialized; CRC-32s are checked where a storage is
 // read whole). Bad or hostile input is an error naming the entry, opcode, global or offset.
+// A torch.jit.save archive (TorchScript: constants.pkl and code/ beside data.pkl) reads as
+// its module tree, PyKind::Object nodes with attribute dicts; its code is never read.
 Result<PyValue> load_pt(const std::string& path);
+// Whether `path` is a torch.jit.save archive (looks at the zip's directory only).
+bool is_torchscript_archive(const std::string& path);
 
 struct SavePtOptions {
   bool force_zip64 = false;  // zip64 records even for small files (tests of the zip64 path)
@@ -33,6 +37,8 @@ using StateDict = std::vector<std::pair<std::string, std::shared_ptr<TensorRecor
 // As OpenCLIP's load_state_dict: takes checkpoint['state_dict'] when the checkpoint is a
 // dict with that key, else the checkpoint itself; when the first key starts with "module"
 // (DDP), strips the "module." prefix. Every key must be a str and every value a tensor.
+// A TorchScript module tree gives its tensor attributes by dotted path (as its state_dict,
+// plus plain tensor attributes such as OpenAI's attn_mask).
 Result<StateDict> extract_state_dict(const PyValue& checkpoint);
 
 // An OrderedDict name -> tensor, ready for save_pt (the tensors are moved in).

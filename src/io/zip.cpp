@@ -132,7 +132,7 @@ Status read_zip64_extra(const std::string& path, uint64_t at, const std::string&
 // Central directory entry `i` at cd[p] (file byte `cd_offset + p`): its name, CRC, size and
 // local header offset; only stored, unencrypted entries of disk 0. Advances p past it.
 Result<ZipEntry> read_central_entry(const std::string& path, std::span<const uint8_t> cd, uint64_t cd_offset,
-                                    uint64_t i, size_t& p) {
+                                    uint64_t i, size_t& p, bool list_compressed) {
   const uint64_t at = cd_offset + p;
   if (cd.size() - p < kCentralSize) return bad_zip(path, at, fmt::format("central directory entry {} is truncated", i));
   const uint8_t* h = cd.data() + p;
@@ -156,10 +156,12 @@ Result<ZipEntry> read_central_entry(const std::string& path, std::span<const uin
 
   if (disk != 0 && disk != kMax16) return bad_zip(path, at, fmt::format("entry '{}' is on another disk", ent.name));
   if (flags & 1) return bad_zip(path, at, fmt::format("entry '{}' is encrypted", ent.name));
-  if (method != 0)
+  if (method != 0 && !list_compressed)
     return bad_zip(
         path, at,
         fmt::format("entry '{}' is compressed (method {}); only stored entries are supported", ent.name, method));
+  ent.method = method;
+  if (method != 0) uncomp = comp;  // the payload's bytes, for the bounds checks; never read
   if (comp != uncomp)
     return bad_zip(path, at,
                    fmt::format("entry '{}' is stored but its compressed size {} differs from its size {}", ent.name,
@@ -191,7 +193,7 @@ Status locate_payload(const ReadFile& file, const std::string& path, uint64_t cd
 }
 }  // namespace
 
-Result<ZipReader> ZipReader::open(const std::string& path) {
+Result<ZipReader> ZipReader::open(const std::string& path, bool list_compressed) {
   auto f = ReadFile::open(path);
   if (!f) return Err{f.error()};
   ZipReader z(std::move(*f));
@@ -209,7 +211,7 @@ Result<ZipReader> ZipReader::open(const std::string& path) {
   size_t p = 0;
   for (uint64_t i = 0; i < cd->n_entries; ++i) {
     const uint64_t at = cd->offset + p;
-    auto ent = read_central_entry(path, *dir, cd->offset, i, p);
+    auto ent = read_central_entry(path, *dir, cd->offset, i, p, list_compressed);
     if (!ent) return Err{ent.error()};
     if (Status s = locate_payload(z.file_, path, cd->offset, *ent); !s) return Err{s.error()};
     if (z.index_.count(ent->name)) return bad_zip(path, at, fmt::format("duplicate entry '{}'", ent->name));
@@ -219,12 +221,20 @@ Result<ZipReader> ZipReader::open(const std::string& path) {
   return z;
 }
 
+Status ZipReader::compressed_error(const ZipEntry& e) const {
+  return Err{
+      fmt::format("{}: not a valid zip archive: entry '{}' is compressed (method {}); only stored entries are "
+                  "supported (byte {})",
+                  path(), e.name, e.method, e.header_offset)};
+}
+
 const ZipEntry* ZipReader::find(std::string_view name) const {
   auto it = index_.find(std::string(name));
   return it == index_.end() ? nullptr : &entries_[it->second];
 }
 
 Status ZipReader::read(const ZipEntry& e, uint64_t offset, std::span<uint8_t> out) const {
+  if (e.method != 0) return compressed_error(e);
   if (offset > e.size || out.size() > e.size - offset)
     return Err{fmt::format("{}: entry '{}': read of {} bytes at {} leaves its {} bytes", path(), e.name, out.size(),
                            offset, e.size)};
@@ -232,6 +242,7 @@ Status ZipReader::read(const ZipEntry& e, uint64_t offset, std::span<uint8_t> ou
 }
 
 Status ZipReader::read_all(const ZipEntry& e, std::span<uint8_t> out) const {
+  if (e.method != 0) return compressed_error(e);
   if (out.size() != e.size)
     return Err{fmt::format("{}: entry '{}' has {} bytes, expected {}", path(), e.name, e.size, out.size())};
   // Read and checksum 1 MiB at a time, so the CRC runs over bytes still in cache.

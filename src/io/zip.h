@@ -21,6 +21,7 @@ uint32_t crc32(std::span<const uint8_t> bytes, uint32_t crc = 0);  // zlib polyn
 struct ZipEntry {
   std::string name;
   uint64_t size = 0;          // payload bytes (stored: compressed == uncompressed)
+  uint16_t method = 0;        // 0: stored; else compressed (listed, never read)
   uint32_t crc32 = 0;         // as recorded in the central directory
   uint64_t header_offset = 0; // local file header
   uint64_t data_offset = 0;   // first payload byte
@@ -29,8 +30,10 @@ struct ZipEntry {
 class ZipReader {
  public:
   // Parses the end records and the central directory and checks every entry's local
-  // header. Errors name the entry and the byte offset.
-  static Result<ZipReader> open(const std::string& path);
+  // header. Errors name the entry and the byte offset. A compressed entry is an error, or
+  // with `list_compressed` an entry that is listed (size = its compressed bytes) but cannot
+  // be read (torch.jit.save deflates the code/ it writes, which is never read).
+  static Result<ZipReader> open(const std::string& path, bool list_compressed = false);
 
   const std::string& path() const { return file_.path(); }
   uint64_t file_size() const { return file_.size(); }
@@ -46,6 +49,7 @@ class ZipReader {
 
  private:
   explicit ZipReader(ReadFile f) : file_(std::move(f)) {}
+  Status compressed_error(const ZipEntry& e) const;
   ReadFile file_;
   std::vector<ZipEntry> entries_;
   std::unordered_map<std::string, size_t> index_;

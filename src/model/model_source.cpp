@@ -7,6 +7,7 @@
 #include "core/check.h"
 #include "core/fs.h"
 #include "model/pretrained_tags.h"
+#include "model/weights_openai.h"
 
 namespace oc {
 
@@ -129,6 +130,7 @@ ModelSource resolve_model_source(const std::string& model, const std::string& pr
   s.weights.clear();
   if (fs::exists(pretrained) && !sfs::is_directory(pretrained, ec)) {
     s.weights = pretrained;
+    apply_openai_archive(s);
     return s;
   }
   const std::string name = s.cfg.name.empty() ? model : s.cfg.name;
@@ -139,6 +141,7 @@ ModelSource resolve_model_source(const std::string& model, const std::string& pr
                   tags.empty() ? std::string("that model has none") : "known: " + join_names(tags));
   }
   s.weights = tag_weights(*t, name, cache_dir);
+  apply_openai_archive(s);  // the `openai` tags' files (~/.cache/clip/*.pt)
   s.preprocess.mean.assign(t->mean.begin(), t->mean.end());
   s.preprocess.std.assign(t->std.begin(), t->std.end());
   s.preprocess.interpolation = t->interpolation;

@@ -28,8 +28,15 @@ bool is_lp_param(std::string_view name) {
   // nn.Linear / nn.Conv2d weights and biases (c_fc, c_proj, out_proj, conv1), the
   // MultiheadAttention in_proj weight and bias, and the two nn.Parameter projections.
   // text_projection.weight/.bias: the projection as nn.Linear (text_cfg.proj_bias).
-  return name == "text_projection" || name.rfind("text_projection.", 0) == 0 || name == "visual.proj" || ends("conv1.weight") ||
-         name.find(".attn.") != std::string_view::npos || name.find(".mlp.") != std::string_view::npos;
+  // ModifiedResNet: every Conv2d (the stem's conv1-3, each Bottleneck's conv1-3 and
+  // downsample.0) and the attention pool's q/k/v/c_proj Linears; not its BatchNorms or
+  // attnpool.positional_embedding.
+  const bool conv = name.size() >= 12 && ends(".weight") && name.substr(name.size() - 12, 4) == "conv" &&
+                    name[name.size() - 8] >= '1' && name[name.size() - 8] <= '3';  // [.]convN.weight
+  const bool attnpool = name.rfind("visual.attnpool.", 0) == 0 && name.find("_proj.") != std::string_view::npos;
+  return name == "text_projection" || name.rfind("text_projection.", 0) == 0 || name == "visual.proj" || conv ||
+         ends(".downsample.0.weight") || attnpool || name.find(".attn.") != std::string_view::npos ||
+         name.find(".mlp.") != std::string_view::npos;
 }
 
 bool is_lp_param_timm(std::string_view name) {

@@ -1,12 +1,16 @@
 #include "model/weights.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <map>
 
 #include "core/check.h"
+#include "core/log.h"
 #include "io/safetensors.h"
 #include "io/torch_pt.h"
+#include "model/pos_embed_resize.h"
+#include "model/weights_openai.h"
 
 namespace oc {
 
@@ -110,7 +114,44 @@ void load_state_dict(Clip& model, const NamedTensors& sd, const std::string& whe
   }
 }
 
-void load_weights(Clip& model, const std::string& path) { load_state_dict(model, read_state_dict(path), path); }
+void adapt_pretrained(const Clip& model, NamedTensors& sd) {
+  const ModelCfg& cfg = model.cfg();
+  auto find = [&](const std::string& k) -> HostTensor* {
+    for (auto& [name, t] : sd)
+      if (name == k) return &t;
+    return nullptr;
+  };
+  // "If loading a non-SigLIP model for SigLIP training" (open_clip#712): a zero logit_bias.
+  if (model.table().find("logit_bias") && !find("logit_bias"))
+    if (const HostTensor* scale = find("logit_scale")) {
+      HostTensor zero(DType::F32, scale->shape);
+      std::fill(zero.f32(), zero.f32() + zero.numel(), 0.0f);
+      sd.emplace_back("logit_bias", std::move(zero));
+    }
+  // resize_pos_embed: OpenCLIP's own ViT only (the tower with a grid_size attribute).
+  if (!cfg.vision.timm() && !cfg.vision.resnet())
+    if (HostTensor* pos = find("visual.positional_embedding");
+        pos && pos->shape.size() == 2 && pos->shape[0] != cfg.vision.tokens()) {
+      log::info("Resizing position embedding grid-size from {0}x{0} to {1}x{1}",
+                int(std::sqrt(double(pos->shape[0] - 1))), cfg.vision.grid());
+      *pos = resize_pos_embed(*pos, cfg.vision.grid(), "visual.positional_embedding");
+    }
+  // resize_text_pos_embed reads state_dict['positional_embedding']: CLIP's layout (a
+  // CustomTextCLIP's text.positional_embedding is never resized), same width only.
+  if (!cfg.custom_text)
+    if (HostTensor* pos = find("positional_embedding");
+        pos && pos->shape.size() == 2 && pos->shape[0] != cfg.text.context_length && pos->shape[1] == cfg.text.width) {
+      log::info("Resizing text position embedding num_pos from {} to {}", pos->shape[0], cfg.text.context_length);
+      *pos = resize_text_pos_embed(*pos, cfg.text.context_length);
+    }
+}
+
+void load_weights(Clip& model, const std::string& path) {
+  if (io::is_torchscript_archive(path)) return load_openai_state_dict(model, read_state_dict(path), path);
+  NamedTensors sd = read_state_dict(path);
+  adapt_pretrained(model, sd);
+  load_state_dict(model, sd, path);
+}
 
 std::vector<std::pair<std::string, TensorView>> state_dict_views(const Clip& model) {
   std::vector<std::pair<std::string, TensorView>> v;

@@ -24,6 +24,15 @@ NamedTensors read_state_dict(const std::string& path);
 // and the shapes. logit_scale may be [] or [1]. The text tower's names follow the model:
 // CLIP's top-level layout and CustomTextCLIP's text.* are converted into each other.
 void load_state_dict(Clip& model, const NamedTensors& sd, const std::string& where);
+// What OpenCLIP's load_checkpoint does to pretrained weights before load_state_dict: a zero
+// logit_bias (shaped as logit_scale) for a model that has one (--siglip) when the file has
+// none; the positional embeddings resized to the model (model/pos_embed_resize.h) when
+// --force-image-size / --force-context-length changed it (OpenCLIP's ViT and CLIP-layout text
+// only, as its code). Resuming a run's checkpoint does none of this (OpenCLIP neither).
+void adapt_pretrained(const Clip& model, NamedTensors& sd);
+// A TorchScript archive (OpenAI's `openai` files) loads as OpenCLIP's load_openai_model
+// (model/weights_openai.h); any other file as load_checkpoint: adapt_pretrained, then
+// load_state_dict.
 void load_weights(Clip& model, const std::string& path);
 
 // The model's parameters as views in state_dict order (valid while the model lives). The

@@ -62,13 +62,16 @@ SentencePieceTokenizer SentencePieceTokenizer::load(const std::string& path, Cle
     impl->hf.emplace(data, path);
     impl->prefix = impl->hf->prefix_ids();
     impl->suffix = impl->hf->suffix_ids();
-    int32_t pad = impl->hf->piece_id("<pad>");
+    // SigLIP pads with "</s>" (1), not "<pad>" (0): see pad_id() in sentencepiece.h.
+    int32_t pad = impl->hf->piece_id("</s>");
+    if (pad < 0) pad = impl->hf->piece_id("<pad>");
     impl->pad = pad >= 0 ? pad : 0;
   } else {
     impl->format = Format::SpieceModel;
     impl->spm.emplace(data, path);
     if (impl->spm->eos_id() >= 0) impl->suffix = {impl->spm->eos_id()};
-    impl->pad = impl->spm->pad_id() >= 0 ? impl->spm->pad_id() : 0;
+    const int32_t eos = impl->spm->eos_id(), pad = impl->spm->pad_id();
+    impl->pad = eos >= 0 ? eos : pad >= 0 ? pad : 0;
   }
   return SentencePieceTokenizer(std::move(impl));
 }

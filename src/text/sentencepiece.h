@@ -2,7 +2,8 @@
 // them for the SigLIP configs (text_cfg "hf_tokenizer_name": "timm/ViT-B-16-SigLIP...",
 // tokenizer_kwargs {"clean": "canonicalize"}, context_length 64): HFTokenizer cleans with
 // canonicalize, then transformers' T5TokenizerFast encodes, truncates to context_length - 1,
-// appends "</s>" and pads with "<pad>". Reads either file of a model's Hugging Face folder:
+// appends "</s>" and pads with "</s>" (SigLIP's pad id 1). Reads either file of a model's
+// Hugging Face folder:
 //   spiece.model    SentencePiece's protobuf, run by libsentencepiece (spm_model.h): the ids of
 //                   the `sentencepiece` package;
 //   tokenizer.json  Hugging Face's JSON with a Unigram model, run by hf_unigram.h: the ids of the
@@ -38,7 +39,10 @@ class SentencePieceTokenizer {
   Format format() const;
   int32_t vocab_size() const;
   int32_t unk_id() const;
-  // The padding id: the model's pad piece (T5: "<pad>" = 0); 0 when it has none.
+  // The padding id: the model's eos piece "</s>" (1 in T5's and mT5's vocabularies), as
+  // SigLIP pads: big_vision's tokenize(pad_value=1), OpenCLIP 3.x's SigLipTokenizer
+  // (pad_token_id = 1), google/siglip-*'s tokenizer_config.json (pad_token "</s>"); else
+  // its "<pad>" piece; else 0.
   int32_t pad_id() const;
   // Appended after the text: spiece.model its eos piece ("</s>" = 1 in T5; none if the model
   // has no eos), tokenizer.json its post_processor's special tokens after $A. Prefix: before.

@@ -135,9 +135,11 @@ inline nlohmann::json describe(const PyValue& v) {
       for (const auto& x : v.items) items.push_back(describe(x));
       return {{"type", v.kind == PyKind::Tuple ? "tuple" : v.kind == PyKind::List ? "list" : "set"}, {"items", items}};
     }
-    case PyKind::Dict: {
+    case PyKind::Dict:
+    case PyKind::Object: {
       J items = J::array();
       for (const auto& [k, x] : v.dict) items.push_back(J::array({describe(k), describe(x)}));
+      if (v.kind == PyKind::Object) return {{"type", "object"}, {"class", v.s}, {"items", items}};
       return {{"type", v.ordered ? "odict" : "dict"}, {"items", items}};
     }
     case PyKind::Tensor: return describe_tensor(v.tensor->data, v.tensor->requires_grad);

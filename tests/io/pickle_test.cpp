@@ -114,6 +114,61 @@ TEST(Pickle, ForbiddenGlobalNamed) {
   EXPECT_NE(e.find("cannot be called"), std::string::npos) << e;
 }
 
+// TorchScript data.pkl (torch.jit.save): `__torch__.*` module objects are NEWOBJ'd and BUILT
+// from an attribute dict; only in TorchScript mode, and still nothing else is allowed.
+std::string ts_err(const std::string& pkl) {
+  auto r = unpickle(bytes_of(pkl), "t.pkl", {.torchscript = true});
+  return r.ok() ? "OK: " + r->repr() : r.error();
+}
+
+TEST(Pickle, TorchScriptObjectsAreAttributeHolders) {
+  const std::string obj =
+      "\x80\x02"
+      "c__torch__.m\nM\nq\x00)\x81}(X\x01\x00\x00\x00"
+      "aK\x01"
+      "X\x01\x00\x00\x00"
+      "b"
+      "ctorch.jit._pickle\nbuild_intlist\n(]K\x02"
+      "atRub."s;
+  EXPECT_EQ(ts_err(obj), "OK: __torch__.m.M({'a': 1, 'b': [2]})");
+  std::string e = err(obj);  // outside TorchScript mode: refused, and said what it is
+  EXPECT_NE(e.find("'__torch__.m.M' is not allowed"), std::string::npos) << e;
+  EXPECT_NE(e.find("this is TorchScript data"), std::string::npos) << e;
+  e = ts_err(
+      "\x80\x02"
+      "cposix\nsystem\nX\x02\x00\x00\x00id\x85R."s);
+  EXPECT_NE(e.find("'posix.system' is not allowed"), std::string::npos) << e;
+  e = ts_err(
+      "\x80\x02"
+      "ctorch.jit._pickle\nbuild_tensor_from_id\n)R."s);
+  EXPECT_NE(e.find("is not allowed"), std::string::npos) << e;
+  e = ts_err(
+      "\x80\x02"
+      "c__torch__.m\nM\n)R."s);  // a class called as a function
+  EXPECT_NE(e.find("only NEWOBJ makes one"), std::string::npos) << e;
+  e = ts_err(
+      "\x80\x02"
+      "c__torch__.m\nM\n)\x81K\x01\x85"
+      "b."s);  // a __setstate__ tuple state
+  EXPECT_NE(e.find("not an attribute dict"), std::string::npos) << e;
+  e = ts_err(
+      "\x80\x02"
+      "c__torch__.m\nM\n)\x81}(X\x01\x00\x00\x00"
+      "aK\x01ub}(X\x01\x00\x00\x00"
+      "aK\x02ub."s);
+  EXPECT_NE(e.find("built twice"), std::string::npos) << e;
+  e = ts_err(
+      "\x80\x02"
+      "c__torch__.m\nM\n)\x81}(K\x01K\x01ub."s);
+  EXPECT_NE(e.find("non-str attribute name"), std::string::npos) << e;
+  // An object refers to itself: caught at STOP as a cycle, as for dicts.
+  e = ts_err(
+      "\x80\x02"
+      "c__torch__.m\nM\n)\x81q\x00}(X\x01\x00\x00\x00"
+      "ah\x00ub."s);
+  EXPECT_NE(e.find("reference cycle"), std::string::npos) << e;
+}
+
 TEST(Pickle, UnknownOrForbiddenOpcodeNamed) {
   std::string e = err("\x80\x02(iposix\nsystem\n."s);
   EXPECT_NE(e.find("INST (0x69) at byte 3"), std::string::npos) << e;

@@ -48,7 +48,7 @@ def batch(model, B):
     S, L, V = model.visual.image_size[0], model.context_length, model.vocab_size
     images = torch.randn(B, 3, S, S)
     tokens = torch.randint(1, V, (B, L), dtype=torch.int64)
-    tokens[0, L // 2:] = 0  # padding, as the SentencePiece tokenizer pads short texts
+    tokens[0, L // 2:] = 1  # padding, as the SentencePiece tokenizer pads short texts ("</s>" = 1)
     return images, tokens
 
 

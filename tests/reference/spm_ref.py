@@ -15,7 +15,7 @@ and Hugging Face's `tokenizers`, from the .spmref venv (scripts/setup_spm_ref.sh
                           text after OpenCLIP 2.24's clean='canonicalize', the ids of
                           sentencepiece's encode(raw), of tokenizers' encode(raw) without
                           special tokens, and the 64-id row OpenCLIP's HFTokenizer makes
-                          (canonicalize, truncate, "</s>", pad with <pad>); "hf" and
+                          (canonicalize, truncate, "</s>", pad with "</s>"); "hf" and
                           "spm_row" (sentencepiece on the cleaned text) only where they differ;
                           "clean_no_mojibake_fix" where ftfy's mojibake repair changed the text.
 
@@ -200,7 +200,9 @@ def golden(model_dir, out, n, seed):
     hf = Tokenizer.from_file(f"{model_dir}/tokenizer.json")
     row_tok = Tokenizer.from_file(f"{model_dir}/tokenizer.json")
     row_tok.enable_truncation(CONTEXT)
-    row_tok.enable_padding(length=CONTEXT, pad_id=0, pad_token="<pad>")
+    # SigLIP pads with "</s>" (1): the hub's tokenizer_config pad_token, OpenCLIP 3.x's
+    # SigLipTokenizer (pad_token_id = 1), big_vision's tokenize(pad_value=1).
+    row_tok.enable_padding(length=CONTEXT, pad_id=1, pad_token="</s>")
     differ = mojibake = 0
     # mtime=0: the same captions give the same bytes (the committed file does not churn).
     with open(out, "wb") as raw, gzip.GzipFile(filename="", fileobj=raw, mode="wb", compresslevel=9, mtime=0) as gz, \
@@ -219,7 +221,7 @@ def golden(model_dir, out, n, seed):
             if a != b:
                 rec["hf"] = b
             spm_ids = sp.encode(clean)[:CONTEXT - 1] + [sp.eos_id()]
-            spm_row = spm_ids + [sp.pad_id()] * (CONTEXT - len(spm_ids))
+            spm_row = spm_ids + [sp.eos_id()] * (CONTEXT - len(spm_ids))
             if spm_row != row:
                 rec["spm_row"] = spm_row
             f.write(json.dumps(rec, ensure_ascii=False) + "\n")

@@ -196,7 +196,7 @@ TEST(SentencePiece, Canonicalize) {
 
 TEST(SentencePiece, RowsTruncateAppendEosAndPad) {
   for (const SentencePieceTokenizer* t : {&spiece(), &hf_json()}) {
-    EXPECT_EQ(t->pad_id(), 0);
+    EXPECT_EQ(t->pad_id(), 1);  // "</s>": SigLIP pads with its eos (OpenCLIP's pad_token_id = 1)
     EXPECT_EQ(t->suffix_ids(), std::vector<int32_t>{1});  // "</s>"
     EXPECT_TRUE(t->prefix_ids().empty());
     EXPECT_EQ(t->unk_id(), 2);
@@ -205,7 +205,7 @@ TEST(SentencePiece, RowsTruncateAppendEosAndPad) {
     auto row = row_of(*t, "A dog, on the beach!", 16);  // canonicalize makes it the same text
     std::vector<int32_t> want = ids;
     want.push_back(1);
-    want.resize(16, 0);
+    want.resize(16, 1);
     EXPECT_EQ(row, want);
     std::string long_text;
     for (int i = 0; i < 40; i++) long_text += "two cats running across the river ";
@@ -216,7 +216,7 @@ TEST(SentencePiece, RowsTruncateAppendEosAndPad) {
               std::vector<int32_t>(long_ids.begin(), long_ids.begin() + 63));
     EXPECT_EQ(long_row[63], 1);
     EXPECT_EQ(row_of(*t, "anything", 1), std::vector<int32_t>{1});
-    EXPECT_EQ(row_of(*t, "", 3), (std::vector<int32_t>{1, 0, 0}));
+    EXPECT_EQ(row_of(*t, "", 3), (std::vector<int32_t>{1, 1, 1}));
     std::vector<int32_t> none;
     EXPECT_FALSE(t->tokenize("x", none).ok());  // shorter than the special tokens
     EXPECT_EQ(t->decode(row), "a dog on the beach");

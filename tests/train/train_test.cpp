@@ -159,6 +159,16 @@ TEST(Train, ForcePatchDropoutChangesTheTrainingForward) {
   r = run(base_cmd(dir, "bad", 1) + " --force-patch-dropout 1");
   EXPECT_NE(r.status, 0);
   EXPECT_NE(r.out.find("--force-patch-dropout 1 must be in [0, 1)"), std::string::npos) << r.out;
+  // A timm tower (SigLIP): OpenCLIP hands the rate to timm's PatchDropout, not implemented
+  // here: refused before the model is built, not silently ignored.
+  r = run("cd '" + dir + "' && " + test::openclip() +
+          " train --model ViT-B-16-SigLIP --siglip --dataset-type synthetic-learnable --train-num-samples 8"
+          " --batch-size 4 --epochs 1 --force-patch-dropout 0.5 --name siglip_pdrop");
+  EXPECT_NE(r.status, 0);
+  EXPECT_NE(r.out.find("has a timm image tower (vit_base_patch16_siglip_224), whose patch dropout (timm's "
+                       "PatchDropout) openclip-cpp does not implement"),
+            std::string::npos)
+      << r.out;
 }
 
 TEST(Train, ReadOnlyAndFullDisksGiveClearErrors) {

@@ -1,0 +1,149 @@
+#include "model/weights_openai.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <set>
+
+#include "core/check.h"
+#include "io/torch_pt.h"
+#include "model/precision.h"
+
+namespace oc {
+namespace {
+
+const HostTensor& need(const NamedTensors& sd, const std::string& key, const std::string& where) {
+  for (const auto& [k, t] : sd)
+    if (k == key) return t;
+  OC_USER_ERROR("{}: no '{}' (not an OpenAI CLIP checkpoint: build_model_from_openai_state_dict reads it)", where, key);
+}
+
+// len(set(k.split(".")[2] for k in sd if k.startswith(prefix))): the blocks of a stage.
+int count_blocks(const NamedTensors& sd, const std::string& prefix) {
+  std::set<std::string> ids;
+  for (const auto& [k, t] : sd) {
+    if (k.rfind(prefix, 0) != 0) continue;
+    const size_t a = k.find('.'), b = a == std::string::npos ? a : k.find('.', a + 1);
+    if (b == std::string::npos) continue;
+    const size_t c = k.find('.', b + 1);
+    ids.insert(k.substr(b + 1, c == std::string::npos ? std::string::npos : c - b - 1));
+  }
+  return int(ids.size());
+}
+
+int64_t dim(const HostTensor& t, int i, const std::string& key, const std::string& where) {
+  const int n = int(t.shape.size());
+  if (n == 0 || i >= n || i < -n) OC_USER_ERROR("{}: '{}' has shape {}", where, key, shape_str(t.shape));
+  return t.shape[size_t(i < 0 ? n + i : i)];
+}
+
+struct Field {
+  const char* name;
+  int64_t want;  // from the state_dict
+  int64_t have;  // the config's
+  const char* how;
+};
+
+// The ModelCfg fields build_model_from_openai_state_dict sets, as it infers them.
+std::vector<Field> inferred_fields(const ModelCfg& cfg, const NamedTensors& sd, const std::string& w) {
+  std::vector<Field> f;
+  auto find = [&](const char* k) { return std::any_of(sd.begin(), sd.end(), [&](auto& kv) { return kv.first == k; }); };
+  const bool vit = find("visual.proj");
+  f.push_back({"vision tower is a ViT (1) or ModifiedResNet (0)", vit, !cfg.vision.resnet(), "'visual.proj' present"});
+  if (!f.back().want == !f.back().have) {
+    if (vit) {
+      const HostTensor& conv = need(sd, "visual.conv1.weight", w);
+      int layers = 0;
+      for (const auto& [k, t] : sd) layers += k.rfind("visual.", 0) == 0 && k.ends_with(".attn.in_proj_weight");
+      const int64_t patch = dim(conv, -1, "visual.conv1.weight", w);
+      const int64_t pos = dim(need(sd, "visual.positional_embedding", w), 0, "visual.positional_embedding", w);
+      const int64_t grid = std::llround(std::sqrt(double(pos - 1)));
+      f.push_back(
+          {"vision_cfg.width", dim(conv, 0, "visual.conv1.weight", w), cfg.vision.width, "visual.conv1.weight"});
+      f.push_back({"vision_cfg.layers", layers, cfg.vision.layers, "visual.*.attn.in_proj_weight"});
+      f.push_back({"vision_cfg.patch_size", patch, cfg.vision.patch_size, "visual.conv1.weight"});
+      f.push_back({"vision_cfg.image_size", patch * grid, cfg.vision.image_size, "visual.positional_embedding"});
+    } else {
+      for (int b = 1; b <= 4; ++b) {
+        static const char* names[] = {"vision_cfg.layers[0]", "vision_cfg.layers[1]", "vision_cfg.layers[2]",
+                                      "vision_cfg.layers[3]"};
+        f.push_back({names[b - 1], count_blocks(sd, fmt::format("visual.layer{}", b)),
+                     cfg.vision.resnet_layers.size() == 4 ? cfg.vision.resnet_layers[size_t(b - 1)] : -1,
+                     "visual.layerN.* blocks"});
+      }
+      const int64_t pos = dim(need(sd, "visual.attnpool.positional_embedding", w), 0, "attnpool", w);
+      const int64_t out = std::llround(std::sqrt(double(pos - 1)));
+      if (out * out + 1 != pos)
+        OC_USER_ERROR("{}: visual.attnpool.positional_embedding has {} rows, not a square grid + 1", w, pos);
+      f.push_back({"vision_cfg.width", dim(need(sd, "visual.layer1.0.conv1.weight", w), 0, "layer1", w),
+                   cfg.vision.width, "visual.layer1.0.conv1.weight"});
+      f.push_back({"vision_cfg.image_size", out * 32, cfg.vision.image_size, "visual.attnpool.positional_embedding"});
+    }
+  }
+  f.push_back({"vision_cfg.head_width", 64, cfg.vision.head_width, "CLIPVisionCfg's default"});
+  const HostTensor& ln = need(sd, "ln_final.weight", w);
+  f.push_back(
+      {"embed_dim", dim(need(sd, "text_projection", w), 1, "text_projection", w), cfg.embed_dim, "text_projection"});
+  f.push_back({"text_cfg.context_length", dim(need(sd, "positional_embedding", w), 0, "positional_embedding", w),
+               cfg.text.context_length, "positional_embedding"});
+  f.push_back({"text_cfg.vocab_size", dim(need(sd, "token_embedding.weight", w), 0, "token_embedding", w),
+               cfg.text.vocab_size, "token_embedding.weight"});
+  f.push_back({"text_cfg.width", dim(ln, 0, "ln_final.weight", w), cfg.text.width, "ln_final.weight"});
+  f.push_back({"text_cfg.heads", dim(ln, 0, "ln_final.weight", w) / 64, cfg.text.heads, "width // 64"});
+  f.push_back(
+      {"text_cfg.layers", count_blocks(sd, "transformer.resblocks"), cfg.text.layers, "transformer.resblocks.*"});
+  f.push_back({"quick_gelu", 1, cfg.quick_gelu, "OpenAI's models use QuickGELU"});
+  return f;
+}
+
+// Options of ours that OpenAI's CLIP (CLIPVisionCfg / CLIPTextCfg defaults) does not have.
+std::string foreign_option(const ModelCfg& c) {
+  const VisionCfg& v = c.vision;
+  const TextCfg& t = c.text;
+  if (v.timm()) return "a timm image tower (vision_cfg.timm_model_name)";
+  if (v.mlp_ratio != 4.0 || t.mlp_ratio != 4.0) return "an mlp_ratio other than 4";
+  if (v.ls_init_value || t.ls_init_value) return "LayerScale (ls_init_value)";
+  if (v.no_ln_pre || v.avg_pool || v.final_ln_after_pool) return "no_ln_pre / pool_type avg / final_ln_after_pool";
+  if (t.no_causal_mask || t.pool != TextCfg::Pool::Argmax || t.proj_bias)
+    return "text no_causal_mask / pool_type / proj_bias";
+  if (v.ln_eps != 1e-5 || t.ln_eps != 1e-5) return "a LayerNorm eps other than 1e-5";
+  return "";
+}
+
+float round_f16(float x) { return float(_Float16(x)); }
+
+}  // namespace
+
+void check_openai_config(const ModelCfg& cfg, const NamedTensors& sd, const std::string& where) {
+  for (const Field& f : inferred_fields(cfg, sd, where))
+    if (f.want != f.have)
+      OC_USER_ERROR(
+          "{}: this OpenAI checkpoint describes a model with {} = {} (from {}), but model {} has {}; pick "
+          "the config of these weights (OpenCLIP's load_openai_model builds the model from the weights)",
+          where, f.name, f.want, f.how, cfg.name, f.have);
+  if (std::string o = foreign_option(cfg); !o.empty())
+    OC_USER_ERROR("{}: model {} has {}, which OpenAI's CLIP (build_model_from_openai_state_dict) does not", where,
+                  cfg.name, o);
+}
+
+void load_openai_state_dict(Clip& model, NamedTensors sd, const std::string& where) {
+  check_openai_config(model.cfg(), sd, where);
+  // build_model_from_openai_state_dict loads into a model whose convert_weights_to_fp16 set
+  // is fp16 (OpenAI's files hold those tensors in fp16 already), then load_openai_model calls
+  // model.float(): a tensor of that set saved in fp32 keeps its fp16 rounding.
+  for (auto& [k, t] : sd) {
+    if (t.dtype == DType::F16 || !is_lp_param(k)) continue;
+    std::vector<float> v = t.to_f32();
+    HostTensor r(DType::F32, t.shape);
+    for (size_t i = 0; i < v.size(); ++i) r.f32()[i] = round_f16(v[i]);
+    t = std::move(r);
+  }
+  load_state_dict(model, sd, where);
+}
+
+void apply_openai_archive(ModelSource& s) {
+  if (!s.weights.empty() && io::is_torchscript_archive(s.weights)) s.cfg.quick_gelu = true;
+}
+
+}  // namespace oc
