@@ -196,26 +196,19 @@ static void add_model_flags(FlagList* l) {
       .not_built("bitsandbytes' 8-bit layers are CUDA kernels").on(t);
 
   l->section("precision, device, distributed");
-  Flag& p =
-      l->add("precision", T::String, "amp_bf16",
-             "amp, amp_bf16 and amp_bfloat16: bf16 autocast (amp is fp16 autocast with a GradScaler on CUDA "
-             "in OpenCLIP); bf16, pure_bf16: bf16 weights; fp32; int8 (inference only, ViT towers: int8 block GEMMs, "
-             "per-channel weights, per-row activations; no VNNI: falls back with a warning); fp16 and "
-             "pure_fp16 are refused on the CPU")
-          .on({"train", "eval", "classify", "embed", "index build", "bench train", "bench infer", "bench zeroshot",
-               "demo", "serve"})
-          .def("train", "amp")
-          .def("demo", "")
-          .choices({"amp", "amp_bf16", "amp_bfloat16", "bf16", "pure_bf16", "fp32", "int8"})
-          .bind(&TA::precision, kPrecisionNames)
-          .bind(&TA::precision_spelled)
-          .bind(&openclip::LoadOptions::precision)
-          .bind(&cli::BenchArgs::precision_spelled)
-          .bind(&EvalArgs::precision, kPrecisionNames)
-          .bind(&index::BuildOptions::precision, kPrecisionNames)
-          .bind(&serve::ServeOptions::precision, kPrecisionNames)
-          .bind(&cli::BenchArgs::precision, kPrecisionNames)
-          .bind(&cli::DemoArgs::precision);
+  Flag& p = l->add("precision", T::String, "amp_bf16",
+                   "amp, amp_bf16 and amp_bfloat16: bf16 autocast (amp is fp16 autocast with a GradScaler on CUDA "
+                   "in OpenCLIP); bf16, pure_bf16: bf16 weights; fp32; int8 (inference, ViT towers: int8 block "
+                   "GEMMs; no VNNI: a warning and amp_bf16/fp32); fp16 and pure_fp16 are refused on the CPU")
+                .on({"train", "eval", "classify", "embed", "index build", "bench train", "bench infer",
+                     "bench zeroshot", "demo", "serve"})
+                .def("train", "amp").def("demo", "")
+                .choices({"amp", "amp_bf16", "amp_bfloat16", "bf16", "pure_bf16", "fp32", "int8"})
+      .bind(&TA::precision, kPrecisionNames).bind(&TA::precision_spelled).bind(&openclip::LoadOptions::precision)
+      .bind(&cli::BenchArgs::precision_spelled)
+      .bind(&EvalArgs::precision, kPrecisionNames).bind(&index::BuildOptions::precision, kPrecisionNames)
+      .bind(&serve::ServeOptions::precision, kPrecisionNames).bind(&cli::BenchArgs::precision, kPrecisionNames)
+      .bind(&cli::DemoArgs::precision);
   for (const char* c : kInference) p.def(c, "fp32");
   l->add("device", T::String, "cpu", "compute backend: cpu, ref (plain reference loops), or cuda in a CUDA build "
          "with a visible GPU (otherwise an error saying which is missing); `openclip info` lists them")
