@@ -237,7 +237,6 @@ int run_infer(const std::vector<std::string>& args) {
   if (a.threads > 0) set_num_threads(a.threads);
   ops::backend(ops::resolve_device(a.device)).set_allow_tf32(a.allow_tf32);
   const int64_t B = a.batch_size, steps = a.steps, warm = a.warmup_steps;
-  const Precision prec = a.precision;
   InferenceModel inf(random_model(a, B, uint64_t(a.seed), /*tokenizer=*/false));  // synthetic token ids
   Clip& model = inf.clip();
   const ModelCfg& cfg = inf.cfg();
@@ -260,10 +259,16 @@ int run_infer(const std::vector<std::string>& args) {
   t.reset();
   for (int64_t i = 0; i < steps; ++i) model.encode_text(tokens.data(), B, out.data());
   const double txt_s = double(B * steps) / t.seconds();
-  nlohmann::json j = {{"model", cfg.name}, {"batch_size", B}, {"precision", precision_name(prec)},
-                      {"threads", num_threads()}, {"encode_image_per_second", img_s},
-                      {"encode_image_cpu_seconds_per_batch", img_cpu}, {"loadavg", load_average()},
-                      {"encode_text_per_second", txt_s}, {"text_tokens_computed", model.text_tower().tokens_used()}};
+  // The precision that ran (int8 on a CPU without VNNI falls back: Clip::set_precision).
+  nlohmann::json j = {{"model", cfg.name},
+                      {"batch_size", B},
+                      {"precision", precision_name(model.precision())},
+                      {"threads", num_threads()},
+                      {"encode_image_per_second", img_s},
+                      {"encode_image_cpu_seconds_per_batch", img_cpu},
+                      {"loadavg", load_average()},
+                      {"encode_text_per_second", txt_s},
+                      {"text_tokens_computed", model.text_tower().tokens_used()}};
   nlohmann::json ops_j = nlohmann::json::array();
   for (auto& e : profile::report())
     ops_j.push_back({{"name", e.name}, {"seconds_per_batch", e.seconds / double(steps)}, {"calls_per_batch", e.calls / steps}});
@@ -271,10 +276,11 @@ int run_infer(const std::vector<std::string>& args) {
   if (a.json) {
     std::printf("%s\n", j.dump().c_str());
   } else {
-    std::printf("bench infer %s  batch %lld  %s  threads %d\n  encode_image %.2f images/s   encode_text %.1f texts/s "
-                "(%lld tokens computed)\n",
-                cfg.name.c_str(), (long long)B, precision_name(prec), num_threads(), img_s, txt_s,
-                (long long)model.text_tower().tokens_used());
+    std::printf(
+        "bench infer %s  batch %lld  %s  threads %d\n  encode_image %.2f images/s   encode_text %.1f texts/s "
+        "(%lld tokens computed)\n",
+        cfg.name.c_str(), (long long)B, precision_name(model.precision()), num_threads(), img_s, txt_s,
+        (long long)model.text_tower().tokens_used());
     std::printf("  encode_image time per batch by scope:\n");
     for (auto& e : profile::report())
       std::printf("    %-22s %8.1f ms  %6ld calls\n", e.name.c_str(), 1000 * e.seconds / double(steps), e.calls / steps);

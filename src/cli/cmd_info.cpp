@@ -38,7 +38,8 @@ nlohmann::json info_json() {
   j["onednn"] = {{"version", ops::dnnl_version()},
                  {"isa", ops::dnnl_isa()},
                  {"native_bf16_matmul", ops::native_bf16()},
-                 {"bf16_gemm", ops::bf16_gemm_native() ? "native" : "widened"}};
+                 {"bf16_gemm", ops::bf16_gemm_native() ? "native" : "widened"},
+                 {"int8_gemm", ops::int8_path()}};
   j["memory"] = {{"total_bytes", m.mem_total_bytes}, {"available_bytes", m.mem_available_bytes}};
 #ifdef OPENCLIP_HAVE_MPI
   j["build"]["mpi"] = true;
@@ -94,6 +95,11 @@ int run(const std::vector<std::string>& args) {
   std::printf("| oneDNN   %-8s dispatches to %-20s bf16 GEMMs: %-12s|\n",
               j["onednn"]["version"].get<std::string>().c_str(), j["onednn"]["isa"].get<std::string>().c_str(),
               j["onednn"]["bf16_gemm"].get<std::string>().c_str());
+  std::printf("| int8     --precision int8 GEMMs: %-45s|\n",
+              (j["onednn"]["int8_gemm"].get<std::string>() == "none"
+                   ? std::string("none (no VNNI: falls back to amp_bf16/fp32)")
+                   : j["onednn"]["int8_gemm"].get<std::string>() + " (oneDNN s8 matmul)")
+                  .c_str());
   std::printf("| memory   %6.1f GiB total, %6.1f GiB available%-30s|\n",
               j["memory"]["total_bytes"].get<double>() / (1 << 30),
               j["memory"]["available_bytes"].get<double>() / (1 << 30), "");

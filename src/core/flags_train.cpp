@@ -198,11 +198,12 @@ static void add_model_flags(FlagList* l) {
   l->section("precision, device, distributed");
   Flag& p = l->add("precision", T::String, "amp_bf16",
                    "amp, amp_bf16 and amp_bfloat16: bf16 autocast (amp is fp16 autocast with a GradScaler on CUDA "
-                   "in OpenCLIP); bf16, pure_bf16: bf16 weights; fp32; fp16 and pure_fp16 are refused on the CPU")
+                   "in OpenCLIP); bf16, pure_bf16: bf16 weights; fp32; int8 (inference, ViT towers: int8 block "
+                   "GEMMs; no VNNI: a warning and amp_bf16/fp32); fp16 and pure_fp16 are refused on the CPU")
                 .on({"train", "eval", "classify", "embed", "index build", "bench train", "bench infer",
                      "bench zeroshot", "demo", "serve"})
                 .def("train", "amp").def("demo", "")
-                .choices({"amp", "amp_bf16", "amp_bfloat16", "bf16", "pure_bf16", "fp32"})
+                .choices({"amp", "amp_bf16", "amp_bfloat16", "bf16", "pure_bf16", "fp32", "int8"})
       .bind(&TA::precision, kPrecisionNames).bind(&TA::precision_spelled).bind(&openclip::LoadOptions::precision)
       .bind(&cli::BenchArgs::precision_spelled)
       .bind(&EvalArgs::precision, kPrecisionNames).bind(&index::BuildOptions::precision, kPrecisionNames)

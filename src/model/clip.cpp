@@ -4,9 +4,12 @@
 #include <cstring>
 
 #include "core/check.h"
+#include "core/log.h"
 #include "core/profile.h"
 #include "core/rng.h"
 #include "model/params.h"
+#include "ops/dnnl_info.h"
+#include "ops/gemm_int8.h"
 
 namespace oc {
 
@@ -25,7 +28,29 @@ void Clip::init(uint64_t seed) {
   vision_.set_patch_dropout_seed(mix_seed(seed, 0x70617463));  // patch dropout draws follow the init seed
 }
 
+Precision Clip::checked_int8() const {
+  if (resnet_)
+    OC_USER_ERROR("--precision int8: {} has a ModifiedResNet image tower; the int8 path is built for ViT towers only",
+                  cfg_.name);
+  if (cfg_.vision.timm())
+    OC_USER_ERROR("--precision int8: {} has a timm image tower ({}); the int8 path is built for OpenCLIP's ViT only",
+                  cfg_.name, cfg_.vision.timm_model_name);
+  if (ops::has_int8(*be_)) return Precision::Int8;
+  if (be_->name() != "cpu")
+    OC_USER_ERROR("--precision int8: the {} backend has no int8 GEMMs; use --device cpu", be_->name());
+  const Precision fallback = ops::native_bf16() ? Precision::AmpBf16 : Precision::Fp32;
+  log::warn("--precision int8: this CPU has no VNNI (oneDNN dispatches to {}): running {} instead", ops::dnnl_isa(),
+            precision_name(fallback));
+  return fallback;
+}
+
 void Clip::set_precision(Precision p) {
+  if (p == Precision::Int8) p = checked_int8();
+  if (p == Precision::Int8 && training_)
+    OC_USER_ERROR("--precision int8 is for inference only (embed, eval, serve, ...)");
+  if (p != Precision::Int8) w8_.clear();
+  vision_.set_int8_weights(p == Precision::Int8 ? &w8_.vision() : nullptr);
+  text_.set_int8_weights(p == Precision::Int8 ? &w8_.text() : nullptr);
   const bool replan = B_max_ > 0 && (p != Precision::Fp32) != bf16_acts();
   if (p != prec_) release_f32();  // prepared for the precision that was
   prec_ = p;
@@ -48,6 +73,15 @@ void Clip::refresh_bf16(bool vision, bool text) {
   w16_.refresh(vision, text, /*prepare=*/!training_);
   if (vision) w16_stale_vision_ = false;
   if (text) w16_stale_text_ = false;
+}
+
+void Clip::refresh_int8(bool vision, bool text) {
+  vision = vision && (w8_stale_vision_ || !w8_.has_vision());
+  text = text && (w8_stale_text_ || !w8_.has_text());
+  if (!vision && !text) return;
+  w8_.build(table_, p_, params_.data(), *be_, vision, text);
+  if (vision) w8_stale_vision_ = false;
+  if (text) w8_stale_text_ = false;
 }
 
 namespace {
@@ -86,6 +120,7 @@ void Clip::release_f32() {
 }
 
 void Clip::plan_training(int64_t B_max, bool checkpoint) {
+  if (prec_ == Precision::Int8) OC_USER_ERROR("--precision int8 is for inference only (embed, eval, serve, ...)");
   release_f32();  // the optimizer writes the weights from now on
   training_ = true;
   checkpoint_ = checkpoint;
@@ -136,7 +171,10 @@ void Clip::backward(const float* d_image, const float* d_text) {
 void Clip::encode_image(const float* images, int64_t B, float* out, bool normalize) {
   OC_CHECK(B_max_ > 0, "call plan_inference or plan_training before encode_image");
   const int64_t E = cfg_.embed_dim, S = cfg_.vision.image_size, img = 3 * S * S;
-  if (bf16_acts() && (training_ || w16_stale_vision_)) refresh_bf16(true, false);
+  if (prec_ == Precision::Int8)
+    refresh_int8(true, false);
+  else if (bf16_acts() && (training_ || w16_stale_vision_))
+    refresh_bf16(true, false);
   if (!bf16_acts() && !training_) prepare_f32(true, false);
   for (int64_t b0 = 0; b0 < B; b0 += B_max_) {
     const int64_t n = std::min(B_max_, B - b0);
@@ -149,7 +187,10 @@ void Clip::encode_image(const float* images, int64_t B, float* out, bool normali
 void Clip::encode_text(const int32_t* tokens, int64_t B, float* out, bool normalize) {
   OC_CHECK(B_max_ > 0, "call plan_inference or plan_training before encode_text");
   const int64_t E = cfg_.embed_dim, ctx = cfg_.text.context_length;
-  if (bf16_acts() && (training_ || w16_stale_text_)) refresh_bf16(false, true);
+  if (prec_ == Precision::Int8)
+    refresh_int8(false, true);
+  else if (bf16_acts() && (training_ || w16_stale_text_))
+    refresh_bf16(false, true);
   if (!bf16_acts() && !training_) prepare_f32(false, true);
   for (int64_t b0 = 0; b0 < B; b0 += B_max_) {
     const int64_t n = std::min(B_max_, B - b0);
@@ -159,7 +200,8 @@ void Clip::encode_text(const int32_t* tokens, int64_t B, float* out, bool normal
 }
 
 Clip::Memory Clip::memory() const {
-  return {params_.mib() + w16_.mib(), grads_.mib(), (resnet_ ? resnet_->mib() : vision_.mib()) + text_.mib()};
+  return {params_.mib() + w16_.mib() + w8_.mib(), grads_.mib(),
+          (resnet_ ? resnet_->mib() : vision_.mib()) + text_.mib()};
 }
 
 }  // namespace oc

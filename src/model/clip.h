@@ -13,6 +13,7 @@
 #include "model/precision.h"
 #include "model/towers.h"
 #include "model/weights_bf16.h"
+#include "model/weights_int8.h"
 
 namespace oc {
 
@@ -31,6 +32,7 @@ class Clip {
   // Writers go through params() (which marks the bf16 weight copies stale).
   float* params() {
     w16_stale_vision_ = w16_stale_text_ = true;
+    w8_stale_vision_ = w8_stale_text_ = true;
     release_f32();  // the prepared fp32 copies would outlive what is written now
     return params_.data();
   }
@@ -48,7 +50,9 @@ class Clip {
   const ClipParams& g() const { return g_; }
   void zero_grads() { grads_.zero(); }
 
-  // Re-plans the activation memory when the bf16-ness changes after planning.
+  // Re-plans the activation memory when the bf16-ness changes after planning. Int8 (inference
+  // only) is refused for image towers other than OpenCLIP's ViT, and on a backend without int8
+  // GEMMs; on a CPU without VNNI it warns and runs amp_bf16 (native bf16) or fp32 instead.
   void set_precision(Precision p);
   Precision precision() const { return prec_; }
 
@@ -105,6 +109,11 @@ class Clip {
   // (ops/cpu/linear_packed.cpp: 2-3x the GEMM speed at a few rows); released before anything
   // writes the parameters (params(), training) and with the model.
   bool f32_prepared_vision_ = false, f32_prepared_text_ = false;
+  // int8: the blocks' weights quantized when first encoded with (and after params() was handed out).
+  Int8Weights w8_;
+  bool w8_stale_vision_ = true, w8_stale_text_ = true;
+  void refresh_int8(bool vision, bool text);
+  Precision checked_int8() const;  // set_precision's Int8: the precision that runs
   void prepare_f32(bool vision, bool text);
   void release_f32();
   int64_t B_max_ = 0;

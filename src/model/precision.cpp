@@ -10,7 +10,8 @@ Precision parse_precision(const std::string& name) {
     if (name == spelling) return p;
   if (name == "fp16" || name == "pure_fp16")
     OC_USER_ERROR("--precision {}: fp16 weights are not supported on the CPU backend; use amp_bf16 or fp32", name);
-  OC_USER_ERROR("--precision {}: unknown; choose one of amp, amp_bf16, amp_bfloat16, bf16, pure_bf16, fp32", name);
+  OC_USER_ERROR("--precision {}: unknown; choose one of amp, amp_bf16, amp_bfloat16, bf16, pure_bf16, fp32, int8",
+                name);
 }
 
 const char* precision_name(Precision p) {
@@ -19,6 +20,8 @@ const char* precision_name(Precision p) {
     case Precision::AmpBf16: return "amp_bf16";
     case Precision::Bf16: return "bf16";
     case Precision::PureBf16: return "pure_bf16";
+    case Precision::Int8:
+      return "int8";
   }
   return "?";
 }

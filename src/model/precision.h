@@ -18,6 +18,9 @@ enum class Precision {
             // visual.proj, text_projection) are kept at bf16 values; LayerNorms, embeddings
             // and logit_scale stay fp32
   PureBf16, // `pure_bf16`: every parameter kept at a bf16 value, as model.to(bfloat16)
+  Int8,     // inference only (not OpenCLIP's): the transformer blocks' GEMM weights in int8 per
+            // output channel, their inputs quantized per row (model/block_int8.h); the rest
+            // as amp_bf16. ViT towers only; a CPU without VNNI falls back with a warning.
 };
 
 // The spellings --precision accepts (OpenCLIP's) and the mode each selects: the flag registry
@@ -26,6 +29,7 @@ enum class Precision {
 inline constexpr std::pair<std::string_view, Precision> kPrecisionNames[] = {
     {"amp", Precision::AmpBf16}, {"amp_bf16", Precision::AmpBf16}, {"amp_bfloat16", Precision::AmpBf16},
     {"bf16", Precision::Bf16},   {"pure_bf16", Precision::PureBf16}, {"fp32", Precision::Fp32},
+    {"int8", Precision::Int8},
 };
 
 // What OpenCLIP's `amp` means here, for the log of a run that asked for it.

@@ -40,7 +40,8 @@ class BufferPlan {
 };
 
 StackDims dims(int64_t B, int64_t T, int64_t W, int64_t H, int64_t F, int64_t L, bool causal, ops::Act act, double eps,
-               ops::Prec prec, const StackMemory& mem, const std::vector<BlockWeights16>* w16, ops::Backend* be) {
+               ops::Prec prec, const StackMemory& mem, const std::vector<BlockWeights16>* w16,
+               const std::vector<BlockWeightsInt8>* w8, ops::Backend* be) {
   StackDims d;
   d.be = be;
   d.B = B, d.T = T, d.W = W, d.H = H, d.F = F, d.layers = L, d.causal = causal;
@@ -48,8 +49,12 @@ StackDims dims(int64_t B, int64_t T, int64_t W, int64_t H, int64_t F, int64_t L,
   d.eps = eps;
   d.prec = prec;
   if (mem.bf16_acts()) {
-    OC_CHECK(prec == ops::Prec::BF16 && w16, "tower planned with bf16 activations runs only in bf16 with bf16 weights");
-    d.w16 = w16;
+    OC_CHECK(prec == ops::Prec::BF16 && (w16 || w8),
+             "tower planned with bf16 activations runs only in bf16 with bf16 or int8 weights");
+    if (w8)
+      d.w8 = w8;  // int8 inference
+    else
+      d.w16 = w16;
   }
   return d;
 }
@@ -60,7 +65,7 @@ ops::Act block_act(const ModelCfg& c) { return c.quick_gelu ? ops::Act::QuickGel
 StackDims VisionTower::stack_dims(int64_t B, ops::Prec prec) const {
   const auto& v = cfg_.vision;
   return dims(B, T_, v.width, v.heads(), v.mlp_width(), v.layers, false, v.timm() ? ops::Act::Gelu : block_act(cfg_),
-              v.ln_eps, prec, mem_, w16_, be_);
+              v.ln_eps, prec, mem_, w16_, w8_, be_);
 }
 
 // ---------------------------------------------------------------------------------------
@@ -200,7 +205,7 @@ const float* TextTower::forward(const ClipParams& p, const int32_t* tokens, int6
   be_->run(ops::TokenEmbedForwardArgs{.x = a0.x, .tokens = {tok_.data(), size_t(B * T)}, .wte = p.tok_emb,
                                       .wpe = p.t_pos, .B = B, .Tn = T, .C = W, .V = V});
   StackDims d = dims(B, T, W, t.heads, t.mlp_width(), t.layers, !t.no_causal_mask, block_act(cfg_), t.ln_eps, prec,
-                     mem_, w16_, be_);
+                     mem_, w16_, w8_, be_);
   stack_forward(p.t_blocks, mem_, d);
   be_->run(ops::GatherRowsForwardArgs{.out = pooled_in_, .inp = mem_.out(B, T), .idx = {eot_.data(), size_t(B)}, .B = B,
                                       .Tn = T, .C = W});
@@ -227,7 +232,7 @@ void TextTower::backward(const ClipParams& p, const ClipParams& g, const float* 
   be_->run(ops::GatherRowsBackwardArgs{.dinp = d_stack_out_, .dout = d_pooled_in_, .idx = {eot_.data(), size_t(B)},
                                        .B = B, .Tn = T, .C = W});
   StackDims d = dims(B, T, W, t.heads, t.mlp_width(), t.layers, !t.no_causal_mask, block_act(cfg_), t.ln_eps, prec,
-                     mem_, w16_, be_);
+                     mem_, w16_, w8_, be_);
   stack_backward(p.t_blocks, g.t_blocks, mem_, d_stack_out_, d);
   be_->run(ops::TokenEmbedBackwardArgs{.dwte = g.tok_emb, .dwpe = g.t_pos, .dx = mem_.d_res(),
                                        .tokens = {tok_.data(), size_t(B * T)}, .B = B, .Tn = T, .C = W, .V = V});

@@ -7,6 +7,7 @@
 #include "core/checked.h"
 #include "core/profile.h"
 #include "model/block_bf16.h"
+#include "model/block_int8.h"
 #include "ops/attention.h"
 #include "ops/layernorm.h"
 #include "ops/linear.h"
@@ -169,9 +170,15 @@ bool bf16_blocks(const StackMemory& mem, const StackDims& d) {
 
 void stack_forward(const std::vector<BlockParams>& p, StackMemory& mem, const StackDims& d) {
   const bool b16 = bf16_blocks(mem, d);
+  if (d.w8)
+    OC_CHECK(mem.bf16_acts() && !mem.training() && int64_t(d.w8->size()) == d.layers,
+             "int8 blocks need inference memory planned with bf16 activations and {} int8 weight sets", d.layers);
   for (int64_t l = 0; l < d.layers; ++l) {
     float* y = (l + 1 < d.layers) ? mem.layer(l + 1, d.B, d.T).x : mem.out(d.B, d.T);
-    if (b16) block_forward_bf16(p[l], (*d.w16)[size_t(l)], mem.layer(l, d.B, d.T), y, mem, d);
+    if (d.w8)
+      block_forward_int8(p[l], (*d.w8)[size_t(l)], mem.layer(l, d.B, d.T), y, mem, d);
+    else if (b16)
+      block_forward_bf16(p[l], (*d.w16)[size_t(l)], mem.layer(l, d.B, d.T), y, mem, d);
     else block_forward(p[l], mem.layer(l, d.B, d.T), y, mem.ln_buf(), mem.d_big2(), d);
   }
 }

@@ -9,6 +9,7 @@
 
 #include "model/params.h"
 #include "model/weights_bf16.h"
+#include "model/weights_int8.h"
 #include "ops/activation.h"
 #include "ops/backend.h"
 #include "ops/gemm.h"
@@ -26,6 +27,8 @@ struct StackDims {
   // amp_bf16 with bf16 activations: the blocks' bf16 weight copies (null: the fp32 path,
   // or BF16 GEMMs converting their fp32 operands per call).
   const std::vector<BlockWeights16>* w16 = nullptr;
+  // int8 inference (block_int8.h): the blocks' int8 weights, with bf16 activations (w16 null).
+  const std::vector<BlockWeightsInt8>* w8 = nullptr;
   ops::Backend* be = nullptr;  // runs every op; the arena's memory is this backend's
 };
 

@@ -17,5 +17,10 @@ std::string dnnl_version();
 // whether bf16 matmuls run natively.
 std::string dnnl_isa();
 bool native_bf16();
+// The int8 path oneDNN's s8 matmul takes here: "AMX-INT8", "AVX512-VNNI", "AVX-VNNI" or
+// "none" (no VNNI: --precision int8 warns and runs amp_bf16/fp32 instead). int8_native() is
+// whether it is not "none"; OPENCLIP_INT8=off makes it "none" (tests of the fallback).
+std::string int8_path();
+bool int8_native();
 
 }  // namespace oc::ops

@@ -39,6 +39,27 @@ bool native_bf16() {
   }
 }
 
+std::string int8_path() {
+  const char* env = std::getenv("OPENCLIP_INT8");
+  if (env && std::string(env) == "off") return "none";
+  switch (dnnl::get_effective_cpu_isa()) {
+    case dnnl::cpu_isa::avx2_vnni:
+    case dnnl::cpu_isa::avx2_vnni_2:
+      return "AVX-VNNI";
+    case dnnl::cpu_isa::avx512_core_vnni:
+    case dnnl::cpu_isa::avx512_core_bf16:
+    case dnnl::cpu_isa::avx512_core_fp16:
+      return "AVX512-VNNI";
+    case dnnl::cpu_isa::avx512_core_amx:
+    case dnnl::cpu_isa::avx512_core_amx_fp16:
+      return "AMX-INT8";
+    default:
+      return "none";
+  }
+}
+
+bool int8_native() { return int8_path() != "none"; }
+
 bool bf16_gemm_native() {
   static const bool native = [] {
     const char* env = std::getenv("OPENCLIP_BF16_GEMM");

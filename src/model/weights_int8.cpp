@@ -1,0 +1,46 @@
+#include "model/weights_int8.h"
+
+#include "core/check.h"
+#include "core/profile.h"
+
+namespace oc {
+
+namespace {
+void quantize_blocks(const ParamTable& table, const std::vector<BlockParams>& blocks, const float* base,
+                     ops::Backend& be, std::vector<std::unique_ptr<ops::Int8Weight>>& own,
+                     std::vector<BlockWeightsInt8>& out) {
+  own.clear(), out.clear();
+  auto one = [&](const float* w) {
+    const ParamInfo* info = nullptr;
+    for (const ParamInfo& pi : table.params)
+      if (base + pi.offset == w) info = &pi;
+    OC_CHECK(info && info->shape.size() == 2, "int8 weights: no matrix parameter at offset {}", w - base);
+    own.push_back(ops::quantize_weight_int8(
+        be, {.W = w, .N = int64_t(info->shape[0]), .K = int64_t(info->shape[1]), .name = info->name}));
+    return own.back().get();
+  };
+  for (const BlockParams& b : blocks) {
+    BlockWeightsInt8 q{};
+    q.in_w = one(b.in_w), q.out_w = one(b.out_w), q.fc_w = one(b.fc_w), q.proj_w = one(b.proj_w);
+    out.push_back(q);
+  }
+}
+}  // namespace
+
+void Int8Weights::build(const ParamTable& table, const ClipParams& p, const float* base, ops::Backend& be, bool vision,
+                        bool text) {
+  OC_PROFILE("int8_weights");
+  if (vision) quantize_blocks(table, p.v_blocks, base, be, own_v_, v_);
+  if (text) quantize_blocks(table, p.t_blocks, base, be, own_t_, t_);
+}
+
+void Int8Weights::clear() { own_v_.clear(), own_t_.clear(), v_.clear(), t_.clear(); }
+
+double Int8Weights::mib() const {
+  double n = 0;
+  for (const auto* own : {&own_v_, &own_t_})
+    for (const auto& w : *own) n += double(w->N * w->K);  // s8 bytes (the plain copy doubles it on cpu)
+  return n / (1 << 20);
+}
+
+}  // namespace oc

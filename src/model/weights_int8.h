@@ -1,0 +1,39 @@
+// --precision int8: every block's GEMM weights (in_proj, out_proj, c_fc, c_proj) quantized
+// once, per output channel, into the backend's int8 layout (Backend::quantize_weight_int8,
+// ops/gemm_int8.h), for inference only. Made from the fp32 weights when the model is first
+// encoded with, again after anything writes the parameters.
+#pragma once
+#include <memory>
+#include <vector>
+
+#include "model/params.h"
+#include "ops/backend.h"
+#include "ops/gemm_int8.h"
+
+namespace oc {
+
+struct BlockWeightsInt8 {
+  const ops::Int8Weight* in_w;    // [3W, W]
+  const ops::Int8Weight* out_w;   // [W, W]
+  const ops::Int8Weight* fc_w;    // [F, W]
+  const ops::Int8Weight* proj_w;  // [W, F]
+};
+
+class Int8Weights {
+ public:
+  // Quantizes the vision and/or text blocks' weights of `p` (bound to `base`, laid out by
+  // `table`) on `be`; the others are released.
+  void build(const ParamTable& table, const ClipParams& p, const float* base, ops::Backend& be, bool vision, bool text);
+  void clear();
+  const std::vector<BlockWeightsInt8>& vision() const { return v_; }
+  const std::vector<BlockWeightsInt8>& text() const { return t_; }
+  bool has_vision() const { return !v_.empty(); }
+  bool has_text() const { return !t_.empty(); }
+  double mib() const;
+
+ private:
+  std::vector<std::unique_ptr<ops::Int8Weight>> own_v_, own_t_;
+  std::vector<BlockWeightsInt8> v_, t_;
+};
+
+}  // namespace oc
