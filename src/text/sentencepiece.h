@@ -37,6 +37,7 @@ class SentencePieceTokenizer {
 
   Format format() const;
   int32_t vocab_size() const;
+  int32_t id_limit() const;  // one past the largest id tokenize can write (>= vocab_size)
   int32_t unk_id() const;
   // The padding id: the model's pad piece (T5: "<pad>" = 0); 0 when it has none.
   int32_t pad_id() const;
