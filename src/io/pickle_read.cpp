@@ -60,6 +60,17 @@ struct VmError {
   std::string msg;
 };
 
+// The memory the VM may hold for a pickle of N bytes: kMemPerByte x N + kMemSlack (its nodes,
+// memo, containers, dict keys, and the PyValue tree made at STOP, counted as they are made).
+// A 1-byte opcode makes a node of ~200 bytes and STOP copies it into a PyValue of ~130: 64 x N
+// stops such a pickle at a fifth of its size, and shared references copied at STOP at once (a
+// 10 MB pickle had taken 2.96 GB, 20 MB ended in a bare std::bad_alloc; now 0.7 GB at most).
+// Real checkpoints' pickles are under 1 MB (one state_dict entry is ~100 bytes of pickle and
+// ~20 nodes; ViT-bigG with its optimizer state ~0.5 MB): the slack holds them whole.
+constexpr size_t kMemPerByte = 64;
+constexpr size_t kMemSlack = size_t(64) << 20;
+constexpr size_t kMemoEntry = 64;  // an unordered_map node and its bucket
+
 struct StorageName {
   const char* name;
   DType dtype;
@@ -72,7 +83,8 @@ constexpr StorageName kStorages[] = {
 
 class Vm {
  public:
-  Vm(std::span<const uint8_t> data, const std::string& where) : d_(data), where_(where) {}
+  Vm(std::span<const uint8_t> data, const std::string& where)
+      : d_(data), where_(where), mem_cap_(kMemPerByte * data.size() + kMemSlack) {}
   PyValue run();
 
  private:
@@ -95,7 +107,17 @@ class Vm {
     }
     fail("unterminated text argument");
   }
+  // Counts `bytes` of memory against the file's cap (see kMemPerByte).
+  void charge(size_t bytes) {
+    mem_ += bytes;
+    if (mem_ > mem_cap_)
+      throw VmError{
+          fmt::format("{}: pickle at byte {}: unpickling needs over {} bytes of memory, over the cap of {} x "
+                      "the pickle's {} bytes + {} MiB (shared references or containers expand too far)",
+                      where_, at_, mem_cap_, kMemPerByte, d_.size(), kMemSlack >> 20)};
+  }
   uint32_t push_node(Node n) {
+    charge(sizeof(Node) + sizeof(uint32_t) + n.s.size());
     nodes_.push_back(std::move(n));
     stack_.push_back(uint32_t(nodes_.size() - 1));
     return stack_.back();
@@ -141,7 +163,10 @@ class Vm {
   }
   void push_int(int64_t v) { node(push_value(PyKind::Int)).i = v; }
   void push_global(const std::string& module, const std::string& name);
-  void tuple_of(std::vector<uint32_t> items) { node(push_value(PyKind::Tuple)).items = std::move(items); }
+  void tuple_of(std::vector<uint32_t> items) {
+    charge(sizeof(uint32_t) * items.size());
+    node(push_value(PyKind::Tuple)).items = std::move(items);
+  }
   void setitems(uint32_t dict, const std::vector<uint32_t>& kv);
   void additems(uint32_t target, const std::vector<uint32_t>& values);
   void reduce(bool newobj);
@@ -172,6 +197,7 @@ class Vm {
   std::vector<uint8_t> on_path_;
   size_t budget_ = 0;
   size_t key_budget_ = 0;
+  size_t mem_ = 0, mem_cap_;
 };
 
 void Vm::push_global(const std::string& module, const std::string& name) {
@@ -228,6 +254,7 @@ void Vm::setitems(uint32_t d, const std::vector<uint32_t>& kv) {
   if (!dn.dict_index) dn.dict_index = std::make_unique<std::unordered_map<std::string, uint32_t>>();
   for (size_t j = 0; j < kv.size(); j += 2) {
     std::string k = canonical_key(kv[j], 0);
+    charge(k.size() + 64);  // the index entry (key, slot, hash node) and the dict's pair
     auto [it, inserted] = dn.dict_index->emplace(std::move(k), uint32_t(dn.dict.size()));
     if (inserted) dn.dict.emplace_back(kv[j], kv[j + 1]);
     else dn.dict[it->second].second = kv[j + 1];  // Python: the last value wins, order stays
@@ -236,6 +263,7 @@ void Vm::setitems(uint32_t d, const std::vector<uint32_t>& kv) {
 
 void Vm::additems(uint32_t t, const std::vector<uint32_t>& values) {
   if (!is(t, PyKind::List) && !is(t, PyKind::Set)) fail("target is a " + describe(t) + ", not a list or set");
+  charge(sizeof(uint32_t) * values.size());
   auto& items = node(t).items;
   items.insert(items.end(), values.begin(), values.end());
 }
@@ -381,6 +409,7 @@ PyValue Vm::materialize(uint32_t i, int depth) {
   if (budget_ == 0) throw VmError{where_ + ": pickle result is too large (shared references expand too far)"};
   --budget_;
   const Node& n = nodes_[i];
+  charge(sizeof(PyValue) + n.s.size());
   if (n.nk != NodeKind::Value)
     throw VmError{fmt::format("{}: pickle result contains a bare {}", where_, n.nk == NodeKind::Global ? n.s : "storage")};
   if (on_path_[i]) throw VmError{where_ + ": pickle result contains a reference cycle"};
@@ -534,9 +563,9 @@ bool Vm::object_op() {
       if (!is(top(), PyKind::Dict)) fail("BUILD on a " + describe(top()) + " is not supported");
       return true;
     }
-    case 'q': memo_[*take(1)] = top(); return true;
-    case 'r': memo_[load_le<uint32_t>(take(4))] = top(); return true;
-    case 0x94: memo_[memo_.size()] = top(); return true;
+    case 'q': charge(kMemoEntry); memo_[*take(1)] = top(); return true;
+    case 'r': charge(kMemoEntry); memo_[load_le<uint32_t>(take(4))] = top(); return true;
+    case 0x94: charge(kMemoEntry); memo_[memo_.size()] = top(); return true;
     case 'h': case 'j': {
       uint64_t k = op_ == 'h' ? *take(1) : load_le<uint32_t>(take(4));
       auto it = memo_.find(k);
