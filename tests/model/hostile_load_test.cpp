@@ -6,6 +6,7 @@
 #include <cmath>
 #include <limits>
 
+#include "core/check.h"
 #include "core/fs.h"
 #include "model/clip.h"
 #include "model/model_source.h"
