@@ -65,8 +65,9 @@ struct VmError {
 // A 1-byte opcode makes a node of ~200 bytes and STOP copies it into a PyValue of ~130: 64 x N
 // stops such a pickle at a fifth of its size, and shared references copied at STOP at once (a
 // 10 MB pickle had taken 2.96 GB, 20 MB ended in a bare std::bad_alloc; now 0.7 GB at most).
-// Real checkpoints' pickles are under 1 MB (one state_dict entry is ~100 bytes of pickle and
-// ~20 nodes; ViT-bigG with its optimizer state ~0.5 MB): the slack holds them whole.
+// Real checkpoints' pickles are far under 1 MB: torch.save of a 288-tensor state_dict with its
+// AdamW state (1152 tensors) is 102,520 bytes of pickle, ~90 bytes a tensor, so ViT-bigG's
+// ~4000 would be ~0.4 MB; the slack holds such a pickle whole.
 constexpr size_t kMemPerByte = 64;
 constexpr size_t kMemSlack = size_t(64) << 20;
 constexpr size_t kMemoEntry = 64;  // an unordered_map node and its bucket
