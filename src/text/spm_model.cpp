@@ -79,6 +79,10 @@ void check_model_field(const Field& g, uint32_t parent, size_t at, const std::st
                     kMaxPieceBytes);
     if (size_t bad = text::utf8_invalid_offset(g.payload); bad != std::string_view::npos)
       OC_USER_ERROR("{}: the piece at byte offset {}: {}", source, at, text::utf8_error_message(g.payload, bad));
+    // The library's Darts-clone trie takes NUL-terminated keys and aborts the process on one
+    // that starts with NUL (found by fuzz_spiece).
+    if (size_t nul = g.payload.find('\0'); nul != std::string_view::npos)
+      OC_USER_ERROR("{}: the piece at byte offset {} holds a NUL byte at its byte {}", source, at, nul);
   }
   if ((parent == 3 || parent == 5) && g.number == 2) {
     if (g.wire != 2) OC_USER_ERROR("{}: precompiled_charsmap at byte offset {} is not bytes", source, at);

@@ -144,6 +144,10 @@ TEST(HostileTokenizer, SpieceModelIsValidatedBeforeTheLibraryReadsIt) {
   e = spm_error(model + field(1, field(1, std::string(1 << 20, 'x'))), "piece.model");
   EXPECT_HAS(e, "piece.model: the piece at byte offset");
   EXPECT_HAS(e, "has 1048576 bytes (a piece has 1 to 2048)");
+  // Found by fuzz_spiece: a piece starting with NUL aborted the process inside Darts-clone.
+  e = spm_error(model + field(1, field(1, std::string("\0ab", 3))), "nul.model");
+  EXPECT_HAS(e, "nul.model: the piece at byte offset");
+  EXPECT_HAS(e, "holds a NUL byte at its byte 0");
   e = spm_error(model + field(1, field(1, "\xFF")), "utf8.model");
   EXPECT_HAS(e, "invalid UTF-8 at byte offset 0 (bytes 0xFF)");
 }
