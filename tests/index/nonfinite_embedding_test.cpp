@@ -22,7 +22,7 @@ TEST(NonFiniteEmbedding, IsNotIndexedAndTheItemIsNamed) {
   const std::string w = f.dir + "/nan.safetensors";
   save_weights(m, w);
   const std::string out = f.dir + "/index";
-  Run r = run(build_cmd(f, f.dir + "/img", out, w));
+  auto r = run(build_cmd(f, f.dir + "/img", out, w));
   EXPECT_EQ(r.status, 1) << r.out;
   EXPECT_NE(r.out.find(f.images[0] + ": its embedding is not finite (NaN or infinity); not indexed"), std::string::npos)
       << r.out;
