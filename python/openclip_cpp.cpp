@@ -39,22 +39,20 @@ py::array_t<float> to_numpy(const std::vector<std::vector<float>>& rows, int dim
 
 // A C-contiguous copy (or the array itself) of uint8 item `i`, its shape checked first: a
 // broadcast or strided view may be far larger than its memory. A height or width past int is
-// a ValueError; a copy that cannot be allocated a MemoryError naming its size (ensure() returns
-// a null array then, which was dereferenced).
+// a ValueError; a copy that cannot be made a MemoryError naming its size (ensure() returns a
+// null array then, which was dereferenced).
 U8Array contiguous(const py::array& a, size_t i) {
   const std::string item = "encode_image: item " + std::to_string(i);
   if (a.ndim() == 3 && (a.shape(0) > INT32_MAX || a.shape(1) > INT32_MAX))
     throw py::value_error(item + ": an image of " + std::to_string(a.shape(0)) + " x " + std::to_string(a.shape(1)) +
                           " pixels is larger than the model's preprocessing takes (2^31 - 1 a side)");
-  U8Array c = U8Array::ensure(a);
+  U8Array c = U8Array::ensure(a);  // null when the copy fails; ensure() clears numpy's error
   if (!c) {
-    py::error_already_set why;  // numpy's error, cleared by fetching it
     const std::string bytes = a.ndim() == 3 ? std::to_string(a.shape(0)) + " x " + std::to_string(a.shape(1)) + " x " +
                                                   std::to_string(a.shape(2)) + " bytes"
-                                            : "its bytes";
-    PyErr_SetString(
-        why.matches(PyExc_MemoryError) ? PyExc_MemoryError : PyExc_ValueError,
-        (item + ": a contiguous copy of the array (" + bytes + ") could not be made: " + why.what()).c_str());
+                                            : std::to_string(a.nbytes()) + " bytes";
+    PyErr_SetString(PyExc_MemoryError,
+                    (item + ": a contiguous copy of the array (" + bytes + ") could not be allocated").c_str());
     throw py::error_already_set();
   }
   return c;
