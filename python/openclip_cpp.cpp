@@ -37,6 +37,27 @@ py::array_t<float> to_numpy(const std::vector<std::vector<float>>& rows, int dim
   return out;
 }
 
+// A C-contiguous copy (or the array itself) of uint8 item `i`, its shape checked first: a
+// broadcast or strided view may be far larger than its memory. A height or width past int is
+// a ValueError; a copy that cannot be made a MemoryError naming its size (ensure() returns a
+// null array then, which was dereferenced).
+U8Array contiguous(const py::array& a, size_t i) {
+  const std::string item = "encode_image: item " + std::to_string(i);
+  if (a.ndim() == 3 && (a.shape(0) > INT32_MAX || a.shape(1) > INT32_MAX))
+    throw py::value_error(item + ": an image of " + std::to_string(a.shape(0)) + " x " + std::to_string(a.shape(1)) +
+                          " pixels is larger than the model's preprocessing takes (2^31 - 1 a side)");
+  U8Array c = U8Array::ensure(a);  // null when the copy fails; ensure() clears numpy's error
+  if (!c) {
+    const std::string bytes = a.ndim() == 3 ? std::to_string(a.shape(0)) + " x " + std::to_string(a.shape(1)) + " x " +
+                                                  std::to_string(a.shape(2)) + " bytes"
+                                            : std::to_string(a.nbytes()) + " bytes";
+    PyErr_SetString(PyExc_MemoryError,
+                    (item + ": a contiguous copy of the array (" + bytes + ") could not be allocated").c_str());
+    throw py::error_already_set();
+  }
+  return c;
+}
+
 // One uint8 HWC RGB array; the arrays are kept alive by the caller's list while we compute.
 openclip::ImageView image_view(const U8Array& a) {
   if (a.ndim() != 3 || a.shape(2) != 3)
@@ -109,7 +130,7 @@ class PyModel {
                         std::string(py::str(py::type::of(item).attr("__name__"))) +
                         (py::isinstance<py::array>(item) ? " of dtype " + std::string(py::str(item.attr("dtype"))) : "") +
                         ", not a path or a uint8 (height, width, 3) array");
-      arrays.push_back(U8Array::ensure(item));
+      arrays.push_back(contiguous(py::reinterpret_borrow<py::array>(item), arrays.size()));
     }
     std::vector<openclip::ImageView> views;
     for (const auto& a : arrays) views.push_back(image_view(a));

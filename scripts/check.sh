@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Sanitizer and fuzz check: builds build-fuzz/ with clang (ASan + UBSan everywhere, libFuzzer
-# coverage on every module), runs the fast tests in it, then every fuzz target for SECONDS
+# coverage on every module), runs the fast tests in it, then every fuzz target (each
+# tests/fuzz/fuzz_*.cpp: CMake's glob builds them all, this loop runs them all) for SECONDS
 # each (default 60) from its committed seeds (tests/fuzz/corpus/<target>, kept unchanged; new
 # inputs go to build-fuzz/corpus/<target>). One line per target; exits non-zero when a test
 # fails, a sanitizer reports, or a fuzz target crashes, leaks, times out or runs out of memory.

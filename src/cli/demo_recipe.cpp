@@ -7,6 +7,7 @@
 
 #include "core/check.h"
 #include "core/fs.h"
+#include "core/json_read.h"
 #include "core/options.h"
 #include "image/transform.h"
 
@@ -36,13 +37,16 @@ template <class T>
 T field(const json& j, const char* key, bool (json::*ok)() const noexcept, const char* what, const std::string& where) {
   if (!j.contains(key)) OC_USER_ERROR("{}: the recipe has no \"{}\" ({})", where, key, what);
   if (!(j[key].*ok)()) OC_USER_ERROR("{}: \"{}\" must be {}, got {}", where, key, what, j[key].dump());
-  return j[key].get<T>();
+  if constexpr (std::is_integral_v<T>)
+    return json_int<T>(j[key], where, fmt::format("\"{}\"", key));  // 2^32 + 128 is refused, not read as 128
+  else
+    return j[key].get<T>();
 }
 }  // namespace
 
 DemoRecipe parse_demo_recipe(const std::string& text, const std::string& where) {
-  const json j = json::parse(text, nullptr, false);
-  if (j.is_discarded() || !j.is_object()) OC_USER_ERROR("{}: not a JSON object", where);
+  const json j = parse_json(text, where);
+  if (!j.is_object()) OC_USER_ERROR("{}: not a JSON object", where);
   const std::set<std::string> known = {"name",    "description", "model",  "batch_size", "lr",         "wd",
                                        "warmup",  "lr_scheduler", "precision", "aug_cfg", "samples", "epochs",
                                        "max_passes", "seed", "measured"};

@@ -5,6 +5,7 @@
 
 #include "core/check.h"
 #include "core/fs.h"
+#include "core/json_read.h"
 #include "core/machine.h"
 
 namespace oc {
@@ -12,12 +13,7 @@ namespace oc {
 ZeroShotTask load_zeroshot_task(const std::string& path) {
   auto text = fs::read_text(path);
   if (!text) OC_USER_ERROR("{}", text.error());
-  nlohmann::json j;
-  try {
-    j = nlohmann::json::parse(text.value());
-  } catch (const std::exception& e) {
-    OC_USER_ERROR("{}: not valid JSON: {}", path, e.what());
-  }
+  nlohmann::json j = parse_json(text.value(), path);
   ZeroShotTask t;
   if (!j.is_object() || !j.contains("classnames") || !j["classnames"].is_array())
     OC_USER_ERROR("{}: expected {{\"classnames\": [...], \"templates\": [...]}}", path);

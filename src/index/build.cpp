@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <optional>
 #include <unordered_set>
@@ -11,6 +12,7 @@
 #include "core/check.h"
 #include "core/folder_lock.h"
 #include "core/fs.h"
+#include "core/log.h"
 #include "data/stats.h"
 #include "image/codec.h"
 #include "index/checksum.h"
@@ -45,6 +47,23 @@ class Progress {
   bool on_;
   Clock::time_point t0_, last_{};
 };
+
+// Appends the items `which` of `todo` and their embeddings (rows of `feats`), except those
+// whose embedding is not finite (issue 42 #8: NaN from a damaged model was written into the
+// index): each is counted as failed and named in a warning.
+void keep_finite(const std::vector<float>& feats, size_t E, const std::vector<size_t>& which,
+                 const std::vector<Item>& todo, IndexData* d, BuildResult* r) {
+  for (size_t k = 0; k < which.size(); ++k) {
+    const float* row = feats.data() + k * E;
+    if (!std::all_of(row, row + E, [](float x) { return std::isfinite(x); })) {
+      log::warn("{}: its embedding is not finite (NaN or infinity); not indexed", todo[which[k]].key);
+      ++r->failed;
+      continue;
+    }
+    d->items.push_back(todo[which[k]]);
+    d->embeddings.insert(d->embeddings.end(), row, row + E);
+  }
+}
 
 // Decodes a batch in parallel; failed items are counted and left out (nullopt).
 std::vector<std::optional<ImageU8>> decode_batch(const std::vector<Item>& items, size_t i0, size_t n,
@@ -134,11 +153,12 @@ BuildResult build_index(const BuildOptions& opt) {
     const size_t n = std::min(todo.size() - i0, size_t(opt.batch));
     auto imgs = decode_batch(todo, i0, n, d.meta.roots, &stats);
     std::vector<const ImageU8*> ok;
+    std::vector<size_t> which;
     for (size_t i = 0; i < n; ++i)
-      if (imgs[i]) ok.push_back(&*imgs[i]), d.items.push_back(todo[i0 + i]);
+      if (imgs[i]) ok.push_back(&*imgs[i]), which.push_back(i0 + i);
     const std::vector<float> feats = enc.encode_images(ok);
-    d.embeddings.insert(d.embeddings.end(), feats.begin(), feats.end());
     r.failed += int64_t(n - ok.size());
+    keep_finite(feats, size_t(enc.embed_dim()), which, todo, &d, &r);
     bar.update(int64_t(i0 + n));
   }
   bar.update(int64_t(todo.size()), true);

@@ -71,6 +71,18 @@ struct VmError {
   std::string msg;
 };
 
+// The memory the VM may hold for a pickle of N bytes: kMemPerByte x N + kMemSlack (its nodes,
+// memo, containers, dict keys, and the PyValue tree made at STOP, counted as they are made).
+// A 1-byte opcode makes a node of ~200 bytes and STOP copies it into a PyValue of ~130: 64 x N
+// stops such a pickle at a fifth of its size, and shared references copied at STOP at once (a
+// 10 MB pickle had taken 2.96 GB, 20 MB ended in a bare std::bad_alloc; now 0.7 GB at most).
+// Real checkpoints' pickles are far under 1 MB: torch.save of a 288-tensor state_dict with its
+// AdamW state (1152 tensors) is 102,520 bytes of pickle, ~90 bytes a tensor, so ViT-bigG's
+// ~4000 would be ~0.4 MB; the slack holds such a pickle whole.
+constexpr size_t kMemPerByte = 64;
+constexpr size_t kMemSlack = size_t(64) << 20;
+constexpr size_t kMemoEntry = 64;  // an unordered_map node and its bucket
+
 struct StorageName {
   const char* name;
   DType dtype;
@@ -84,7 +96,7 @@ constexpr StorageName kStorages[] = {
 class Vm {
  public:
   Vm(std::span<const uint8_t> data, const std::string& where, const UnpickleOptions& opt)
-      : d_(data), where_(where), opt_(opt) {}
+      : d_(data), where_(where), opt_(opt), mem_cap_(kMemPerByte * data.size() + kMemSlack) {}
   PyValue run();
 
  private:
@@ -107,7 +119,17 @@ class Vm {
     }
     fail("unterminated text argument");
   }
+  // Counts `bytes` of memory against the file's cap (see kMemPerByte).
+  void charge(size_t bytes) {
+    mem_ += bytes;
+    if (mem_ > mem_cap_)
+      throw VmError{
+          fmt::format("{}: pickle at byte {}: unpickling needs over {} bytes of memory, over the cap of {} x "
+                      "the pickle's {} bytes + {} MiB (shared references or containers expand too far)",
+                      where_, at_, mem_cap_, kMemPerByte, d_.size(), kMemSlack >> 20)};
+  }
   uint32_t push_node(Node n) {
+    charge(sizeof(Node) + sizeof(uint32_t) + n.s.size());
     nodes_.push_back(std::move(n));
     stack_.push_back(uint32_t(nodes_.size() - 1));
     return stack_.back();
@@ -155,7 +177,10 @@ class Vm {
   void push_global(const std::string& module, const std::string& name);
   bool torchscript_global(const std::string& module, const std::string& name, Node& n) const;
   void build();
-  void tuple_of(std::vector<uint32_t> items) { node(push_value(PyKind::Tuple)).items = std::move(items); }
+  void tuple_of(std::vector<uint32_t> items) {
+    charge(sizeof(uint32_t) * items.size());
+    node(push_value(PyKind::Tuple)).items = std::move(items);
+  }
   void setitems(uint32_t dict, const std::vector<uint32_t>& kv);
   void additems(uint32_t target, const std::vector<uint32_t>& values);
   void reduce(bool newobj);
@@ -187,6 +212,7 @@ class Vm {
   std::vector<uint8_t> on_path_;
   size_t budget_ = 0;
   size_t key_budget_ = 0;
+  size_t mem_ = 0, mem_cap_;
 };
 
 void Vm::push_global(const std::string& module, const std::string& name) {
@@ -251,6 +277,7 @@ void Vm::build() {
   for (auto [k, v] : node(state).dict)
     if (!is(k, PyKind::Str)) fail(fmt::format("object of class {} has a non-str attribute name", node(target).s));
   const auto attrs = node(state).dict;  // copy: node() references may move
+  charge(64 * attrs.size());             // the attribute dict's pairs, as setitems charges them
   node(target).dict = attrs;
 }
 
@@ -283,6 +310,7 @@ void Vm::setitems(uint32_t d, const std::vector<uint32_t>& kv) {
   if (!dn.dict_index) dn.dict_index = std::make_unique<std::unordered_map<std::string, uint32_t>>();
   for (size_t j = 0; j < kv.size(); j += 2) {
     std::string k = canonical_key(kv[j], 0);
+    charge(k.size() + 64);  // the index entry (key, slot, hash node) and the dict's pair
     auto [it, inserted] = dn.dict_index->emplace(std::move(k), uint32_t(dn.dict.size()));
     if (inserted) dn.dict.emplace_back(kv[j], kv[j + 1]);
     else dn.dict[it->second].second = kv[j + 1];  // Python: the last value wins, order stays
@@ -291,6 +319,7 @@ void Vm::setitems(uint32_t d, const std::vector<uint32_t>& kv) {
 
 void Vm::additems(uint32_t t, const std::vector<uint32_t>& values) {
   if (!is(t, PyKind::List) && !is(t, PyKind::Set)) fail("target is a " + describe(t) + ", not a list or set");
+  charge(sizeof(uint32_t) * values.size());
   auto& items = node(t).items;
   items.insert(items.end(), values.begin(), values.end());
 }
@@ -452,6 +481,7 @@ PyValue Vm::materialize(uint32_t i, int depth) {
   if (budget_ == 0) throw VmError{where_ + ": pickle result is too large (shared references expand too far)"};
   --budget_;
   const Node& n = nodes_[i];
+  charge(sizeof(PyValue) + n.s.size());
   if (n.nk != NodeKind::Value)
     throw VmError{fmt::format("{}: pickle result contains a bare {}", where_, n.nk == NodeKind::Global ? n.s : "storage")};
   if (on_path_[i]) throw VmError{where_ + ": pickle result contains a reference cycle"};
@@ -600,9 +630,9 @@ bool Vm::object_op() {
     case 0x81: reduce(true); return true;
     case 'Q': persid(); return true;
     case 'b': build(); return true;
-    case 'q': memo_[*take(1)] = top(); return true;
-    case 'r': memo_[load_le<uint32_t>(take(4))] = top(); return true;
-    case 0x94: memo_[memo_.size()] = top(); return true;
+    case 'q': charge(kMemoEntry); memo_[*take(1)] = top(); return true;
+    case 'r': charge(kMemoEntry); memo_[load_le<uint32_t>(take(4))] = top(); return true;
+    case 0x94: charge(kMemoEntry); memo_[memo_.size()] = top(); return true;
     case 'h': case 'j': {
       uint64_t k = op_ == 'h' ? *take(1) : load_le<uint32_t>(take(4));
       auto it = memo_.find(k);

@@ -7,9 +7,10 @@
 
 #include "core/check.h"
 #include "core/fs.h"
+#include "core/json_read.h"
 #include "model/config_keys.h"
-#include "model/config_timm.h"
 #include "model/config_limits.h"
+#include "model/config_timm.h"
 #include "model/params.h"
 #include "text/text_tokenizer.h"
 
@@ -139,14 +140,7 @@ void read_resnet_layers(const json& v, VisionCfg* c, const std::string& where) {
 
 ModelCfg parse_model_config(const std::string& text, const std::string& name, const std::string& source) {
   const std::string where = "model config " + (source.empty() ? name : source);
-  json j;
-  try {
-    j = json::parse(text);
-  } catch (const json::parse_error& e) {
-    OC_USER_ERROR("{}: malformed JSON at byte {}: {}", where, e.byte, e.what());
-  } catch (const json::exception& e) {  // a number that overflows a double (1e999): out_of_range
-    OC_USER_ERROR("{}: malformed JSON: {}", where, e.what());
-  }
+  json j = parse_json(text, where);
   if (!j.is_object()) OC_USER_ERROR("{}: expected a JSON object", where);
   check_config_keys(j, ConfigSection::Top, where);
   ModelCfg c;
@@ -240,7 +234,8 @@ void add_option_json(const ModelCfg& c, json* j) {
   if (c.text.pad_id != 0) t["pad_id"] = c.text.pad_id;
   if (c.text.final_ln_after_pool) t["final_ln_after_pool"] = true;
   if (!c.text.hf_tokenizer_name.empty()) t["hf_tokenizer_name"] = c.text.hf_tokenizer_name;
-  if (!c.text.tokenizer_kwargs_json.empty()) t["tokenizer_kwargs"] = json::parse(c.text.tokenizer_kwargs_json);
+  if (!c.text.tokenizer_kwargs_json.empty())
+    t["tokenizer_kwargs"] = parse_json(c.text.tokenizer_kwargs_json, "text_cfg.tokenizer_kwargs");
   if (c.text.mlp_ratio != 4.0) t["mlp_ratio"] = c.text.mlp_ratio;
   if (c.text.ln_eps != 1e-5) t["norm_kwargs"] = {{"eps", c.text.ln_eps}};
   if (c.custom_text) (*j)["custom_text"] = true;

@@ -1,11 +1,13 @@
 #include "model/model_source.h"
 
+#include <cmath>
 #include <cstdlib>
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
 #include "core/check.h"
 #include "core/fs.h"
+#include "core/json_read.h"
 #include "model/pretrained_tags.h"
 #include "model/weights_openai.h"
 
@@ -20,18 +22,33 @@ std::string join_names(const std::vector<std::string>& v) {
   return s;
 }
 
-// preprocess_cfg's mean/std: a number or a list of 1 or 3.
+// preprocess_cfg's mean/std: a number or a list of 1 or 3, each such that (pixel - mean) / std
+// of a pixel in [0, 1] is a finite, moderate float. Published values: mean 0.40-0.5, std
+// 0.26-0.5. A std under kMinStd (1e-3, 260x below the smallest published one) or a mean
+// outside +-kMaxMean (1000) is no normalization of [0, 1] pixels; both bounds keep normalized
+// pixels under 10^6, far from float overflow in the patch embedding's sums (std 0, 1e-45 or
+// mean 3e38 made every embedding NaN).
+constexpr double kMinStd = 1e-3, kMaxStd = 1e3, kMaxMean = 1e3;
+
 std::vector<float> read_triple(const nlohmann::json& j, const std::string& file, const char* key) {
-  std::vector<float> v;
-  if (j.is_number()) v.push_back(j.get<float>());
+  std::vector<double> v;
+  if (j.is_number())
+    v.push_back(j.get<double>());
   else if (j.is_array())
     for (const auto& x : j) {
       if (!x.is_number()) OC_USER_ERROR("{}: preprocess_cfg.{} holds a non-number", file, key);
-      v.push_back(x.get<float>());
+      v.push_back(x.get<double>());
     }
   if (v.size() != 1 && v.size() != 3)
-    OC_USER_ERROR("{}: preprocess_cfg.{} wants a number or 3 numbers, got {}", file, key, j.dump());
-  return v;
+    OC_USER_ERROR("{}: preprocess_cfg.{} wants a number or 3 numbers, got {}", file, key, j.dump().substr(0, 100));
+  const bool is_std = std::string_view(key) == "std";
+  for (size_t i = 0; i < v.size(); i++) {
+    const bool ok = is_std ? v[i] >= kMinStd && v[i] <= kMaxStd : std::abs(v[i]) <= kMaxMean;
+    if (!ok)
+      OC_USER_ERROR("{}: preprocess_cfg.{}[{}] is {}; it must be {} (pixels are in [0, 1])", file, key, i, v[i],
+                    is_std ? fmt::format("from {} to {}", kMinStd, kMaxStd) : fmt::format("within +-{}", kMaxMean));
+  }
+  return {v.begin(), v.end()};
 }
 
 std::string read_choice(const nlohmann::json& j, const std::string& file, const char* key,
@@ -51,8 +68,8 @@ ModelSource from_hub_folder(const std::string& dir) {
                   "open_clip_config.json with model_cfg and preprocess_cfg)", dir, file);
   auto text = fs::read_text(file);
   if (!text) OC_USER_ERROR("{}", text.error());
-  nlohmann::json j = nlohmann::json::parse(*text, nullptr, /*allow_exceptions=*/false);
-  if (j.is_discarded() || !j.is_object()) OC_USER_ERROR("{}: not a JSON object", file);
+  nlohmann::json j = parse_json(*text, file);
+  if (!j.is_object()) OC_USER_ERROR("{}: not a JSON object", file);
   if (!j.contains("model_cfg") || !j["model_cfg"].is_object())
     OC_USER_ERROR("{}: no 'model_cfg' object (OpenCLIP reads the model config from config['model_cfg'])", file);
   ModelSource s;

@@ -14,6 +14,7 @@
 #include "ops/layernorm.h"
 #include "ops/linear.h"
 #include "ops/tokens.h"
+#include "text/text_tokenizer.h"
 
 namespace oc {
 
@@ -155,11 +156,13 @@ int64_t TextTower::pool_positions(const int32_t* tokens, int64_t B) {
     int64_t best = 0;
     for (int64_t i = 0; i < ctx; ++i) {
       if ((row[i] < 0 || row[i] >= V) && !t.hf_tokenizer_name.empty())
-        OC_USER_ERROR("token id {} at row {}, position {} is outside the vocabulary [0, {}): this model tokenizes "
-                      "with {} (WordPiece), and the ids were made by another tokenizer. The data loader and "
-                      "evaluation still tokenize with CLIP's BPE: tokenize with `openclip tokenize --model {}` "
-                      "for this model",
-                      row[i], b, i, V, t.hf_tokenizer_name, cfg_.name);
+        OC_USER_ERROR(
+            "token id {} at row {}, position {} is outside the vocabulary [0, {}): this model tokenizes "
+            "with {} ({}), and the ids were made by another tokenizer. The data loader and "
+            "evaluation still tokenize with CLIP's BPE: tokenize with `openclip tokenize --model {}` "
+            "for this model",
+            row[i], b, i, V, t.hf_tokenizer_name,
+            is_sentencepiece_tokenizer_name(t.hf_tokenizer_name) ? "SentencePiece" : "WordPiece", cfg_.name);
       if (row[i] < 0 || row[i] >= V)
         OC_USER_ERROR("token id {} at row {}, position {} is outside the vocabulary [0, {})", row[i], b, i, V);
       if (row[i] > row[best]) best = i;

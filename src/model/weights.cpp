@@ -71,6 +71,17 @@ NamedTensors read_state_dict(const std::string& path) {
   return out;
 }
 
+// A BatchNorm statistic that would make every embedding NaN (a negative or non-finite
+// running_var: 1 / sqrt(var + eps); a non-finite running_mean) is refused naming its key.
+void check_bn_statistic(const std::string& name, const std::vector<float>& v, const std::string& where) {
+  const bool var = ends_with(name, ".running_var");
+  if (!var && !ends_with(name, ".running_mean")) return;
+  for (size_t i = 0; i < v.size(); i++)
+    if (!std::isfinite(v[i]) || (var && v[i] < 0))
+      OC_USER_ERROR("{}: '{}'[{}] is {}; a BatchNorm {} must be finite{} (the embeddings would be NaN)", where, name, i,
+                    v[i], var ? "variance" : "mean", var ? " and >= 0" : "");
+}
+
 void load_state_dict(Clip& model, const NamedTensors& sd, const std::string& where) {
   const ParamTable& t = model.table();
   const TextLayout change = text_layout_change(sd, model.cfg().custom_text);
@@ -110,6 +121,7 @@ void load_state_dict(Clip& model, const NamedTensors& sd, const std::string& whe
                     model.cfg().name);
   for (auto& p : t.params) {
     std::vector<float> v = by_name[p.name]->to_f32();
+    if (p.buffer) check_bn_statistic(p.name, v, where);
     model.backend().copy_from_host(model.params() + p.offset, v.data(), sizeof(float) * p.numel);
   }
 }

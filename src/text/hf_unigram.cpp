@@ -16,6 +16,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/check.h"
+#include "core/json_read.h"
 #include "text/precompiled_charsmap.h"
 #include "text/unicode.h"
 #include "text/unicode_tables.h"
@@ -26,6 +27,21 @@ namespace {
 
 using json = nlohmann::json;
 constexpr double kUnkPenalty = 10.0;  // tokenizers' K_UNK_PENALTY (sentencepiece's kUnkPenalty)
+
+// Bounds on what a tokenizer.json may make of one text (a file that grows every text without
+// limit is refused, at load or for that text, instead of taking the process's memory):
+//  - each literal a normalizer inserts or matches (Replace pattern and content, Prepend) has
+//    at most kMaxLiteral bytes; T5, mT5 and SigLIP files use 1-3 ("▁", " ");
+//  - a Metaspace replacement is one character, as tokenizers' Metaspace holds a Rust char;
+//  - at most kMaxSteps normalizers and pre-tokenizers each (the files above have 1-4);
+//  - a text's normalized and pre-tokenized bytes stay under kMaxGrowth x its bytes +
+//    kGrowthSlack. NFKC's largest growth is 11x in bytes (U+FDFA, 3 bytes -> 33), and
+//    Metaspace then turns each of that output's 3 spaces (1 byte) into "▁" (3 bytes): 13x; 16x
+//    leaves a margin. The slack covers Prepend and Metaspace's prefix on short texts.
+constexpr size_t kMaxLiteral = 64;
+constexpr size_t kMaxSteps = 64;
+constexpr size_t kMaxGrowth = 16;
+constexpr size_t kGrowthSlack = 4096;
 
 // Rust's char::is_whitespace (White_Space), as the WordPiece tables hold it (kBertSpace: \t \n \r
 // or White_Space, the same set).
@@ -94,6 +110,21 @@ struct AddedToken {
                 j.dump().substr(0, 200));
 }
 
+// A literal of the normalizer at `where` (`key`): at most kMaxLiteral bytes of valid UTF-8.
+std::string read_literal(const json& n, const char* key, const std::string& source, const std::string& where) {
+  const json& v = n.at(key);
+  if (!v.is_string()) OC_USER_ERROR("{}: {}.{} must be a string, got {}", source, where, key, v.dump().substr(0, 100));
+  std::string s = v.get<std::string>();
+  if (s.size() > kMaxLiteral)
+    OC_USER_ERROR(
+        "{}: {}.{} has {} bytes, over the cap of {} on a normalizer's literals (a text would grow by it "
+        "at each match)",
+        source, where, key, s.size(), kMaxLiteral);
+  if (size_t bad = utf8_invalid_offset(s); bad != std::string::npos)
+    OC_USER_ERROR("{}: {}.{}: {}", source, where, key, utf8_error_message(s, bad));
+  return s;
+}
+
 }  // namespace
 
 struct HfUnigram::Impl {
@@ -113,10 +144,11 @@ struct HfUnigram::Impl {
 
   void read_model(const json& m);
   void read_normalizer(const json& n, const std::string& where);
+  void read_normalizer_step(const json& n, const std::string& type, const std::string& where);
   void read_pre_tokenizer(const json& p, const std::string& where);
   void read_post_processor(const json& p, const std::map<std::string, int32_t>& special);
-  void normalize(std::string_view in, std::string& out) const;
-  void pre_tokenize(std::vector<PreToken>& toks) const;
+  Status normalize(std::string_view in, std::string& out) const;
+  Status pre_tokenize(std::vector<PreToken>& toks, size_t in_bytes) const;
   void viterbi(std::string_view s, std::vector<int32_t>& ids) const;
 };
 
@@ -135,9 +167,9 @@ void HfUnigram::Impl::read_model(const json& m) {
     scores.push_back(e[1].get<double>());
   }
   if (vocab.size() > size_t(INT32_MAX)) OC_USER_ERROR("{}: model.vocab is too large", source);
-  if (!m.contains("unk_id") || !m["unk_id"].is_number_integer())
+  if (!m.contains("unk_id") || m["unk_id"].is_null())
     OC_USER_ERROR("{}: model.unk_id is missing (tokenizers needs it for unknown characters)", source);
-  unk = m["unk_id"].get<int32_t>();
+  unk = json_int<int32_t>(m["unk_id"], source, "model.unk_id");  // 2^32 + 2 is refused, not read as 2
   if (unk < 0 || size_t(unk) >= pieces.size()) OC_USER_ERROR("{}: model.unk_id {} is not a vocabulary id", source, unk);
   byte_fallback = m.value("byte_fallback", false);
   min_score = *std::min_element(scores.begin(), scores.end());  // over the whole vocabulary, as Unigram::from
@@ -145,13 +177,21 @@ void HfUnigram::Impl::read_model(const json& m) {
 }
 
 void HfUnigram::Impl::read_normalizer(const json& n, const std::string& where) {
+  // Sequences recurse once per level: parse_json's depth cap bounds that.
   if (n.is_null()) return;
   std::string type = n.is_object() ? n.value("type", "") : "";
   if (type == "Sequence") {
     const json& list = n.at("normalizers");
+    if (!list.is_array()) OC_USER_ERROR("{}: {}.normalizers is not an array", source, where);
     for (size_t i = 0; i < list.size(); i++) read_normalizer(list[i], fmt::format("{}.normalizers[{}]", where, i));
     return;
   }
+  if (norm.size() == kMaxSteps)
+    OC_USER_ERROR("{}: {}: more than {} normalizers (the cap on a tokenizer.json's steps)", source, where, kMaxSteps);
+  read_normalizer_step(n, type, where);
+}
+
+void HfUnigram::Impl::read_normalizer_step(const json& n, const std::string& type, const std::string& where) {
   NormStep s;
   if (type == "Precompiled") {
     s.kind = NormKind::Precompiled;
@@ -159,25 +199,27 @@ void HfUnigram::Impl::read_normalizer(const json& n, const std::string& where) {
     const json& b64 = n.at("precompiled_charsmap");
     if (!b64.is_null() && !(b64.is_string() && base64_decode(b64.get<std::string>(), blob)))
       OC_USER_ERROR("{}: {}.precompiled_charsmap is not base64", source, where);
-    s.charsmap = PrecompiledCharsmap(blob, source);
+    s.charsmap = PrecompiledCharsmap(blob, source + ": " + where + ".precompiled_charsmap");
   } else if (type == "Replace") {
     const json& p = n.at("pattern");
-    s.content = n.at("content").get<std::string>();
+    s.content = read_literal(n, "content", source, where);
+    if (!p.is_object()) unsupported(source, where + ".pattern", p);
     if (p.contains("String")) {
       s.kind = NormKind::Replace;
-      s.pattern = p["String"].get<std::string>();
+      s.pattern = read_literal(p, "String", source, where + ".pattern");
       if (s.pattern.empty()) unsupported(source, where, n);
     } else {
       // Only a run of one ASCII character: "<c>{n,}" or "<c>+" (" {2,}" in T5's files).
-      std::string re = p.value("Regex", "");
+      std::string re = p.contains("Regex") ? read_literal(p, "Regex", source, where + ".pattern") : "";
       s.kind = NormKind::ReplaceRun;
       s.pattern = re.substr(0, 1);
       bool plain = !re.empty() && uint8_t(re[0]) < 0x80 && !std::strchr("\\.^$|?*+()[]{}", re[0]);
       if (plain && re.size() == 2 && re[1] == '+') {
         s.min_run = 1;
       } else if (plain && re.size() >= 5 && re[1] == '{' && re.substr(re.size() - 2) == ",}" &&
+                 re.size() <= 4 + 9 &&  // n < 10^9 (not std::stoi's bare "stoi" past 2^31)
                  std::all_of(re.begin() + 2, re.end() - 2, [](char c) { return c >= '0' && c <= '9'; })) {
-        s.min_run = std::max(1, std::stoi(re.substr(2, re.size() - 4)));
+        s.min_run = std::max<size_t>(1, std::stoul(re.substr(2, re.size() - 4)));
       } else {
         unsupported(source, where + ".pattern", p);
       }
@@ -188,7 +230,7 @@ void HfUnigram::Impl::read_normalizer(const json& n, const std::string& where) {
     s.right = n.value("strip_right", false);
   } else if (type == "Prepend") {
     s.kind = NormKind::Prepend;
-    s.content = n.at("prepend").get<std::string>();
+    s.content = read_literal(n, "prepend", source, where);
   } else {
     unsupported(source, where, n);
   }
@@ -200,16 +242,24 @@ void HfUnigram::Impl::read_pre_tokenizer(const json& p, const std::string& where
   std::string type = p.is_object() ? p.value("type", "") : "";
   if (type == "Sequence") {
     const json& list = p.at("pretokenizers");
+    if (!list.is_array()) OC_USER_ERROR("{}: {}.pretokenizers is not an array", source, where);
     for (size_t i = 0; i < list.size(); i++) read_pre_tokenizer(list[i], fmt::format("{}.pretokenizers[{}]", where, i));
     return;
   }
+  if (pre.size() == kMaxSteps)
+    OC_USER_ERROR("{}: {}: more than {} pre-tokenizers (the cap on a tokenizer.json's steps)", source, where,
+                  kMaxSteps);
   PreStep s;
   if (type == "WhitespaceSplit") {
     s.kind = PreKind::WhitespaceSplit;
   } else if (type == "Metaspace") {
     s.kind = PreKind::Metaspace;
-    s.replacement = p.at("replacement").get<std::string>();
-    if (s.replacement.empty() || utf8_invalid_offset(s.replacement) != std::string::npos) unsupported(source, where, p);
+    s.replacement = read_literal(p, "replacement", source, where);
+    size_t one = 0;
+    if (!s.replacement.empty()) utf8_next(s.replacement.data(), one);
+    if (s.replacement.empty() || one != s.replacement.size())
+      OC_USER_ERROR("{}: {}.replacement must be one character (as in tokenizers), got \"{}\"", source, where,
+                    s.replacement);
     if (p.contains("prepend_scheme")) {
       std::string scheme = p["prepend_scheme"].get<std::string>();
       if (scheme == "always")
@@ -244,7 +294,7 @@ void HfUnigram::Impl::read_post_processor(const json& p, const std::map<std::str
       const json& st = p.at("special_tokens");
       if (!st.contains(name)) OC_USER_ERROR("{}: post_processor.special_tokens has no \"{}\"", source, name);
       for (const json& id : st[name].at("ids")) {
-        int32_t v = id.get<int32_t>();
+        int32_t v = json_int<int32_t>(id, source, fmt::format("post_processor.special_tokens[\"{}\"].ids", name));
         if (v < 0 || (size_t(v) >= pieces.size() && !special.count(name)))
           OC_USER_ERROR("{}: post_processor token \"{}\" id {} is not in the vocabulary", source, name, v);
         (seen_a ? suffix : prefix).push_back(v);
@@ -259,15 +309,7 @@ void HfUnigram::Impl::read_post_processor(const json& p, const std::map<std::str
 HfUnigram::HfUnigram(std::string_view json_text, const std::string& source) : impl_(std::make_unique<Impl>()) {
   Impl& m = *impl_;
   m.source = source;
-  json j;
-  try {
-    j = json::parse(json_text);
-  } catch (const json::parse_error& e) {
-    std::string what = e.what();  // nlohmann's message ends with the text last read: not useful here
-    what = what.substr(0, what.find("; last read"));
-    // e.byte counts from 1 (the end of a cut file is its size + 1).
-    OC_USER_ERROR("{}: not a tokenizer.json: JSON error at byte offset {}: {}", source, e.byte ? e.byte - 1 : 0, what);
-  }
+  json j = parse_json(json_text, source);
   if (!j.is_object() || !j.contains("model")) OC_USER_ERROR("{}: not a tokenizer.json (no \"model\" object)", source);
   try {
     m.read_model(j["model"]);
@@ -275,7 +317,7 @@ HfUnigram::HfUnigram(std::string_view json_text, const std::string& source) : im
     m.read_pre_tokenizer(j.value("pre_tokenizer", json()), "pre_tokenizer");
     std::map<std::string, int32_t> special;
     for (const json& t : j.value("added_tokens", json::array())) {
-      AddedToken a{t.at("content").get<std::string>(), t.at("id").get<int32_t>()};
+      AddedToken a{t.at("content").get<std::string>(), json_int<int32_t>(t.at("id"), source, "added_tokens[].id")};
       if (a.content.empty() || a.id < 0) OC_USER_ERROR("{}: added_tokens entry {} is invalid", source, t.dump());
       special[a.content] = a.id;
       m.added_first[uint8_t(a.content[0])] = true;
@@ -294,6 +336,13 @@ HfUnigram& HfUnigram::operator=(HfUnigram&&) noexcept = default;
 HfUnigram::~HfUnigram() = default;
 
 int32_t HfUnigram::vocab_size() const { return int32_t(impl_->pieces.size()); }
+int32_t HfUnigram::id_limit() const {
+  int64_t end = vocab_size();
+  for (const AddedToken& a : impl_->added) end = std::max(end, int64_t(a.id) + 1);
+  for (const auto* v : {&impl_->prefix, &impl_->suffix})
+    for (int32_t id : *v) end = std::max(end, int64_t(id) + 1);
+  return int32_t(std::min<int64_t>(end, INT32_MAX));
+}
 int32_t HfUnigram::unk_id() const { return impl_->unk; }
 int32_t HfUnigram::piece_id(std::string_view piece) const { return impl_->trie.find(piece); }
 const std::string& HfUnigram::piece(int32_t id) const { return impl_->pieces.at(size_t(id)); }
@@ -378,7 +427,15 @@ void whitespace_split(std::vector<PreToken>& toks) {
 
 }  // namespace
 
-void HfUnigram::Impl::normalize(std::string_view in, std::string& out) const {
+// The bytes a text of `in_bytes` may grow to (see kMaxGrowth).
+size_t growth_cap(size_t in_bytes) { return kMaxGrowth * in_bytes + kGrowthSlack; }
+
+Status too_much_growth(size_t in_bytes, size_t bytes, const char* stage) {
+  return Err{fmt::format("the tokenizer's {} made {} bytes of a {}-byte text, over the cap of {} x its bytes + {}",
+                         stage, bytes, in_bytes, kMaxGrowth, kGrowthSlack)};
+}
+
+Status HfUnigram::Impl::normalize(std::string_view in, std::string& out) const {
   out.assign(in);
   std::string tmp;
   for (const NormStep& s : norm) {
@@ -401,12 +458,22 @@ void HfUnigram::Impl::normalize(std::string_view in, std::string& out) const {
         if (!out.empty()) out.insert(0, s.content);
         break;
     }
+    // Checked after each step, so that doubling steps stop at the cap, not at 2^26 x.
+    if (out.size() > growth_cap(in.size())) return too_much_growth(in.size(), out.size(), "normalizer");
   }
+  // The charsmap's replacements are checked at load; this keeps any other step's output that
+  // is not UTF-8 from reaching code that decodes it.
+  if (size_t bad = utf8_invalid_offset(out); bad != std::string::npos)
+    return Err{"the tokenizer's normalizer made invalid UTF-8: " + utf8_error_message(out, bad)};
+  return Status::success();
 }
 
-void HfUnigram::Impl::pre_tokenize(std::vector<PreToken>& toks) const {
+Status HfUnigram::Impl::pre_tokenize(std::vector<PreToken>& toks, size_t in_bytes) const {
   std::string tmp;
   for (const PreStep& s : pre) {
+    size_t bytes = 0;
+    for (const PreToken& t : toks) bytes += t.text.size();
+    if (bytes > growth_cap(in_bytes)) return too_much_growth(in_bytes, bytes, "pre-tokenizer");
     if (s.kind == PreKind::WhitespaceSplit) {
       whitespace_split(toks);
       continue;
@@ -431,6 +498,10 @@ void HfUnigram::Impl::pre_tokenize(std::vector<PreToken>& toks) const {
     }
     toks.swap(out);
   }
+  size_t bytes = 0;
+  for (const PreToken& t : toks) bytes += t.text.size();
+  if (bytes > growth_cap(in_bytes)) return too_much_growth(in_bytes, bytes, "pre-tokenizer");
+  return Status::success();
 }
 
 // tokenizers' Unigram::encode_optimized + tokenize: best path by summed scores (f64; ties keep
@@ -503,17 +574,18 @@ void HfUnigram::Impl::viterbi(std::string_view s, std::vector<int32_t>& ids) con
   }
 }
 
-void HfUnigram::encode(std::string_view text, std::vector<int32_t>& ids) const {
+Status HfUnigram::encode(std::string_view text, std::vector<int32_t>& ids) const {
   const Impl& m = *impl_;
   ids.clear();
   std::string norm;
   std::vector<PreToken> toks;
-  auto run = [&](std::string_view part, bool at_start) {
-    if (part.empty()) return;
-    m.normalize(part, norm);
+  auto run = [&](std::string_view part, bool at_start) -> Status {
+    if (part.empty()) return Status::success();
+    if (Status st = m.normalize(part, norm); !st.ok()) return st;
     toks.assign(1, PreToken{norm, at_start});
-    m.pre_tokenize(toks);
+    if (Status st = m.pre_tokenize(toks, part.size()); !st.ok()) return st;
     for (const PreToken& t : toks) m.viterbi(t.text, ids);
+    return Status::success();
   };
   // Added tokens are found in the raw text, leftmost-longest (tokenizers' AddedVocabulary with
   // normalized=false tokens, T5's <pad> </s> <unk> <extra_id_N>); the parts between them are
@@ -531,12 +603,12 @@ void HfUnigram::encode(std::string_view text, std::vector<int32_t>& ids) const {
       i++;
       continue;
     }
-    run(text.substr(part, i - part), part == 0);
+    if (Status st = run(text.substr(part, i - part), part == 0); !st.ok()) return st;
     ids.push_back(hit->id);
     i += hit->content.size();
     part = i;
   }
-  run(text.substr(part), part == 0);
+  return run(text.substr(part), part == 0);
 }
 
 }  // namespace oc::text

@@ -19,6 +19,8 @@
 #include <string_view>
 #include <vector>
 
+#include "core/result.h"
+
 namespace oc::text {
 
 class HfUnigram {
@@ -31,6 +33,9 @@ class HfUnigram {
   ~HfUnigram();
 
   int32_t vocab_size() const;
+  // One past the largest id encode and the post-processor can give (added tokens may lie past
+  // the vocabulary).
+  int32_t id_limit() const;
   int32_t unk_id() const;
   // The id of `piece` in the vocabulary (a later duplicate wins, as tokenizers' token_to_ids), or -1.
   int32_t piece_id(std::string_view piece) const;
@@ -40,8 +45,9 @@ class HfUnigram {
   const std::string& metaspace() const;            // the Metaspace replacement ("▁"), or ""
 
   // Ids of valid UTF-8 `text` without the post-processor's tokens (encode(text,
-  // add_special_tokens=False)). Thread-safe.
-  void encode(std::string_view text, std::vector<int32_t>& ids) const;
+  // add_special_tokens=False)). Thread-safe. An error when the file's steps would grow the
+  // text past the cap in hf_unigram.cpp (kMaxGrowth), never an exception.
+  Status encode(std::string_view text, std::vector<int32_t>& ids) const;
 
  private:
   struct Impl;

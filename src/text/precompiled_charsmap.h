@@ -11,11 +11,17 @@
 
 namespace oc::text {
 
+// Checks `blob` as both its readers index it (this class and libsentencepiece's normalizer,
+// whose Darts-clone trie walk has no bounds checks): the trie size fits, every unit any byte
+// sequence can reach lies inside the trie, every replacement offset starts a character of the
+// NUL-terminated, valid UTF-8 strings. Throws oc::Error "<source>: precompiled_charsmap: ..."
+// naming the unit and its byte offset.
+void check_charsmap_blob(std::string_view blob, const std::string& source);
+
 class PrecompiledCharsmap {
  public:
   PrecompiledCharsmap() = default;
-  // Splits the blob; throws oc::Error "<source>: precompiled_charsmap ..." when its trie size
-  // does not fit. An empty blob is the identity.
+  // Checks (check_charsmap_blob) and splits the blob. An empty blob is the identity.
   PrecompiledCharsmap(std::string_view blob, const std::string& source);
 
   bool empty() const { return units_.empty(); }

@@ -22,11 +22,10 @@ struct SentencePieceTokenizer::Impl {
 
   int32_t vocab_size() const { return spm ? spm->vocab_size() : hf->vocab_size(); }
   const std::string& piece(int32_t id) const { return spm ? spm->piece(id) : hf->piece(id); }
-  void encode_valid(std::string_view text, std::vector<int32_t>& ids) const {
-    if (spm)
-      spm->encode(text, ids);
-    else
-      hf->encode(text, ids);
+  Status encode_valid(std::string_view text, std::vector<int32_t>& ids) const {
+    if (!spm) return hf->encode(text, ids);
+    spm->encode(text, ids);
+    return Status::success();
   }
   Status clean_text(std::string_view in, std::string& out) const {
     text::CleanScratch scratch;
@@ -78,6 +77,7 @@ SentencePieceTokenizer SentencePieceTokenizer::load(const std::string& path, Cle
 
 SentencePieceTokenizer::Format SentencePieceTokenizer::format() const { return impl_->format; }
 int32_t SentencePieceTokenizer::vocab_size() const { return impl_->vocab_size(); }
+int32_t SentencePieceTokenizer::id_limit() const { return impl_->hf ? impl_->hf->id_limit() : impl_->vocab_size(); }
 int32_t SentencePieceTokenizer::unk_id() const { return impl_->spm ? impl_->spm->unk_id() : impl_->hf->unk_id(); }
 int32_t SentencePieceTokenizer::pad_id() const { return impl_->pad; }
 const std::vector<int32_t>& SentencePieceTokenizer::suffix_ids() const { return impl_->suffix; }
@@ -87,7 +87,7 @@ Result<std::vector<int32_t>> SentencePieceTokenizer::encode(std::string_view tex
   if (size_t bad = text::utf8_invalid_offset(text); bad != std::string_view::npos)
     return Err{text::utf8_error_message(text, bad)};
   std::vector<int32_t> ids;
-  impl_->encode_valid(text, ids);
+  if (Status st = impl_->encode_valid(text, ids); !st.ok()) return Err{st.error()};
   return ids;
 }
 
@@ -102,7 +102,7 @@ Status SentencePieceTokenizer::tokenize(std::string_view text, std::span<int32_t
   std::string cleaned;
   if (Status st = m.clean_text(text, cleaned); !st.ok()) return st;
   std::vector<int32_t> ids;
-  m.encode_valid(cleaned, ids);
+  if (Status st = m.encode_valid(cleaned, ids); !st.ok()) return st;
   ids.resize(std::min(ids.size(), row.size() - specials));
   auto out = std::copy(m.prefix.begin(), m.prefix.end(), row.begin());
   out = std::copy(ids.begin(), ids.end(), out);

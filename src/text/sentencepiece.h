@@ -38,6 +38,7 @@ class SentencePieceTokenizer {
 
   Format format() const;
   int32_t vocab_size() const;
+  int32_t id_limit() const;  // one past the largest id tokenize can write (>= vocab_size)
   int32_t unk_id() const;
   // The padding id: the model's eos piece "</s>" (1 in T5's and mT5's vocabularies), as
   // SigLIP pads: big_vision's tokenize(pad_value=1), OpenCLIP 3.x's SigLipTokenizer

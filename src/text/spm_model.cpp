@@ -4,6 +4,8 @@
 #include <sentencepiece_processor.h>
 
 #include "core/check.h"
+#include "text/precompiled_charsmap.h"
+#include "text/unicode.h"
 
 namespace oc::text {
 namespace {
@@ -61,6 +63,35 @@ class ProtoReader {
   const std::string& source_;
 };
 
+// The longest piece accepted. sentencepiece's trainer caps a piece at 16 characters by default
+// and 512 at most (max_sentencepiece_length), 4 bytes each at most: 2048 bytes. T5's longest
+// is 16 characters; the library crashed on a 1 MB piece.
+constexpr size_t kMaxPieceBytes = 2048;
+
+// What libsentencepiece indexes without checking, checked here first: a piece's text
+// (SentencePiece field 1: at most kMaxPieceBytes of UTF-8, not empty) and the normalizer's and
+// denormalizer's precompiled_charsmap (NormalizerSpec field 2), walked as its trie walk reads it.
+void check_model_field(const Field& g, uint32_t parent, size_t at, const std::string& source) {
+  if (parent == 1 && g.number == 1) {
+    if (g.wire != 2) OC_USER_ERROR("{}: the piece at byte offset {} is not a string", source, at);
+    if (g.payload.empty() || g.payload.size() > kMaxPieceBytes)
+      OC_USER_ERROR("{}: the piece at byte offset {} has {} bytes (a piece has 1 to {})", source, at, g.payload.size(),
+                    kMaxPieceBytes);
+    if (size_t bad = text::utf8_invalid_offset(g.payload); bad != std::string_view::npos)
+      OC_USER_ERROR("{}: the piece at byte offset {}: {}", source, at, text::utf8_error_message(g.payload, bad));
+    // The library's Darts-clone trie takes NUL-terminated keys and aborts the process on one
+    // that starts with NUL (found by fuzz_spiece).
+    if (size_t nul = g.payload.find('\0'); nul != std::string_view::npos)
+      OC_USER_ERROR("{}: the piece at byte offset {} holds a NUL byte at its byte {}", source, at, nul);
+  }
+  if ((parent == 3 || parent == 5) && g.number == 2) {
+    if (g.wire != 2) OC_USER_ERROR("{}: precompiled_charsmap at byte offset {} is not bytes", source, at);
+    if (!g.payload.empty())
+      check_charsmap_blob(g.payload, fmt::format("{} ({} at byte offset {})", source,
+                                                 parent == 3 ? "normalizer_spec" : "denormalizer_spec", at));
+  }
+}
+
 // ModelProto: 1 pieces (repeated SentencePiece), 2 trainer_spec (3: model_type, 1 = UNIGRAM,
 // the default), 3 normalizer_spec, 4 self_test_data, 5 denormalizer_spec.
 void check_model_proto(std::string_view bytes, const std::string& source) {
@@ -77,7 +108,9 @@ void check_model_proto(std::string_view bytes, const std::string& source) {
     size_t base = top.offset() - f.payload.size();
     ProtoReader inner(f.payload, base, source);
     while (!inner.done()) {  // every nested message must be well-framed too
+      size_t g_at = inner.offset();
       Field g = inner.next();
+      check_model_field(g, f.number, g_at, source);
       if (f.number == 2 && g.number == 3 && g.wire == 0) model_type = g.varint;
     }
     pieces += f.number == 1;

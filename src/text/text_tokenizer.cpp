@@ -6,6 +6,7 @@
 
 #include "core/check.h"
 #include "core/fs.h"
+#include "core/json_read.h"
 #include "core/machine.h"
 #include "text/sentencepiece.h"
 #include "text/tokenizer.h"
@@ -49,6 +50,7 @@ class SentencePiece final : public TextTokenizer {
       : TextTokenizer(ctx), tok_(std::move(tok)), name_(std::move(name)) {}
   std::string name() const override { return name_; }
   int32_t vocab_size() const override { return tok_.vocab_size(); }
+  int32_t id_limit() const override { return tok_.id_limit(); }
   Status tokenize(std::string_view text, std::span<int32_t> row) const override { return tok_.tokenize(text, row); }
   std::string decode(std::span<const int32_t> ids) const override { return tok_.decode(ids); }
 
@@ -110,17 +112,13 @@ std::vector<int32_t> TextTokenizer::tokenize_batch(std::span<const std::string> 
 }
 
 TextTokenizerSpec text_tokenizer_spec_from_config(const std::string& json_text, const std::string& source) {
-  nlohmann::json j;
-  try {
-    j = nlohmann::json::parse(json_text);
-  } catch (const nlohmann::json::exception& e) {
-    OC_USER_ERROR("model config {}: not valid JSON: {}", source, e.what());
-  }
+  nlohmann::json j = parse_json(json_text, "model config " + source);
   TextTokenizerSpec spec;
   if (!j.is_object() || !j.contains("text_cfg")) return spec;
   const nlohmann::json& t = j["text_cfg"];
   try {
-    if (t.contains("context_length")) spec.context_length = t["context_length"].get<int>();
+    if (t.contains("context_length"))
+      spec.context_length = json_int<int>(t["context_length"], "model config " + source, "text_cfg.context_length");
     if (t.contains("hf_tokenizer_name")) spec.hf_tokenizer_name = t["hf_tokenizer_name"].get<std::string>();
     if (t.contains("tokenizer_kwargs")) {
       for (const auto& [key, value] : t["tokenizer_kwargs"].items()) {

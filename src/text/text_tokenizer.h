@@ -37,6 +37,9 @@ class TextTokenizer {
   virtual ~TextTokenizer() = default;
   virtual std::string name() const = 0;  // "clip-bpe" or the Hugging Face name
   virtual int32_t vocab_size() const = 0;
+  // One past the largest id tokenize can write (a tokenizer.json's added tokens may lie past
+  // its vocabulary); model_tokenizer checks it against the model's vocab_size at load.
+  virtual int32_t id_limit() const { return vocab_size(); }
   int context_length() const { return context_length_; }
   // One row of row.size() ids (normally context_length()). Invalid UTF-8 is an error and
   // leaves the row all zeros.

@@ -71,6 +71,54 @@ def field(num, wire, payload):
     return key + payload
 
 
+
+def loader_seeds():
+    """tokenizer.json, spiece.model and config JSON seeds (issue 42): small, valid files."""
+    import base64
+    # A 512-unit Darts-clone charsmap mapping "a" to "b" (as tests/text/hostile_tokenizer_test.cpp).
+    u = [0] * 512
+    u[0] = 256 << 10
+    idx = 256 ^ ord("a")
+    u[idx] = ((idx ^ 100) << 10) | (1 << 8) | ord("a")
+    u[100] = (1 << 31) | 0
+    blob = struct.pack("<I", 2048) + struct.pack("<512I", *u) + b"b\0"
+    vocab = [["<unk>", 0.0], ["</s>", 0.0], ["\u2581", -1.0], ["\u2581a", -2.0], ["b", -2.5], ["\u2581b", -3.0],
+             ["<0x41>", -9.0]]
+    tok = {"model": {"type": "Unigram", "unk_id": 0, "byte_fallback": True, "vocab": vocab},
+           "normalizer": {"type": "Sequence", "normalizers": [
+               {"type": "Precompiled", "precompiled_charsmap": base64.b64encode(blob).decode()},
+               {"type": "Replace", "pattern": {"Regex": " {2,}"}, "content": " "},
+               {"type": "Replace", "pattern": {"String": "x"}, "content": "yy"},
+               {"type": "Strip", "strip_left": True, "strip_right": True},
+               {"type": "Prepend", "prepend": "\u2581"}]},
+           "pre_tokenizer": {"type": "Sequence", "pretokenizers": [
+               {"type": "WhitespaceSplit"},
+               {"type": "Metaspace", "replacement": "\u2581", "prepend_scheme": "first", "split": True}]},
+           "post_processor": {"type": "TemplateProcessing", "single": [
+               {"Sequence": {"id": "A", "type_id": 0}}, {"SpecialToken": {"id": "</s>", "type_id": 0}}],
+               "special_tokens": {"</s>": {"id": "</s>", "ids": [1], "tokens": ["</s>"]}}},
+           "added_tokens": [{"id": 1, "content": "</s>"}]}
+    put("fuzz_hf_tokenizer", "pipeline.json", json.dumps(tok).encode() + b"\n\x01\nax  b\xc3\xa9")
+    tok2 = dict(tok, normalizer=None, pre_tokenizer={"type": "Metaspace", "replacement": "\u2581",
+                                                        "add_prefix_space": True})
+    put("fuzz_hf_tokenizer", "metaspace.json", json.dumps(tok2).encode())
+
+    # spiece.model: pieces (piece, score, type) and a normalizer_spec with the same charsmap.
+    def piece(p, score, typ):
+        return field(1, 2, field(1, 2, p.encode()) + field(2, 5, struct.pack("<f", score)) + field(3, 0, varint(typ)))
+    model = b"".join(piece(p, s, t) for p, s, t in
+                     [("<unk>", 0.0, 2), ("</s>", 0.0, 3), ("\u2581", -1.0, 1), ("\u2581a", -2.0, 1), ("b", -2.5, 1)])
+    model += field(2, 2, field(3, 0, varint(1)))  # trainer_spec.model_type = UNIGRAM
+    model += field(3, 2, field(1, 2, b"custom") + field(2, 2, blob))
+    put("fuzz_spiece", "tiny.model", model)
+
+    cfg = {"embed_dim": 32, "vision_cfg": {"image_size": 32, "layers": 2, "width": 64, "patch_size": 8},
+           "text_cfg": {"context_length": 16, "vocab_size": 49408, "width": 48, "heads": 2, "layers": 2}}
+    put("fuzz_json_configs", "model_cfg.json", json.dumps(cfg).encode())
+    put("fuzz_json_configs", "hub.json", json.dumps({"model_cfg": cfg, "preprocess_cfg": {
+        "mean": [0.5, 0.5, 0.5], "std": 0.5, "interpolation": "bicubic", "resize_mode": "squash"}}).encode())
+    put("fuzz_json_configs", "nested.json", b'{"a": ' + b"[" * 120 + b"]" * 120 + b"}")
+
 def main():
     # Start over, but keep `regress-*`: inputs that once crashed a target, kept as seeds.
     for root, _, files in os.walk(OUT):
@@ -78,6 +126,7 @@ def main():
             if not f.startswith("regress-"):
                 os.remove(os.path.join(root, f))
     imgs = tiny_images()
+    loader_seeds()
 
     # Images and tokenizer (the two targets that predate the corpus).
     for ext, data in imgs.items():

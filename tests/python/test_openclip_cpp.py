@@ -152,6 +152,25 @@ class OpenclipCpp(unittest.TestCase):
         self.assertIn("openclip train: error: " + str(e.exception), r.stderr)
 
 
+    def test_hostile_arrays_and_configs_raise(self):
+        """Issue 42 #4 and #3: a broadcast view whose contiguous copy cannot be allocated was a
+        SIGSEGV (an unchecked null array); a config nested 300,000 deep killed the interpreter."""
+        huge = np.broadcast_to(np.zeros((1, 1, 3), np.uint8), (2**20, 2**20, 3))  # 3 TiB as a copy
+        with self.assertRaises(MemoryError) as e:
+            self.model.encode_image(huge)
+        self.assertIn("encode_image: item 0: a contiguous copy of the array (1048576 x 1048576 x 3 bytes) could not be allocated",
+                      str(e.exception))
+        tall = np.broadcast_to(np.zeros((1, 1, 3), np.uint8), (2**31, 1, 3))
+        with self.assertRaises(ValueError) as e:
+            self.model.encode_image([self.arrays[0], tall])
+        self.assertIn("encode_image: item 1: an image of 2147483648 x 1 pixels", str(e.exception))
+        deep = os.path.join(SCRATCH, "deep.json")
+        with open(deep, "w") as f:
+            f.write('{"embed_dim": 8, "x": ' + "[" * 300000 + "]" * 300000 + "}")
+        with self.assertRaises(RuntimeError) as e:
+            oc.create_model(deep, "")
+        self.assertIn("nested more than 128 deep", str(e.exception))
+
     def test_one_model_from_eight_threads_equals_single_threaded(self):
         """Model releases the GIL while it computes; calls from many threads must still each get
         the single-threaded result bit for bit (issue 22: 51 of 160 encode_text calls were wrong
