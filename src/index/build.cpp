@@ -122,6 +122,7 @@ BuildResult build_index(const BuildOptions& opt) {
   io.precision = opt.precision;
   io.device = opt.device;
   io.max_batch = opt.batch;
+  io.tokenizer = false;  // images only: no text tokenizer (a SigLIP model's file need not be there)
   InferenceModel enc(model_src, io);
   if (!existed) d.meta = {opt.model, opt.weights, sha, "", enc.embed_dim(), 0, 0, {}, {}};
   add_roots(std::move(src.roots), &d.meta.roots);
