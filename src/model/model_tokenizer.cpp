@@ -1,5 +1,7 @@
 #include "model/model_tokenizer.h"
 
+#include <vector>
+
 #include "core/check.h"
 #include "core/fs.h"
 #include "model/hub_source.h"
@@ -13,13 +15,13 @@ std::shared_ptr<const TextTokenizer> model_tokenizer(const ModelCfg& cfg, const 
   spec.vocab_flag = vocab_flag;
   if (!vocab.empty() || spec.hf_tokenizer_name.empty()) return make_text_tokenizer(spec);
   const bool sp = is_sentencepiece_tokenizer_name(spec.hf_tokenizer_name);
-  if (!tokenizer_dir.empty())
-    for (const char* f : sp ? std::initializer_list<const char*>{"tokenizer.json", "spiece.model"}
-                            : std::initializer_list<const char*>{"vocab.txt"})
-      if (fs::exists(fs::join(tokenizer_dir, f))) {
-        spec.vocab_path = fs::join(tokenizer_dir, f);
-        return make_text_tokenizer(spec);
-      }
+  const std::vector<std::string> files = sp ? std::vector<std::string>{"tokenizer.json", "spiece.model"}
+                                            : std::vector<std::string>{"vocab.txt"};
+  for (const std::string& f : files)
+    if (!tokenizer_dir.empty() && fs::exists(fs::join(tokenizer_dir, f))) {
+      spec.vocab_path = fs::join(tokenizer_dir, f);
+      return make_text_tokenizer(spec);
+    }
   try {
     return make_text_tokenizer(spec);
   } catch (const oc::Error&) {  // not on disk: the hub repository of that name, as OpenCLIP

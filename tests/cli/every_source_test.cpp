@@ -98,7 +98,7 @@ TEST_P(EverySource, CommandRuns) {
   std::string cmd;
   if (c.command == "embed-images") cmd = bin + "embed " + src + " --images " + d + "/images --out " + work + "/e.npy";
   if (c.command == "embed-texts") cmd = bin + "embed " + src + " --texts " + d + "/texts.txt --out " + work + "/e.npy";
-  if (c.command == "classify") cmd = bin + "classify " + src + " --images " + d + "/images/0.png --labels cat dog";
+  if (c.command == "classify") cmd = bin + "classify " + src + " --image " + d + "/images/0.png --labels cat dog";
   if (c.command == "index")
     cmd = bin + "index build " + src + " --images " + d + "/images --out " + work + "/idx && " + bin + "index search " +
           work + "/idx --text cat";
@@ -185,14 +185,15 @@ TEST(EverySourceSiglip, ImagesNeedNoTokenizerAndErrorsNameTheCommandsFlags) {
   EXPECT_NE(r.status, 0);
   EXPECT_NE(r.out.find("SentencePiece"), std::string::npos) << r.out;
   expect_flags_of("embed", r.out);
-  r = test::run(bin + "classify --model " + d + "/repo --images " + fixture().dir + "/images/0.png --labels cat");
+  r = test::run(bin + "classify --model " + d + "/repo --image " + fixture().dir + "/images/0.png --labels cat");
   EXPECT_NE(r.status, 0);
   expect_flags_of("classify", r.out);
-  for (const char* cmd : {"embed", "classify"}) {  // no weights at all
-    r = test::run(bin + cmd + " --model " + d + "/tiny.json --images " + fixture().dir +
-                  "/images --labels x --out x.npy");
+  for (const std::string cmd : {"embed --images " + fixture().dir + "/images --out x.npy",
+                                "classify --image " + fixture().dir + "/images/0.png --labels x"}) {  // no weights at all
+    r = test::run(bin + cmd + " --model " + d + "/tiny.json");
     EXPECT_NE(r.status, 0);
-    expect_flags_of(cmd, r.out);
+    EXPECT_NE(r.out.find("needs --pretrained"), std::string::npos) << r.out;
+    expect_flags_of(cmd.substr(0, cmd.find(' ')), r.out);
   }
 }
 

@@ -54,7 +54,9 @@ def embed(d, out, safetensors_file=False):
         cfg = json.load(open(hf_hub_download("test/tiny", "open_clip_config.json")))
         weights = hf_hub_download("test/tiny", "open_clip_model.safetensors")
         open_clip.factory._MODEL_CONFIGS["tiny-from-cache"] = cfg["model_cfg"]
-        model, _, preprocess = open_clip.create_model_and_transforms("tiny-from-cache", pretrained=weights)
+        import safetensors.torch  # 2.24's load_checkpoint reads torch files only
+        model, _, preprocess = open_clip.create_model_and_transforms("tiny-from-cache")
+        model.load_state_dict(safetensors.torch.load_file(weights))
     else:
         model, _, preprocess = open_clip.create_model_and_transforms("hf-hub:test/tiny")
     model.eval()
