@@ -106,7 +106,7 @@ BuildResult build_index(const BuildOptions& opt) {
   const bool existed = index_exists(opt.out);
   if (existed) {
     d = load_index(opt.out);
-    check_same_model(d.meta, opt.out, opt.model, sha);
+    check_same_model(d.meta, opt.out, effective_model(opt.model, opt.weights), sha);
   }
   std::vector<Item> todo;
   BuildResult r;
@@ -124,7 +124,7 @@ BuildResult build_index(const BuildOptions& opt) {
   io.max_batch = opt.batch;
   io.tokenizer = false;  // images only: no text tokenizer (a SigLIP model's file need not be there)
   InferenceModel enc(model_src, io);
-  if (!existed) d.meta = {opt.model, opt.weights, sha, "", enc.embed_dim(), 0, 0, {}, {}};
+  if (!existed) d.meta = {effective_model(opt.model, opt.weights), opt.weights, sha, "", enc.embed_dim(), 0, 0, {}, {}};
   add_roots(std::move(src.roots), &d.meta.roots);
   const int64_t old_count = int64_t(d.items.size());
   Progress bar(int64_t(todo.size()), opt.progress);

@@ -124,6 +124,10 @@ ModelSource from_whole_model(const std::string& s, const std::string& flag, cons
 
 bool model_carries_weights(const std::string& model) { return whole_model(model); }
 
+std::string effective_model(const std::string& model, const std::string& pretrained) {
+  return whole_model(pretrained) ? pretrained : model;
+}
+
 ModelSource resolve_model_source(const std::string& model, const std::string& pretrained,
                                  const std::string& cache_dir) {
   std::error_code ec;

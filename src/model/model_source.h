@@ -37,6 +37,9 @@ struct ModelSource {
 // True when `model` is a whole model (hf-hub:, local-dir:, a hub folder): it brings weights,
 // so a command needs no --pretrained.
 bool model_carries_weights(const std::string& model);
+// The model a --model/--pretrained pair names: --pretrained when it is a whole model (it brings
+// its own config), else --model (what an index records and checks).
+std::string effective_model(const std::string& model, const std::string& pretrained);
 
 ModelSource resolve_model_source(const std::string& model, const std::string& pretrained,
                                  const std::string& cache_dir = "");
