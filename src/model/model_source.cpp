@@ -133,7 +133,7 @@ ModelSource resolve_model_source(const std::string& model, const std::string& pr
   std::error_code ec;
   if (whole_model(pretrained)) {
     ModelSource s = from_whole_model(pretrained, "--pretrained", cache_dir);  // the repository's own config
-    if (!model.empty() && model != "ViT-B-32" && model != s.cfg.name)  // not for --model's default
+    if (!model.empty() && model != "ViT-B-32" && model != s.cfg.name)         // not for --model's default
       log::info("--pretrained {} brings its own model config; --model {} is not used", pretrained, model);
     return s;
   }

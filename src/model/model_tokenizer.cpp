@@ -15,8 +15,8 @@ std::shared_ptr<const TextTokenizer> model_tokenizer(const ModelCfg& cfg, const 
   spec.vocab_flag = vocab_flag;
   if (!vocab.empty() || spec.hf_tokenizer_name.empty()) return make_text_tokenizer(spec);
   const bool sp = is_sentencepiece_tokenizer_name(spec.hf_tokenizer_name);
-  const std::vector<std::string> files = sp ? std::vector<std::string>{"tokenizer.json", "spiece.model"}
-                                            : std::vector<std::string>{"vocab.txt"};
+  const std::vector<std::string> files =
+      sp ? std::vector<std::string>{"tokenizer.json", "spiece.model"} : std::vector<std::string>{"vocab.txt"};
   for (const std::string& f : files)
     if (!tokenizer_dir.empty() && fs::exists(fs::join(tokenizer_dir, f))) {
       spec.vocab_path = fs::join(tokenizer_dir, f);

@@ -188,8 +188,9 @@ TEST(EverySourceSiglip, ImagesNeedNoTokenizerAndErrorsNameTheCommandsFlags) {
   r = test::run(bin + "classify --model " + d + "/repo --image " + fixture().dir + "/images/0.png --labels cat");
   EXPECT_NE(r.status, 0);
   expect_flags_of("classify", r.out);
-  for (const std::string cmd : {"embed --images " + fixture().dir + "/images --out x.npy",
-                                "classify --image " + fixture().dir + "/images/0.png --labels x"}) {  // no weights at all
+  for (const std::string cmd :
+       {"embed --images " + fixture().dir + "/images --out x.npy",
+        "classify --image " + fixture().dir + "/images/0.png --labels x"}) {  // no weights at all
     r = test::run(bin + cmd + " --model " + d + "/tiny.json");
     EXPECT_NE(r.status, 0);
     EXPECT_NE(r.out.find("needs --pretrained"), std::string::npos) << r.out;

@@ -32,7 +32,7 @@ class FakeHub {
   std::map<std::string, std::string> files;  // "org/name/file" -> content
   Behave behave;
   std::atomic<int> gets{0}, heads{0};
-  std::atomic<int64_t> cut_after{-1};  // > 0: the next GET body stops after this many bytes (a dropped connection)
+  std::atomic<int64_t> cut_after{-1};     // > 0: the next GET body stops after this many bytes (a dropped connection)
   std::atomic<bool> ignore_range{false};  // answer Range requests with the whole file (200), as some servers do
 
   FakeHub() {

@@ -191,8 +191,8 @@ TEST_F(HubTest, RedirectsToAnotherHostAreRefusedSameHostOnesFollowed) {
     if (r.path.find("/away/") == 0) {
       FakeHub::send_all(
           fd, "HTTP/1.1 302 Found\r\nX-Repo-Commit: " + std::string(40, 'b') + "\r\nX-Linked-Etag: \"" +
-                  std::string(64, 'c') + "\"\r\nX-Linked-Size: 17\r\nLocation: http://localhost:" +
-                  std::to_string(port) +
+                  std::string(64, 'c') +
+                  "\"\r\nX-Linked-Size: 17\r\nLocation: http://localhost:" + std::to_string(port) +
                   "/org/tiny/resolve/main/open_clip_config.json\r\nContent-Length: 0\r\nConnection: close\r\n\r\n");
       return true;
     }
