@@ -135,9 +135,10 @@ TEST(ModelSource, TagTableHasEveryTagOf224And33) {
   const std::string hub_doc = fs::read_text(OPENCLIP_SOURCE_DIR "/docs/HUB.md").value();
   const int total = both + new33;
   EXPECT_NE(readme.find(std::to_string(shipped) + " of the " + std::to_string(total)), std::string::npos);
-  EXPECT_NE(hub_doc.find(std::to_string(total) + " (model, tag) pairs, " + std::to_string(both) + " in both releases\nand " +
-                         std::to_string(new33) + " new in 3.3; " + std::to_string(moved) + " of the 2.24 tags"),
-            std::string::npos);
+  EXPECT_NE(
+      hub_doc.find(std::to_string(total) + " (model, tag) pairs, " + std::to_string(both) + " in both releases\nand " +
+                   std::to_string(new33) + " new in 3.3; " + std::to_string(moved) + " of the 2.24 tags"),
+      std::string::npos);
   const PretrainedTag* openai = find_pretrained_tag("ViT-B-32", "openai");
   ASSERT_NE(openai, nullptr);
   EXPECT_EQ(std::string(openai->hf_hub), "timm/vit_base_patch32_clip_224.openai/");  // 3.3 prefers the hub
