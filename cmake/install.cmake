@@ -4,7 +4,7 @@
 # CMakeLists after every module target exists.
 include(CMakePackageConfigHelpers)
 
-set(OC_INSTALL_MODULES core ops io text image model optim step data dist download eval train report index serve)
+set(OC_INSTALL_MODULES core hub ops io text image model optim step data dist download eval train report index serve)
 set(oc_lib_targets openclip openclip_configs)
 foreach(m ${OC_INSTALL_MODULES})
   list(APPEND oc_lib_targets openclip_${m})

@@ -197,7 +197,10 @@ PYBIND11_MODULE(openclip_cpp, m) {
          const std::string& device) { return PyModel(name, pretrained, precision, batch_size, device); },
       py::arg("name"), py::arg("pretrained") = "", py::arg("precision") = "fp32", py::arg("batch_size") = 32,
       py::arg("device") = "cpu",
-      "a config name (\"ViT-B-32\") or JSON path, and a weights file (\"\" = random init); device: cpu, ref or "
+      "a config name (\"ViT-B-32\"), a JSON path or a whole model (\"hf-hub:org/name\", \"local-dir:PATH\", a hub "
+      "folder), "
+      "and a weights file, a pretrained tag or a whole model (\"\" = the whole model's weights, else random init); "
+      "device: cpu, ref or "
       "cuda (as --device)");
   m.def("tokenize", &tokenize, py::arg("texts"), py::arg("context_length") = oc::kDefaultContextLength);
   m.def("train", &train, py::arg("args"), "runs `openclip train ARGS...`; returns its exit status");

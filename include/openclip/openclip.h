@@ -16,6 +16,7 @@ struct LoadOptions {
   std::string vocab;               // BPE vocabulary path ("" = the installed one)
   int batch_size = 32;             // inference chunk size
   int threads = 0;                 // 0 = all cores
+  bool tokenizer = true;           // false: images only; no text tokenizer is loaded (encode_texts throws)
 };
 
 // A decoded image: 8-bit RGB, row-major height x width x 3 (HWC), as numpy and PIL hold it.
@@ -26,10 +27,12 @@ struct ImageView {
 
 class Model {
  public:
-  // model: a built-in config name ("ViT-B-32"), a JSON config path or a Hugging Face hub folder;
-  // weights: .pt/.bin/.pth/.safetensors with OpenCLIP state_dict names, or a pretrained tag whose
-  // file is on disk ("" = the hub folder's weights, else random init, for tests). Loads as
-  // `openclip embed` does (src/model/inference.h).
+  // model: a built-in config name ("ViT-B-32"), a JSON config path, or a whole model:
+  // "hf-hub:org/name[@rev]" (downloaded into the Hugging Face cache), "local-dir:PATH" or a hub
+  // folder; weights: .pt/.bin/.pth/.safetensors with OpenCLIP state_dict names, a pretrained
+  // tag of OpenCLIP 2.24 or 3.3 (from a cache or downloaded), or a whole model ("" = the whole
+  // model's weights, else random init, for tests). Loads as `openclip embed` does
+  // (src/model/model_source.h, src/model/inference.h).
   static Model load(const std::string& model, const std::string& weights, const LoadOptions& opt = {});
   Model(Model&&) noexcept;
   Model& operator=(Model&&) noexcept;

@@ -1,13 +1,15 @@
 // openclip classify: label probabilities per image, softmax(100 x cosine), as the seed's
 // inference script (OpenCLIP README) prints them.
+#include <openclip/openclip.h>
+
 #include <cstdio>
 #include <nlohmann/json.hpp>
-#include <openclip/openclip.h>
 
 #include "cli/args.h"
 #include "cli/command.h"
 #include "core/check.h"
 #include "core/flags.h"
+#include "model/model_source.h"
 
 namespace oc::cli {
 namespace {
@@ -15,7 +17,9 @@ namespace {
 int run(const std::vector<std::string>& args) {
   ClassifyArgs a;
   if (!parse_flags("classify", args, &a)) return 0;
-  if (a.pretrained.empty()) OC_USER_ERROR("classify needs --pretrained WEIGHTS");
+  if (a.pretrained.empty() && !model_carries_weights(a.model))
+    OC_USER_ERROR(
+        "classify needs --pretrained WEIGHTS|TAG|hf-hub:ORG/NAME, or --model a hub folder or hf-hub:ORG/NAME");
   const auto& images = a.images;
   const auto& labels = a.labels;
   if (images.empty()) OC_USER_ERROR("classify needs --image FILE...");

@@ -1,20 +1,22 @@
 // openclip embed: image or text embeddings to .npy or .safetensors.
+#include <openclip/openclip.h>
+
 #include <algorithm>
 #include <cstdio>
 #include <fstream>
 #include <memory>
-#include <openclip/openclip.h>
 
 #include "cli/args.h"
 #include "cli/command.h"
 #include "core/check.h"
-#include "core/fs.h"
 #include "core/flags.h"
+#include "core/fs.h"
 #include "data/stats.h"
 #include "data/urls.h"
 #include "index/sources.h"
 #include "io/npy.h"
 #include "io/safetensors.h"
+#include "model/model_source.h"
 
 namespace oc::cli {
 namespace {
@@ -45,13 +47,16 @@ std::vector<std::string> image_list(const std::string& spec) {
 int run(const std::vector<std::string>& args) {
   EmbedArgs a;
   if (!parse_flags("embed", args, &a)) return 0;
-  if (a.pretrained.empty()) OC_USER_ERROR("embed needs --pretrained WEIGHTS");
+  if (a.pretrained.empty() && !model_carries_weights(a.model))
+    OC_USER_ERROR("embed needs --pretrained WEIGHTS|TAG|hf-hub:ORG/NAME, or --model a hub folder or hf-hub:ORG/NAME");
   if (a.images.empty() == a.texts.empty()) OC_USER_ERROR("embed needs exactly one of --images or --texts");
   const std::string& out = a.out;
   const bool st = out.size() > 12 && out.substr(out.size() - 12) == ".safetensors";
   if (!st && !(out.size() > 4 && out.substr(out.size() - 4) == ".npy"))
     OC_USER_ERROR("--out must end in .npy or .safetensors");
-  auto model = openclip::Model::load(a.model, a.pretrained, a);
+  openclip::LoadOptions lo = a;
+  lo.tokenizer = a.images.empty();  // images alone need no text tokenizer (a SigLIP model's file may be absent)
+  auto model = openclip::Model::load(a.model, a.pretrained, lo);
   std::vector<std::vector<float>> e;
   std::vector<std::string> names;
   if (!a.images.empty()) {

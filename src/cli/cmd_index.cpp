@@ -24,7 +24,10 @@ const char* kUsage =
 int build(const std::vector<std::string>& args) {
   IndexBuildArgs b;
   if (!parse_flags("index build", args, &b)) return 0;
-  if (b.weights.empty() != b.random_init) OC_USER_ERROR("index build needs --pretrained WEIGHTS (or --random-init)");
+  if ((b.weights.empty() && !model_carries_weights(b.model)) != b.random_init)
+    OC_USER_ERROR(
+        "index build needs --pretrained WEIGHTS|TAG|hf-hub:ORG/NAME or --model a hub folder or "
+        "hf-hub:ORG/NAME (or --random-init, without them)");
   if (b.batch < 1) OC_USER_ERROR("--batch-size must be at least 1");
   auto r = index::build_index(b);
   const double ips = r.embed_seconds > 0 ? r.added / r.embed_seconds : 0;

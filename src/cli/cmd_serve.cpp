@@ -13,6 +13,7 @@
 #include "core/check.h"
 #include "core/flags.h"
 #include "core/fs.h"
+#include "model/model_source.h"
 #include "serve/access.h"
 #include "serve/server.h"
 
@@ -44,7 +45,10 @@ std::string read_key_file(const std::string& path) {
 int run(const std::vector<std::string>& args) {
   ServeArgs a;
   if (!parse_flags("serve", args, &a)) return 0;
-  if (a.weights.empty() != a.random_init) OC_USER_ERROR("serve needs --pretrained WEIGHTS (or --random-init)");
+  if ((a.weights.empty() && !model_carries_weights(a.model)) != a.random_init)
+    OC_USER_ERROR(
+        "serve needs --pretrained WEIGHTS|TAG|hf-hub:ORG/NAME or --model a hub folder or hf-hub:ORG/NAME "
+        "(or --random-init, without them)");
   serve::ServeOptions& s = a;
   if (!a.api_key_file.empty()) s.api_key = read_key_file(a.api_key_file);
   s.allowed_hosts = serve::split_list(a.allowed_hosts_list);

@@ -179,9 +179,9 @@ void add_other_flags(FlagList* l) {
   l->add("hf-tokenizer", T::String, "", "Hugging Face tokenizer instead of CLIP's BPE: bert-base-uncased (the -CLIPA "
          "configs)").on(tk).bind(&cli::TokenizeArgs::hf_tokenizer);
   l->add("hf-tokenizer-vocab", T::String, "", "its vocab.txt (WordPiece), or for the SigLIP configs "
-         "its tokenizer.json or spiece.model (SentencePiece); default: $OPENCLIP_HF_TOKENIZER_VOCAB, then "
-         "<name>-vocab.txt or <name>/vocab.txt (SentencePiece: <name>/tokenizer.json, <name>/spiece.model) in the data "
-         "folder").on(tk)
+         "its tokenizer.json or spiece.model (SentencePiece); default: $OPENCLIP_HF_TOKENIZER_VOCAB (WordPiece only), "
+         "then <name>-vocab.txt or <name>/vocab.txt (SentencePiece: <name>/tokenizer.json, <name>/spiece.model) in the "
+         "data folder").on(tk)
       .bind(&cli::TokenizeArgs::hf_tokenizer_vocab);
   l->add("strip-sep-token", T::Flag, "", "with --hf-tokenizer: [SEP] ids become 0 (tokenizer_kwargs strip_sep_token)")
       .on(tk).bind(&cli::TokenizeArgs::strip_sep_token);

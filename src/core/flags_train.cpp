@@ -66,8 +66,9 @@ static void add_data_flags(FlagList* l) {
       .on(te).ours().bind(&D::zeroshot_classnames);
   l->add("zeroshot-templates", T::String, "", "prompt templates file (one per line with {c})").on(te).ours()
       .bind(&D::zeroshot_templates);
-  l->add("cache-dir", T::String, "", "where --pretrained TAG's weights are read from (OpenCLIP's download cache; "
-         "nothing is downloaded)").on({"train"}).v3().bind(&TA::cache_dir);
+  l->add("cache-dir", T::String, "", "the download cache of --pretrained TAG and hf-hub: (OpenCLIP's cache_dir: "
+         "default the Hugging Face cache ($HF_HUB_CACHE, $HF_HOME/hub) and ~/.cache/clip)").on({"train"}).v3()
+      .bind(&TA::cache_dir);
   l->add("workers", T::Int, "2", "data loader threads per process (0: in the calling thread)")
       .on({"train", "eval", "bench data", "demo"}).def("train", "4").def("demo", "1").at_least(0)
       .at_most(kMaxWorkers, "the cap on loader threads").bind(&D::workers).bind(&data::DataConfig::workers)
@@ -152,20 +153,21 @@ static void add_optimization_flags(FlagList* l) {
 static void add_model_flags(FlagList* l) {
   l->section("model");
   const std::vector<std::string> t = {"train"};
-  l->add("model", T::String, "ViT-B-32", "model config name (configs/models/) or JSON path; train and eval also "
-         "take a Hugging Face hub folder (open_clip_config.json + open_clip_pytorch_model.bin or "
-         "open_clip_model.safetensors: config, preprocessing, weights) (OpenCLIP's default is RN50; the "
-         "config picks the tokenizer and context length: -CLIPA configs use WordPiece, "
-         "vocabulary from $OPENCLIP_HF_TOKENIZER_VOCAB or the data folders)")
+  l->add("model", T::String, "ViT-B-32", "model config name (configs/models/) or JSON path, or a whole model: "
+         "hf-hub:ORG/NAME[@REV] (downloaded into the Hugging Face cache), local-dir:PATH or a hub folder (config, "
+         "preprocessing, weights, tokenizer files; docs/HUB.md) (OpenCLIP's default is RN50; the config picks the "
+         "tokenizer and context length: -CLIPA configs use WordPiece, SigLIP ones SentencePiece, their files "
+         "from the folder or repository, the data folders, or the tokenizer's hub repository)")
       .on({"train", "eval", "classify", "embed", "index build", "bench train", "bench infer", "bench zeroshot", "demo",
            "tokenize", "serve"})
       .def("demo", "").def("tokenize", "").bind(&TA::model).bind(&EvalArgs::model)
       .bind(&cli::ModelArgs::model).bind(&index::BuildOptions::model).bind(&serve::ServeOptions::model)
       .bind(&cli::BenchArgs::model).bind(&cli::TokenizeArgs::model).bind(&cli::DemoArgs::model);
   l->add("pretrained", T::String, "", "weights file (.pt/.bin/.pth/.safetensors, or an epoch_N.pt checkpoint; index "
-         "search: default the path recorded in the index); train and eval also take an OpenCLIP 2.24 tag of the "
-         "model (e.g. laion2b_s34b_b79k): its preprocessing applies and its weights are read from the download "
-         "cache (--cache-dir, the Hugging Face cache, ~/.cache/clip)")
+         "search: default the path recorded in the index), a whole model (hf-hub:ORG/NAME[@REV], local-dir:PATH, "
+         "a hub folder: its own config), or an OpenCLIP 2.24/3.3 tag of the model (e.g. laion2b_s34b_b79k): its "
+         "preprocessing applies and its weights come from the download cache or are downloaded as OpenCLIP 3.3 "
+         "does ($HF_ENDPOINT, $HF_TOKEN, $HF_HUB_OFFLINE=1: the cache only)")
       .on({"train", "eval", "classify", "embed", "index build", "index search", "serve"})
       .bind(&TA::pretrained).bind(&EvalArgs::pretrained).bind(&cli::ModelArgs::pretrained)
       .bind(&index::BuildOptions::weights).bind(&cli::IndexSearchArgs::pretrained).bind(&serve::ServeOptions::weights);

@@ -11,7 +11,8 @@ std::map<std::string, double> eval(const EvalArgs& a) {
   if (ev.imagenet_val.empty() && ev.zeroshot_data.empty() && ev.val_data.empty())
     OC_USER_ERROR("nothing to evaluate: give --imagenet-val, --zeroshot-data or --val-data");
   const ModelSource src = resolve_model_source(a.model, a.pretrained);
-  if (src.weights.empty()) OC_USER_ERROR("eval needs --pretrained WEIGHTS (or --model a hub folder with weights)");
+  if (src.weights.empty())
+    OC_USER_ERROR("eval needs --pretrained WEIGHTS|TAG|hf-hub:ORG/NAME (or --model a hub folder or hf-hub:ORG/NAME)");
   InferenceOptions o;
   o.precision = a.precision;
   o.device = a.device;

@@ -121,6 +121,7 @@ BuildResult build_index(const BuildOptions& opt) {
   io.precision = opt.precision;
   io.device = opt.device;
   io.max_batch = opt.batch;
+  io.tokenizer = false;  // images only: no text tokenizer (a SigLIP model's file need not be there)
   // Loading validates the weights (a 1 TiB sparse file is refused at once); only then are
   // they hashed, so hashing never reads what the loader would refuse.
   InferenceModel enc(model_src, io);
@@ -132,7 +133,7 @@ BuildResult build_index(const BuildOptions& opt) {
   const bool existed = index_exists(opt.out);
   if (existed) {
     d = load_index(opt.out);
-    check_same_model(d.meta, opt.out, opt.model, sha);
+    check_same_model(d.meta, opt.out, effective_model(opt.model, opt.weights), sha);
   }
   std::vector<Item> todo;
   BuildResult r;
@@ -144,7 +145,7 @@ BuildResult build_index(const BuildOptions& opt) {
       else ++r.already;
     }
   }
-  if (!existed) d.meta = {opt.model, opt.weights, sha, "", enc.embed_dim(), 0, 0, {}, {}};
+  if (!existed) d.meta = {effective_model(opt.model, opt.weights), opt.weights, sha, "", enc.embed_dim(), 0, 0, {}, {}};
   add_roots(std::move(src.roots), &d.meta.roots);
   const int64_t old_count = int64_t(d.items.size());
   Progress bar(int64_t(todo.size()), opt.progress);

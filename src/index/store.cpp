@@ -11,6 +11,7 @@
 #include "index/store_json.h"
 #include "io/safetensors.h"
 #include "model/config.h"
+#include "model/model_source.h"
 
 namespace oc::index {
 
@@ -94,7 +95,9 @@ void check_same_model(const IndexMeta& m, const std::string& dir, const std::str
   if (m.weights_sha256 != weights_sha256)
     OC_USER_ERROR("{}: the index was built with other weights ({}, sha256 {}); these have sha256 {}", dir, m.weights,
                   m.weights_sha256.substr(0, 16), weights_sha256.substr(0, 16));
-  const int E = load_model_config(model).embed_dim;
+  // A whole model (hub folder, local-dir:, hf-hub:) carries its config: resolved as the commands resolve it.
+  const int E =
+      model_carries_weights(model) ? resolve_model_source(model, "").cfg.embed_dim : load_model_config(model).embed_dim;
   if (E != m.embed_dim)
     OC_USER_ERROR(
         "{}: the index holds {}-float embeddings but model {} gives {} (its config changed since the build?); "

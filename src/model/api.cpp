@@ -29,6 +29,7 @@ Model Model::load(const std::string& model, const std::string& weights, const Lo
   o.vocab = opt.vocab;
   o.max_batch = opt.batch_size;
   o.threads = opt.threads;
+  o.tokenizer = opt.tokenizer;
   return Model(std::make_unique<Impl>(o));
 }
 

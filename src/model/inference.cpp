@@ -38,7 +38,7 @@ InferenceModel::InferenceModel(const ModelSource& src, const InferenceOptions& o
   else load_weights(*clip_, src.weights);
   clip_->set_precision(opt.precision);
   clip_->plan_inference(max_batch_);
-  if (opt.tokenizer) tok_ = model_tokenizer(clip_->cfg(), opt.vocab);
+  if (opt.tokenizer) tok_ = model_tokenizer(clip_->cfg(), opt.vocab, src.tokenizer_dir);
   apply_hint(src.preprocess, &pre_);
   pre_.size = clip_->cfg().vision.image_size;
 }

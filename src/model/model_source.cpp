@@ -8,8 +8,11 @@
 #include "core/check.h"
 #include "core/fs.h"
 #include "core/json_read.h"
+#include "core/log.h"
+#include "model/hub_source.h"
 #include "model/pretrained_tags.h"
 #include "model/weights_openai.h"
+#include "text/text_tokenizer.h"
 
 namespace oc {
 
@@ -60,12 +63,8 @@ std::string read_choice(const nlohmann::json& j, const std::string& file, const 
   OC_USER_ERROR("{}: preprocess_cfg.{} is '{}' (known: {})", file, key, v, join_names({allowed.begin(), allowed.end()}));
 }
 
-// A folder in the hub layout: open_clip_config.json {model_cfg, preprocess_cfg} and the weights.
-ModelSource from_hub_folder(const std::string& dir) {
-  const std::string file = fs::join(dir, "open_clip_config.json");
-  if (!fs::exists(file))
-    OC_USER_ERROR("--model {}: a folder, but {} is missing (the Hugging Face hub layout OpenCLIP reads has "
-                  "open_clip_config.json with model_cfg and preprocess_cfg)", dir, file);
+// open_clip_config.json {model_cfg, preprocess_cfg}; `name` is the model's name.
+ModelSource from_hub_config(const std::string& file, const std::string& name) {
   auto text = fs::read_text(file);
   if (!text) OC_USER_ERROR("{}", text.error());
   nlohmann::json j = parse_json(*text, file);
@@ -73,7 +72,7 @@ ModelSource from_hub_folder(const std::string& dir) {
   if (!j.contains("model_cfg") || !j["model_cfg"].is_object())
     OC_USER_ERROR("{}: no 'model_cfg' object (OpenCLIP reads the model config from config['model_cfg'])", file);
   ModelSource s;
-  s.cfg = parse_model_config(j["model_cfg"].dump(), sfs::path(dir).filename().string(), file + " model_cfg");
+  s.cfg = parse_model_config(j["model_cfg"].dump(), name, file + " model_cfg");
   if (j.contains("preprocess_cfg")) {
     const auto& p = j["preprocess_cfg"];
     if (!p.is_object()) OC_USER_ERROR("{}: 'preprocess_cfg' is not an object", file);
@@ -85,63 +84,80 @@ ModelSource from_hub_folder(const std::string& dir) {
       s.preprocess.resize_mode = read_choice(p["resize_mode"], file, "resize_mode", {"shortest", "longest", "squash"});
     s.preprocess.source = file;
   }
-  for (const char* w : {"open_clip_pytorch_model.bin", "open_clip_model.safetensors"})
+  s.tokenizer_dir = fs::dirname(file);
+  return s;
+}
+
+// A folder in the hub layout (local-dir:PATH or a folder): open_clip_config.json, the weights
+// (3.x's safetensors first), and the tokenizer files next to them.
+ModelSource from_hub_folder(const std::string& dir, const std::string& flag) {
+  const std::string file = fs::join(dir, "open_clip_config.json");
+  if (!fs::exists(file))
+    OC_USER_ERROR(
+        "{} {}: a folder, but {} is missing (the Hugging Face hub layout OpenCLIP reads has "
+        "open_clip_config.json with model_cfg and preprocess_cfg)",
+        flag, dir, file);
+  ModelSource s = from_hub_config(file, sfs::path(dir).filename().string());
+  for (const char* w : {"open_clip_model.safetensors", "open_clip_pytorch_model.bin"})
     if (fs::exists(fs::join(dir, w))) {
       s.weights = fs::join(dir, w);
       break;
     }
   if (s.weights.empty())
-    OC_USER_ERROR("--model {}: no weights in the folder (open_clip_pytorch_model.bin or open_clip_model.safetensors)",
+    OC_USER_ERROR("{} {}: no weights in the folder (open_clip_model.safetensors or open_clip_pytorch_model.bin)", flag,
                   dir);
   return s;
 }
 
-std::string env_or(const char* name, const std::string& fallback) {
-  const char* v = std::getenv(name);
-  return v && *v ? std::string(v) : fallback;
-}
-
-// Where OpenCLIP's download_pretrained would have put the tag's file.
-std::vector<std::string> tag_weight_candidates(const PretrainedTag& t, const std::string& cache_dir) {
-  std::vector<std::string> out;
-  const std::string home = env_or("HOME", ".");
-  const std::string url = t.url;
-  if (!url.empty()) {  // download_pretrained_from_url: cache_dir or ~/.cache/clip, the URL's basename
-    out.push_back(fs::join(cache_dir.empty() ? home + "/.cache/clip" : cache_dir, url.substr(url.rfind('/') + 1)));
-    return out;
+// hf-hub:ORG/NAME[@REV]: the repository's config, weights and tokenizer file, downloaded into
+// (or read from) the Hugging Face cache.
+ModelSource from_hub_repo(const std::string& spec, const std::string& flag, const std::string& cache_dir) {
+  const HubRepoRef r = parse_hub_ref(spec, flag);
+  const hub::HubOptions o = hub::hub_options_from_env(cache_dir);
+  ModelSource s = from_hub_config(hub_config_file(r, o), "hf-hub:" + r.repo);
+  s.weights = hub_weights(r, "", o);
+  const TextTokenizerSpec t = text_tokenizer_spec_from_config(model_config_json(s.cfg), s.cfg.name);
+  if (!t.hf_tokenizer_name.empty()) {
+    const std::string tok = hub_repo_tokenizer(r, is_sentencepiece_tokenizer_name(t.hf_tokenizer_name), o);
+    if (!tok.empty()) s.tokenizer_dir = fs::dirname(tok);
   }
-  // hf_hub 'org/name/' (default file open_clip_pytorch_model.bin) or 'org/name/file'.
-  const std::string hub = t.hf_hub;
-  const size_t slash = hub.rfind('/');
-  const std::string repo = hub.substr(0, slash), filename = hub.substr(slash + 1);
-  const std::string fname = filename.empty() ? "open_clip_pytorch_model.bin" : filename;
-  std::string cache = cache_dir;
-  if (cache.empty()) cache = env_or("HF_HUB_CACHE", env_or("HF_HOME", home + "/.cache/huggingface") + "/hub");
-  std::string folder = "models--" + repo;
-  for (size_t p = folder.find('/'); p != std::string::npos; p = folder.find('/')) folder.replace(p, 1, "--");
-  const std::string snapshots = fs::join(fs::join(cache, folder), "snapshots");
-  std::error_code ec;
-  if (sfs::is_directory(snapshots, ec))
-    for (const auto& e : sfs::directory_iterator(snapshots, ec)) out.push_back(fs::join(e.path().string(), fname));
-  if (out.empty()) out.push_back(fs::join(snapshots, "<revision>/" + fname));
-  return out;
+  return s;
 }
 
-std::string tag_weights(const PretrainedTag& t, const std::string& model, const std::string& cache_dir) {
-  const auto cands = tag_weight_candidates(t, cache_dir);
-  for (const auto& c : cands)
-    if (fs::exists(c)) return c;
-  OC_USER_ERROR("--pretrained {} (model {}): the weights are not on disk and openclip-cpp downloads nothing; looked "
-                "for {}; fetch them ({}) or give the file to --pretrained",
-                t.tag, model, join_names(cands), *t.url ? std::string(t.url) : "hf-hub:" + std::string(t.hf_hub));
+constexpr std::string_view kHfHub = "hf-hub:", kLocalDir = "local-dir:";
+
+// A source that is a whole model (config + weights + tokenizer): hf-hub:, local-dir:, a folder.
+bool whole_model(const std::string& s) {
+  std::error_code ec;
+  return s.starts_with(kHfHub) || s.starts_with(kLocalDir) || sfs::is_directory(s, ec);
 }
+
+ModelSource from_whole_model(const std::string& s, const std::string& flag, const std::string& cache_dir) {
+  if (s.starts_with(kHfHub)) return from_hub_repo(s.substr(kHfHub.size()), flag, cache_dir);
+  if (s.starts_with(kLocalDir)) return from_hub_folder(s.substr(kLocalDir.size()), flag);
+  return from_hub_folder(s, flag);
+}
+
 }  // namespace
+
+bool model_carries_weights(const std::string& model) { return whole_model(model); }
+
+std::string effective_model(const std::string& model, const std::string& pretrained) {
+  return whole_model(pretrained) ? pretrained : model;
+}
 
 ModelSource resolve_model_source(const std::string& model, const std::string& pretrained,
                                  const std::string& cache_dir) {
   std::error_code ec;
+  if (whole_model(pretrained)) {
+    ModelSource s = from_whole_model(pretrained, "--pretrained", cache_dir);  // the repository's own config
+    if (!model.empty() && model != "ViT-B-32" && model != s.cfg.name)         // not for --model's default
+      log::info("--pretrained {} brings its own model config; --model {} is not used", pretrained, model);
+    return s;
+  }
   ModelSource s;
-  if (sfs::is_directory(model, ec)) s = from_hub_folder(model);
+  if (whole_model(model))
+    s = from_whole_model(model, "--model", cache_dir);
   else s.cfg = load_model_config(model);
   if (pretrained.empty()) return s;
   s.weights.clear();
@@ -154,8 +170,10 @@ ModelSource resolve_model_source(const std::string& model, const std::string& pr
   const PretrainedTag* t = find_pretrained_tag(name, pretrained);
   if (!t) {
     const auto tags = pretrained_tags_of(name);
-    OC_USER_ERROR("--pretrained {}: not a file, and not a pretrained tag of {} in OpenCLIP 2.24 ({})", pretrained, name,
-                  tags.empty() ? std::string("that model has none") : "known: " + join_names(tags));
+    OC_USER_ERROR(
+        "--pretrained {}: not a file, hf-hub:ORG/NAME, local-dir:PATH or a pretrained tag of {} in "
+        "OpenCLIP 2.24 or 3.3 ({})",
+        pretrained, name, tags.empty() ? std::string("that model has none") : "known: " + join_names(tags));
   }
   s.weights = tag_weights(*t, name, cache_dir);
   apply_openai_archive(s);  // the `openai` tags' files (~/.cache/clip/*.pt)

@@ -30,6 +30,8 @@ const PretrainedTag* find_pretrained_tag(std::string_view model, std::string_vie
   return nullptr;
 }
 
+std::span<const PretrainedTag> all_pretrained_tags() { return kTags; }
+
 std::vector<std::string> pretrained_tags_of(std::string_view model) {
   const std::string m = clean_model(model);
   std::vector<std::string> out;

@@ -99,7 +99,8 @@ struct Server::Impl {
   static std::optional<index::Searcher> open_index(const ServeOptions& o, const std::string& weights) {
     if (o.index_dir.empty()) return std::nullopt;
     std::optional<index::Searcher> s(std::in_place, o.index_dir);
-    index::check_same_model(s->meta(), o.index_dir, o.model, index::weights_checksum(weights));
+    index::check_same_model(s->meta(), o.index_dir, effective_model(o.model, o.weights),
+                            index::weights_checksum(weights));
     return s;
   }
 

@@ -61,15 +61,15 @@ class SentencePiece final : public TextTokenizer {
 
 // The model file of SentencePiece tokenizer `name`: `explicit_path` (--hf-tokenizer-vocab), or
 // <data folder>/<name>/tokenizer.json or spiece.model (a copy of the Hugging Face folder).
-std::string find_sentencepiece_model(const std::string& name, const std::string& explicit_path) {
+std::string find_sentencepiece_model(const std::string& name, const std::string& explicit_path,
+                                     const std::string& flag) {
   const std::string how = fmt::format(
       "The tokenizer \"{}\" needs the SentencePiece model of the Hugging Face repository {} (tokenizer.json or "
-      "spiece.model), which is not shipped with openclip: copy that folder into a data folder as {}/, or pass "
-      "--hf-tokenizer-vocab PATH",
-      name, name, name);
+      "spiece.model), which is not shipped with openclip: copy that folder into a data folder as {}/{}",
+      name, name, name, vocab_flag_advice(flag));
   if (!explicit_path.empty()) {
     if (!fs::exists(explicit_path))
-      OC_USER_ERROR("SentencePiece model not found at {} (--hf-tokenizer-vocab). {}.", explicit_path, how);
+      OC_USER_ERROR("SentencePiece model not found at {} ({}). {}.", explicit_path, flag.empty() ? "given" : flag, how);
     return explicit_path;
   }
   std::string looked;
@@ -79,11 +79,17 @@ std::string find_sentencepiece_model(const std::string& name, const std::string&
       if (fs::exists(p)) return p;
       looked += "\n  " + p;
     }
-  OC_USER_ERROR("SentencePiece model of {} not found. Looked at: --hf-tokenizer-vocab (not given),{}\n{}.", name,
-                looked, how);
+  OC_USER_ERROR("SentencePiece model of {} not found. Looked at:{}{}\n{}.", name,
+                flag.empty() ? "" : " " + flag + " (not given),", looked, how);
 }
 
 }  // namespace
+
+std::string vocab_flag_advice(const std::string& flag) {
+  if (!flag.empty()) return ", or pass " + flag + " PATH";
+  return ", or load the model from a Hugging Face hub folder or hf-hub:ORG/NAME repository that holds the file (its "
+         "tokenizer files are read for its text tower)";
+}
 
 bool is_sentencepiece_tokenizer_name(const std::string& name) {
   return name.rfind("timm/", 0) == 0 && name.find("SigLIP") != std::string::npos;
@@ -161,7 +167,8 @@ std::unique_ptr<TextTokenizer> make_text_tokenizer(const TextTokenizerSpec& spec
     if (!spec.clean.empty() && spec.clean != "canonicalize" && spec.clean != "whitespace")
       OC_USER_ERROR("clean=\"{}\" with {} is not implemented (\"canonicalize\", \"whitespace\").", spec.clean,
                     spec.hf_tokenizer_name);
-    auto tok = SentencePieceTokenizer::load(find_sentencepiece_model(spec.hf_tokenizer_name, spec.vocab_path), clean);
+    auto tok = SentencePieceTokenizer::load(
+        find_sentencepiece_model(spec.hf_tokenizer_name, spec.vocab_path, spec.vocab_flag), clean);
     if (spec.context_length < int(tok.prefix_ids().size() + tok.suffix_ids().size()) || spec.context_length < 1)
       OC_USER_ERROR("context length {} is too short for {}'s special tokens", spec.context_length,
                     spec.hf_tokenizer_name);
@@ -176,7 +183,8 @@ std::unique_ptr<TextTokenizer> make_text_tokenizer(const TextTokenizerSpec& spec
   if (spec.context_length < 2)
     OC_USER_ERROR("context length must be at least 2 for [CLS] and [SEP] (hf_tokenizer_name {}), got {}",
                   spec.hf_tokenizer_name, spec.context_length);
-  WordPieceTokenizer tok = WordPieceTokenizer::load(WordPieceTokenizer::find_vocab(spec.hf_tokenizer_name, spec.vocab_path));
+  WordPieceTokenizer tok = WordPieceTokenizer::load(
+      WordPieceTokenizer::find_vocab(spec.hf_tokenizer_name, spec.vocab_path, spec.vocab_flag));
   return std::make_unique<WordPiece>(std::move(tok), spec.hf_tokenizer_name, spec.strip_sep_token, spec.context_length);
 }
 

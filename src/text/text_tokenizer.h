@@ -21,7 +21,13 @@ struct TextTokenizerSpec {
   int context_length = 77;        // text_cfg.context_length
   std::string vocab_path;         // BPE: --vocab; WordPiece, SentencePiece: --hf-tokenizer-vocab; empty: search
   std::string clean;              // text_cfg.tokenizer_kwargs.clean; empty: the tokenizer's default
+  std::string vocab_flag = "--hf-tokenizer-vocab";  // the flag errors name for vocab_path ("" = the
+                                                    // command takes none: errors say where files are read)
 };
+
+// The end of a "vocabulary not found" message: how to give the file with `flag`, or where a
+// command without one finds it ("" flag).
+std::string vocab_flag_advice(const std::string& flag);
 
 // True for the hf_tokenizer_name values of OpenCLIP 2.24's SigLIP configs ("timm/...SigLIP..."),
 // whose tokenizer is T5's SentencePiece unigram model (text/sentencepiece.h).

@@ -20,6 +20,7 @@
 #include "core/fs.h"
 #include "core/machine.h"
 #include "text/clean.h"
+#include "text/text_tokenizer.h"
 #include "text/unicode.h"
 
 namespace oc {
@@ -242,17 +243,20 @@ int32_t WordPieceTokenizer::sep_id() const { return impl_->sep; }
 int32_t WordPieceTokenizer::pad_id() const { return impl_->pad; }
 int32_t WordPieceTokenizer::unk_id() const { return impl_->unk; }
 
-std::string WordPieceTokenizer::find_vocab(const std::string& hf_name, const std::string& explicit_path) {
+std::string WordPieceTokenizer::find_vocab(const std::string& hf_name, const std::string& explicit_path,
+                                           const std::string& flag) {
   const std::string file = hf_name + "-vocab.txt";
   const std::string how = fmt::format(
-      "The tokenizer \"{}\" (a model config's text_cfg.hf_tokenizer_name) needs its WordPiece vocabulary (the vocab.txt of the "
+      "The tokenizer \"{}\" (a model config's text_cfg.hf_tokenizer_name) needs its WordPiece vocabulary (the "
+      "vocab.txt of the "
       "Hugging Face repository {}, one token per line), which cannot be shipped with openclip. Copy it from a machine "
-      "that has it (e.g. ~/.cache/huggingface/hub/models--{}/snapshots/*/vocab.txt) to {} in a data folder, or "
-      "pass --hf-tokenizer-vocab PATH, or set ${}",
-      hf_name, hf_name, hf_name, file, kEnvVocab);
+      "that has it (e.g. ~/.cache/huggingface/hub/models--{}/snapshots/*/vocab.txt) to {} in a data folder{}, or "
+      "set ${}",
+      hf_name, hf_name, hf_name, file, vocab_flag_advice(flag), kEnvVocab);
   if (!explicit_path.empty()) {
     if (!fs::exists(explicit_path))
-      OC_USER_ERROR("WordPiece vocabulary not found at {} (given with --hf-tokenizer-vocab). {}.", explicit_path, how);
+      OC_USER_ERROR("WordPiece vocabulary not found at {} (given{}). {}.", explicit_path,
+                    flag.empty() ? "" : " with " + flag, how);
     return explicit_path;
   }
   if (const char* env = std::getenv(kEnvVocab); env && *env) {
@@ -266,8 +270,8 @@ std::string WordPieceTokenizer::find_vocab(const std::string& hf_name, const std
       looked += "\n  " + p;
     }
   }
-  OC_USER_ERROR("WordPiece vocabulary {} not found. Looked at: --hf-tokenizer-vocab (not given), ${} (not set),{}\n{}.",
-                file, kEnvVocab, looked, how);
+  OC_USER_ERROR("WordPiece vocabulary {} not found. Looked at:{} ${} (not set),{}\n{}.", file,
+                flag.empty() ? "" : " " + flag + " (not given),", kEnvVocab, looked, how);
 }
 
 WordPieceTokenizer WordPieceTokenizer::load(const std::string& path) {

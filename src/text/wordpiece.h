@@ -32,7 +32,8 @@ class WordPieceTokenizer {
   // $OPENCLIP_HF_TOKENIZER_VOCAB, then in each data folder (core/machine.h data_dirs())
   // `<hf_name>-vocab.txt` and `<hf_name>/vocab.txt`. Missing: an error naming the key, the
   // file expected and every place searched.
-  static std::string find_vocab(const std::string& hf_name, const std::string& explicit_path = "");
+  static std::string find_vocab(const std::string& hf_name, const std::string& explicit_path = "",
+                                const std::string& flag = "--hf-tokenizer-vocab");
 
   WordPieceTokenizer(WordPieceTokenizer&&) noexcept;
   WordPieceTokenizer& operator=(WordPieceTokenizer&&) noexcept;

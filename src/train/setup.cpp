@@ -182,7 +182,7 @@ void build_feed(TrainSession& s) {
   f.config.world_size = s.cluster.size;
   f.config.preprocess = preprocess_config(a, s.learner.cfg, s.source.preprocess);
   f.config.context_length = s.learner.cfg.text.context_length;
-  f.tok = model_tokenizer(s.learner.cfg);  // BPE, or WordPiece (-CLIPA)
+  f.tok = model_tokenizer(s.learner.cfg, "", s.source.tokenizer_dir);  // BPE, or WordPiece (-CLIPA)
   f.loader = std::make_unique<data::DataLoader>(f.config, f.tok);
   f.steps = std::make_unique<StepBatches>(*f.loader, *s.learner.model, a.accum_freq);
   f.num_batches = f.loader->num_batches();

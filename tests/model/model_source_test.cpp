@@ -1,12 +1,18 @@
-// --model as a Hugging Face hub folder and --pretrained as one of OpenCLIP 2.24's tags:
-// the config, the weights file and the preprocessing they resolve to, and the errors.
+// --model as a Hugging Face hub folder and --pretrained as one of OpenCLIP 2.24's or 3.3's
+// tags: the config, the weights file and the preprocessing they resolve to, and the errors;
+// every tag of a shipped config resolved through a fake hub (tests/hub/fake_hub.h).
+#include "model/model_source.h"
+
 #include <gtest/gtest.h>
 
 #include <cstdlib>
+#include <set>
 
+#include "core/check.h"
 #include "core/fs.h"
+#include "hub/fake_hub.h"
 #include "model/clip.h"
-#include "model/model_source.h"
+#include "model/pretrained_tags.h"
 #include "model/weights.h"
 #include "test_util.h"
 
@@ -77,8 +83,12 @@ TEST(ModelSource, BadHubFoldersNameTheFileAndKey) {
 TEST(ModelSource, PretrainedTagAppliesItsPreprocessingAndReadsTheCache) {
   // A CLIPA tag (ImageNet mean/std, bilinear, squash) found in a Hugging Face cache layout.
   const std::string cache = test::fresh_dir("hf_cache");
-  const std::string snap = cache + "/models--UCSC-VLAA--ViT-L-14-CLIPA-datacomp1B/snapshots/0123abc";
+  const std::string commit(40, 'c');
+  const std::string repo = cache + "/models--UCSC-VLAA--ViT-L-14-CLIPA-datacomp1B";
+  const std::string snap = repo + "/snapshots/" + commit;
   fs::make_dirs(snap);
+  fs::make_dirs(repo + "/refs");
+  fs::write_atomic(repo + "/refs/main", commit);  // as huggingface_hub leaves it
   fs::write_atomic(snap + "/open_clip_pytorch_model.bin", std::string("weights"));
   ModelSource s = resolve_model_source("ViT-L-14-CLIPA", "DataComp1B", cache);  // _clean_tag: case-insensitive
   EXPECT_EQ(s.weights, snap + "/open_clip_pytorch_model.bin");
@@ -86,14 +96,91 @@ TEST(ModelSource, PretrainedTagAppliesItsPreprocessingAndReadsTheCache) {
   EXPECT_EQ(s.preprocess.std, (std::vector<float>{0.229f, 0.224f, 0.225f}));
   EXPECT_EQ(s.preprocess.interpolation, "bilinear");
   EXPECT_EQ(s.preprocess.resize_mode, "squash");
-  // Not in the cache: the error says where it looked and that nothing is downloaded.
+  // Not in the cache and offline: the error says where it looked.
+  setenv("HF_HUB_OFFLINE", "1", 1);
   std::string e = expect_error("ViT-L-14-CLIPA", "datacomp1b", cache + "/elsewhere");
-  EXPECT_NE(e.find("downloads nothing"), std::string::npos) << e;
-  EXPECT_NE(e.find("models--UCSC-VLAA--ViT-L-14-CLIPA-datacomp1B"), std::string::npos) << e;
+  unsetenv("HF_HUB_OFFLINE");
+  EXPECT_NE(e.find("HF_HUB_OFFLINE"), std::string::npos) << e;
+  EXPECT_NE(e.find("UCSC-VLAA/ViT-L-14-CLIPA-datacomp1B"), std::string::npos) << e;
   // An unknown tag lists the model's known ones.
   e = expect_error("ViT-B-32", "laion9b");
   EXPECT_NE(e.find("laion2b_s34b_b79k"), std::string::npos) << e;
   EXPECT_NE(e.find("openai"), std::string::npos) << e;
+}
+
+// The table holds every tag of 2.24 and 3.3 (scripts/gen_pretrained_tags.py's counts), each
+// with a download source; 3.3's moved tags keep 2.24's repository for a cache 2.24 filled.
+TEST(ModelSource, TagTableHasEveryTagOf224And33) {
+  int both = 0, new33 = 0, moved = 0;
+  for (const PretrainedTag& t : all_pretrained_tags()) {
+    EXPECT_EQ(find_pretrained_tag(t.model, t.tag), &t) << t.model << " " << t.tag;
+    EXPECT_TRUE(*t.hf_hub || *t.url) << t.model << " " << t.tag;
+    (std::string(t.since) == "3.3" ? new33 : both)++;
+    if (*t.hf_hub_224 && std::string(t.hf_hub) != t.hf_hub_224) ADD_FAILURE() << "2.24 repo changed: " << t.tag;
+    if (std::string(t.since) == "2.24" && !*t.hf_hub_224 && std::string(t.hf_hub).starts_with("timm/")) ++moved;
+  }
+  EXPECT_EQ(both, 121);
+  EXPECT_EQ(new33, 75);
+  EXPECT_EQ(moved, 36);
+  int shipped = 0;  // tags of a config shipped here
+  for (const PretrainedTag& t : all_pretrained_tags()) {
+    try {
+      (void)load_model_config(t.model);
+      ++shipped;
+    } catch (const Error&) {
+    }
+  }
+  // The docs' figures are these counts (README's opening paragraph, docs/HUB.md's Tags section).
+  const std::string readme = fs::read_text(OPENCLIP_SOURCE_DIR "/README.md").value();
+  const std::string hub_doc = fs::read_text(OPENCLIP_SOURCE_DIR "/docs/HUB.md").value();
+  const int total = both + new33;
+  EXPECT_NE(readme.find(std::to_string(shipped) + " of the " + std::to_string(total)), std::string::npos);
+  EXPECT_NE(
+      hub_doc.find(std::to_string(total) + " (model, tag) pairs, " + std::to_string(both) + " in both releases\nand " +
+                   std::to_string(new33) + " new in 3.3; " + std::to_string(moved) + " of the 2.24 tags"),
+      std::string::npos);
+  const PretrainedTag* openai = find_pretrained_tag("ViT-B-32", "openai");
+  ASSERT_NE(openai, nullptr);
+  EXPECT_EQ(std::string(openai->hf_hub), "timm/vit_base_patch32_clip_224.openai/");  // 3.3 prefers the hub
+  EXPECT_NE(std::string(openai->url).find("openaipublic"), std::string::npos);
+}
+
+// Every tag of every config shipped here downloads through the hub protocol (a fake hub
+// answering any repository's file) into the cache, safetensors first, as OpenCLIP 3.3.
+TEST(ModelSource, EveryTagOfAShippedConfigResolvesThroughTheHub) {
+  test::FakeHub hub;
+  std::vector<std::string> asked;
+  hub.behave = [&](const test::HubRequest& r, int fd) {
+    if (r.method == "HEAD") asked.push_back(r.path);
+    const std::string body = "w" + r.path;  // a distinct small file per repository and name
+    const std::string h = "HTTP/1.1 200 OK\r\nX-Repo-Commit: " + hub.commit + "\r\nETag: \"" +
+                          test::FakeHub::sha256(body) + "\"\r\nContent-Length: " + std::to_string(body.size()) +
+                          "\r\nConnection: close\r\n\r\n";
+    test::FakeHub::send_all(fd, r.method == "HEAD" ? h : h + body);
+    return true;
+  };
+  const std::string cache = test::fresh_dir("tag_hub_cache");
+  setenv("HF_ENDPOINT", hub.endpoint().c_str(), 1);
+  int resolved = 0;
+  std::set<std::string> repos;
+  for (const PretrainedTag& t : all_pretrained_tags()) {
+    try {
+      (void)load_model_config(t.model);
+    } catch (const Error&) {
+      continue;  // a config not shipped here
+    }
+    const ModelSource s = resolve_model_source(t.model, t.tag, cache);
+    ASSERT_TRUE(fs::exists(s.weights)) << t.model << " " << t.tag;
+    EXPECT_NE(s.weights.find("open_clip_model.safetensors"), std::string::npos) << s.weights;
+    EXPECT_EQ(s.preprocess.interpolation, t.interpolation);
+    repos.insert(t.hf_hub);
+    ++resolved;
+  }
+  unsetenv("HF_ENDPOINT");
+  EXPECT_EQ(resolved, 106);
+  // One HEAD per repository (the safetensors name answered; a repository two tags share, such
+  // as RN50's and RN50-quickgelu's openai, is found in the cache the second time).
+  EXPECT_EQ(asked.size(), repos.size());
 }
 
 }  // namespace

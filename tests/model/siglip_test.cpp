@@ -136,8 +136,9 @@ TEST(SiglipConfig, Bf16PrecisionCastsAllButTheTextLayerNorms) {
     EXPECT_FALSE(is_lp_param_timm(n)) << n;
 }
 
-// A SigLIP config without its SentencePiece model: the tokenizer (made before a run starts)
-// names the file and the Hugging Face repository OpenCLIP would take it from.
+// A SigLIP config without its SentencePiece model (and no hub to download it from): the
+// tokenizer (made before a run starts) names the file and the Hugging Face repository OpenCLIP
+// would take it from.
 TEST(SiglipConfig, MissingTokenizerFileIsNamed) {
   for (const std::string& d : data_dirs())
     for (const char* f : {"tokenizer.json", "spiece.model"})
@@ -146,7 +147,10 @@ TEST(SiglipConfig, MissingTokenizerFileIsNamed) {
   const std::string e = error_of([] { model_tokenizer(load_model_config("ViT-B-16-SigLIP")); });
   EXPECT_NE(e.find("timm/ViT-B-16-SigLIP"), std::string::npos) << e;
   EXPECT_NE(e.find("spiece.model"), std::string::npos) << e;
-  EXPECT_NE(e.find("--hf-tokenizer-vocab"), std::string::npos) << e;
+  // model_tokenizer serves commands without a vocabulary flag (embed, eval, train, ...): the
+  // advice names where the file is read instead of a flag they do not take.
+  EXPECT_EQ(e.find("--hf-tokenizer-vocab"), std::string::npos) << e;
+  EXPECT_NE(e.find("hf-hub:ORG/NAME"), std::string::npos) << e;
 }
 
 // A small timm-shaped model (the real widths are in the reference tests): its amp_bf16
