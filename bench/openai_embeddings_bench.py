@@ -1,5 +1,6 @@
 """/v1/embeddings through OpenAI's Python SDK against our own /v1/embed/text, same server, same
-run: CONCURRENCY client threads each send REQUESTS requests of BATCH texts; the two clients
+run (and /v1/embeddings with the own route's plain urllib client, which separates the server's
+cost from the SDK's): CONCURRENCY client threads each send REQUESTS requests of BATCH texts; the two clients
 alternate for ROUNDS rounds (so load drifts hit both), and the median requests/s of each is
 printed with the machine's load.
 
@@ -59,15 +60,23 @@ def main():
         out = client.embeddings.create(model=a.model, input=texts(t, r), encoding_format=fmt)
         assert len(out.data) == a.batch
 
-    def own(t, r):
-        req = urllib.request.Request(a.url + "/v1/embed/text", data=json.dumps({"texts": texts(t, r)}).encode(),
+    def post(path, body, key):
+        req = urllib.request.Request(a.url + path, data=json.dumps(body).encode(),
                                      headers={"Content-Type": "application/json", "Authorization": f"Bearer {a.key}"})
         with urllib.request.urlopen(req, timeout=120) as resp:
-            assert len(json.loads(resp.read())["embeddings"]) == a.batch
+            assert len(json.loads(resp.read())[key]) == a.batch
 
-    rows = {"own /v1/embed/text (urllib)": [], "openai SDK, float": [], "openai SDK, base64 (its default)": []}
+    def own(t, r):
+        post("/v1/embed/text", {"texts": texts(t, r)}, "embeddings")
+
+    def openai_route(t, r):  # the server's side of the SDK's requests, with the own route's client
+        post("/v1/embeddings", {"model": a.model, "input": texts(t, r), "encoding_format": "float"}, "data")
+
+    rows = {"own /v1/embed/text (urllib)": [], "/v1/embeddings (urllib), float": [], "openai SDK, float": [],
+            "openai SDK, base64 (its default)": []}
     for _ in range(a.rounds):
         rows["own /v1/embed/text (urllib)"].append(run(own, a.concurrency, a.requests))
+        rows["/v1/embeddings (urllib), float"].append(run(openai_route, a.concurrency, a.requests))
         rows["openai SDK, float"].append(run(lambda t, r: sdk(t, r, "float"), a.concurrency, a.requests))
         rows["openai SDK, base64 (its default)"].append(run(lambda t, r: sdk(t, r, "base64"), a.concurrency, a.requests))
     print(f"{time.strftime('%Y-%m-%d %H:%M:%S UTC', time.gmtime())}, load {os.getloadavg()[0]:.2f}, "
