@@ -9,6 +9,7 @@
 #      the platform tag the binary's glibc symbol versions allow (auditwheel show's lowest;
 #      not one it cannot back).
 # Prints the wheel's path, size and build time. Exit 77 when the tools cannot be installed.
+# OPENCLIP_WHEEL_REUSE=1: repair the wheel build/wheel-raw already holds instead of building.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 OUT=${1:-dist}
@@ -25,13 +26,19 @@ if command -v ccache >/dev/null; then
 fi
 export CMAKE_BUILD_PARALLEL_LEVEL=${CMAKE_BUILD_PARALLEL_LEVEL:-2}
 RAW=build/wheel-raw
-rm -rf "$RAW" && mkdir -p "$RAW" "$OUT"
+[[ ${OPENCLIP_WHEEL_REUSE:-0} == 1 ]] || rm -rf "$RAW"
+mkdir -p "$RAW" "$OUT"
 t0=$(date +%s)
-"$TOOLS/bin/pip" wheel . --no-build-isolation --no-deps --disable-pip-version-check -w "$RAW" >&2
+[[ ${OPENCLIP_WHEEL_REUSE:-0} == 1 && -n $(ls "$RAW"/openclip_cpp-*.whl 2>/dev/null) ]] ||
+  "$TOOLS/bin/pip" wheel . --no-build-isolation --no-deps --disable-pip-version-check -w "$RAW" >&2
 t1=$(date +%s)
 raw=$(ls "$RAW"/openclip_cpp-*.whl)
-# The lowest manylinux tag the wheel is consistent with (auditwheel show's own words).
-plat=$("$TOOLS/bin/auditwheel" show "$raw" | tr -d '\n' | sed -n 's/.*platform tag: *"\([a-z0-9_]*\)".*/\1/p')
+# The manylinux tag the binary's symbol versions allow, in auditwheel show's own words: "This
+# constrains the platform tag to "manylinux_2_36_x86_64"" (glibc 2.36 on Debian 12), or, when
+# nothing outside the policy is needed, "consistent with the following platform tag: ...".
+show=$("$TOOLS/bin/auditwheel" show "$raw" 2>&1 | tr '\n' ' ')
+plat=$(sed -n 's/.*constrains the platform tag to *"\([a-z0-9_]*\)".*/\1/p' <<<"$show")
+[[ -n $plat ]] || plat=$(sed -n 's/.*following platform tag: *"\(manylinux[a-z0-9_]*\)".*/\1/p' <<<"$show")
 [[ -n $plat ]] || { echo "build_wheel: auditwheel show gave no platform tag:" >&2; "$TOOLS/bin/auditwheel" show "$raw" >&2; exit 1; }
 "$TOOLS/bin/auditwheel" repair --plat "$plat" -w "$OUT" "$raw" >&2
 t2=$(date +%s)

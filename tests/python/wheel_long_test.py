@@ -57,12 +57,13 @@ REF = textwrap.dedent("""
     model, _, preprocess = open_clip.create_model_and_transforms(name)
     model.eval()
     torch.save(model.state_dict(), out + "/w.pt")
+    tokens = open_clip.get_tokenizer(name)(["a photo of a dog", "a diagram", "x" * 300])  # the config's context length
     with torch.no_grad():
         img = model.encode_image(torch.stack([preprocess(Image.open(p)) for p in pngs]))
-        txt = model.encode_text(open_clip.tokenize(["a photo of a dog", "a diagram", "x" * 300]))
+        txt = model.encode_text(tokens)
     np.save(out + "/ref_image.npy", img.numpy())
     np.save(out + "/ref_text.npy", txt.numpy())
-    np.save(out + "/ref_tokens.npy", open_clip.tokenize(["a photo of a dog", "a diagram", "x" * 300]).numpy())
+    np.save(out + "/ref_tokens.npy", tokens.numpy())
 """)
 
 
