@@ -1,5 +1,7 @@
-// The Python module openclip_cpp (pybind11): the public API (include/openclip/openclip.h)
-// with numpy in and out, plus tokenize and train. Every call that computes releases the GIL.
+// The extension openclip_cpp._core (pybind11): the public API (include/openclip/openclip.h)
+// with numpy in and out, plus tokenize, train, model tokenizers and the CLI (cli_main). The
+// package python/openclip_cpp/ wraps it in OpenCLIP's API (create_model_and_transforms).
+// Every call that computes releases the GIL.
 // Threads: a Model may be called from many Python threads at once. Its calls take turns on a
 // lock per model (taken after the GIL is released, so a waiting call never blocks the
 // interpreter). A lock rather than buffers per call: one forward pass already uses every core
@@ -18,9 +20,12 @@
 #include <string>
 #include <vector>
 
+#include "cli/command.h"
 #include "core/check.h"
-#include "text/tokenizer.h"
 #include "core/flags.h"
+#include "model/config.h"
+#include "model/model_tokenizer.h"
+#include "text/tokenizer.h"
 #include "train/trainer.h"
 
 namespace py = pybind11;
@@ -88,6 +93,25 @@ class PyModel {
     py::list items(images);
     if (items.size() > 0 && py::isinstance<py::str>(items[0])) return encode_paths(items.cast<std::vector<std::string>>(), normalize);
     return encode_arrays(items, normalize);
+  }
+
+  // Token ids [n, context_length] (any integer dtype), as a model's Tokenizer gives them.
+  py::array_t<float> encode_tokens(const py::array_t<int64_t, py::array::c_style | py::array::forcecast>& ids,
+                                   bool normalize) {
+    if (ids.ndim() != 2 || ids.shape(1) != m_.context_length())
+      throw oc::Error("encode_text: token ids must have shape (n, " + std::to_string(m_.context_length()) + ")");
+    std::vector<int32_t> flat(size_t(ids.size()));
+    for (py::ssize_t i = 0; i < ids.size(); ++i) {
+      const int64_t v = ids.data()[i];
+      flat[size_t(i)] = v < 0 || v > INT32_MAX ? -1 : int32_t(v);  // out of range: the library names it
+    }
+    std::vector<std::vector<float>> rows;
+    {
+      py::gil_scoped_release nogil;
+      std::lock_guard<std::mutex> turn(*mu_);
+      rows = m_.encode_tokens(flat, normalize);
+    }
+    return to_numpy(rows, m_.embed_dim());
   }
 
   py::array_t<float> encode_text(const std::vector<std::string>& texts, bool normalize) {
@@ -165,6 +189,40 @@ py::array_t<int64_t> tokenize(const std::vector<std::string>& texts, int context
   return out;
 }
 
+// A model config's tokenizer (model_tokenizer): OpenCLIP's get_tokenizer(name).
+class PyTokenizer {
+ public:
+  explicit PyTokenizer(const std::string& model) : tok_(oc::model_tokenizer(oc::load_model_config(model))) {}
+  int context_length() const { return tok_->context_length(); }
+  py::array_t<int64_t> call(const std::vector<std::string>& texts, int context_length) const {
+    if (context_length < 2)
+      throw oc::Error("tokenizer: context_length must be at least 2, got " + std::to_string(context_length));
+    std::vector<int32_t> row(static_cast<size_t>(context_length));
+    py::array_t<int64_t> out({py::ssize_t(texts.size()), py::ssize_t(context_length)});
+    int64_t* p = out.mutable_data();
+    for (size_t i = 0; i < texts.size(); ++i) {
+      std::fill(row.begin(), row.end(), 0);
+      if (auto st = tok_->tokenize(texts[i], row); !st)
+        throw oc::Error("text " + std::to_string(i) + ": " + st.error());
+      p = std::copy(row.begin(), row.end(), p);
+    }
+    return out;
+  }
+  std::string decode(const std::vector<int32_t>& ids) const { return tok_->decode(ids); }
+
+ private:
+  std::shared_ptr<const oc::TextTokenizer> tok_;
+};
+
+// `openclip ARGS...` in this process (argv[0] is the program name): its exit status.
+int cli_main(std::vector<std::string> argv) {
+  std::vector<char*> ptrs;
+  for (auto& a : argv) ptrs.push_back(a.data());
+  ptrs.push_back(nullptr);
+  py::gil_scoped_release nogil;
+  return oc::cli::run_main(int(argv.size()), ptrs.data());
+}
+
 // train(["--model", "test-tiny", ...]): OpenCLIP's flags, parsed once by the flag registry
 // into a TrainArgs for the library's entry point oc::train().
 int train(const std::vector<std::string>& args) {
@@ -181,8 +239,8 @@ int train(const std::vector<std::string>& args) {
 
 }  // namespace
 
-PYBIND11_MODULE(openclip_cpp, m) {
-  m.doc() = "openclip-cpp: OpenCLIP models in native C++ (encode images and texts, tokenize, train)";
+PYBIND11_MODULE(_core, m) {
+  m.doc() = "openclip-cpp's extension: OpenCLIP models in native C++ (encode images and texts, tokenize, train)";
   py::class_<PyModel>(m, "Model")
       .def_property_readonly("embed_dim", &PyModel::embed_dim)
       .def_property_readonly("image_size", &PyModel::image_size)
@@ -190,7 +248,17 @@ PYBIND11_MODULE(openclip_cpp, m) {
       .def("encode_image", &PyModel::encode_image, py::arg("images"), py::arg("normalize") = true,
            "float32 [n, embed_dim] for a path, a list of paths, a uint8 (H, W, 3) RGB array or a list of them")
       .def("encode_text", &PyModel::encode_text, py::arg("texts"), py::arg("normalize") = true,
-           "float32 [n, embed_dim] for a list of str");
+           "float32 [n, embed_dim] for a list of str")
+      .def("encode_tokens", &PyModel::encode_tokens, py::arg("ids"), py::arg("normalize") = true,
+           "float32 [n, embed_dim] for token ids [n, context_length] (a Tokenizer's output)");
+  py::class_<PyTokenizer>(m, "Tokenizer")
+      .def(py::init<const std::string&>(), py::arg("model"), "the tokenizer of a model config (name or JSON path)")
+      .def_property_readonly("context_length", &PyTokenizer::context_length)
+      .def("__call__", &PyTokenizer::call, py::arg("texts"), py::arg("context_length"), "int64 [n, context_length]")
+      .def("decode", &PyTokenizer::decode, py::arg("ids"), "text of ids (special tokens and padding dropped)");
+  m.def("list_models", &oc::builtin_model_names, "the built-in model config names");
+  m.def("cli_main", &cli_main, py::arg("argv"),
+        "runs the openclip CLI with argv (argv[0] = program name); its exit status");
   m.def(
       "create_model",
       [](const std::string& name, const std::string& pretrained, const std::string& precision, int batch_size,

@@ -48,6 +48,9 @@ class Model {
   // Images already decoded (ImageView), through the same eval transform as files.
   std::vector<std::vector<float>> encode_images(const std::vector<ImageView>& images, bool normalize = true);
   std::vector<std::vector<float>> encode_texts(const std::vector<std::string>& texts, bool normalize = true);
+  // Texts already tokenized: rows of context_length() ids each (as OpenCLIP's tokenizer gives
+  // them; ids.size() a multiple of context_length(), every id in [0, vocab size)).
+  std::vector<std::vector<float>> encode_tokens(const std::vector<int32_t>& ids, bool normalize = true);
   // softmax(100 * image . text) over the labels, per image: OpenCLIP's label probabilities.
   std::vector<std::vector<float>> classify(const std::vector<std::string>& image_paths,
                                            const std::vector<std::string>& labels);

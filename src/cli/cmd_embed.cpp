@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <fstream>
+#include <iterator>
 #include <memory>
 
 #include "cli/args.h"
@@ -11,6 +12,7 @@
 #include "core/check.h"
 #include "core/flags.h"
 #include "core/fs.h"
+#include "core/progress.h"
 #include "data/stats.h"
 #include "data/urls.h"
 #include "index/sources.h"
@@ -44,6 +46,23 @@ std::vector<std::string> image_list(const std::string& spec) {
   return out;
 }
 
+// In chunks of whole batches (the library encodes in batches of batch_size, so the rows are
+// the ones one call over all inputs gives), with progress on stderr between chunks.
+std::vector<std::vector<float>> embed_all(openclip::Model& model, const std::vector<std::string>& inputs, bool images,
+                                          bool normalize, int batch_size) {
+  const size_t chunk = size_t(std::max(1, batch_size)) * 8;
+  Progress bar("embed", int64_t(inputs.size()), images ? "images" : "texts");
+  std::vector<std::vector<float>> e;
+  for (size_t i0 = 0; i0 < inputs.size(); i0 += chunk) {
+    const std::vector<std::string> part(inputs.begin() + long(i0),
+                                        inputs.begin() + long(std::min(inputs.size(), i0 + chunk)));
+    auto rows = images ? model.encode_image_files(part, normalize) : model.encode_texts(part, normalize);
+    std::move(rows.begin(), rows.end(), std::back_inserter(e));
+    bar.update(int64_t(e.size()));
+  }
+  return e;
+}
+
 int run(const std::vector<std::string>& args) {
   EmbedArgs a;
   if (!parse_flags("embed", args, &a)) return 0;
@@ -57,18 +76,16 @@ int run(const std::vector<std::string>& args) {
   openclip::LoadOptions lo = a;
   lo.tokenizer = a.images.empty();  // images alone need no text tokenizer (a SigLIP model's file may be absent)
   auto model = openclip::Model::load(a.model, a.pretrained, lo);
-  std::vector<std::vector<float>> e;
   std::vector<std::string> names;
   if (!a.images.empty()) {
     names = image_list(a.images);
-    e = model.encode_image_files(names, !a.no_normalize);
   } else {
     std::ifstream f(a.texts);
     if (!f) OC_USER_ERROR("cannot open {}", a.texts);
     for (std::string line; std::getline(f, line);) names.push_back(line);
     if (names.empty()) OC_USER_ERROR("{}: no texts", a.texts);
-    e = model.encode_texts(names, !a.no_normalize);
   }
+  const auto e = embed_all(model, names, !a.images.empty(), !a.no_normalize, a.batch_size);
   const int64_t N = int64_t(e.size()), E = model.embed_dim();
   std::vector<float> flat;
   for (auto& v : e) flat.insert(flat.end(), v.begin(), v.end());

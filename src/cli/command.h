@@ -15,6 +15,9 @@ struct Command {
 
 std::vector<Command>& registry();
 
+// `openclip ARGS...` (argv[0] is the program's name): the exit status.
+int run_main(int argc, char** argv);
+
 struct Registrar {
   explicit Registrar(Command c) { registry().push_back(std::move(c)); }
 };

@@ -1,5 +1,6 @@
 // openclip: one binary, many subcommands (see command.h). Errors end as one line on
-// stderr and exit status 1 (2 for usage errors); nothing is thrown past main.
+// stderr and exit status 1 (2 for usage errors); nothing is thrown past run_main, which
+// entry.cpp's main() calls (and the Python module's cli_main, for `python -m openclip_cpp`).
 #include <algorithm>
 #include <cstdio>
 #include <string>
@@ -49,7 +50,7 @@ int help(const std::vector<std::string>& args) {
 }
 }  // namespace
 
-int main(int argc, char** argv) {
+int oc::cli::run_main(int argc, char** argv) {
   if (argc < 2 || std::string(argv[1]) == "--help" || std::string(argv[1]) == "-h") {
     usage();
     return argc < 2 ? 2 : 0;

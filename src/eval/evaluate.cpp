@@ -12,6 +12,7 @@
 #include "core/fs.h"
 #include "core/log.h"
 #include "core/machine.h"
+#include "core/progress.h"
 #include "core/timer.h"
 #include "data/loader.h"
 #include "eval/metrics.h"
@@ -89,8 +90,11 @@ ZeroShotResult run_zeroshot(Clip& model, const std::shared_ptr<const TextTokeniz
   std::vector<int> shown(static_cast<size_t>(C), 0);
   const int S = model.cfg().vision.image_size;
   t.reset();
+  Progress bar("zero-shot", loader.num_samples(), "images");
+  int64_t seen = 0;
   while (auto b = loader.next()) {
     const int64_t B = b->size;
+    bar.update(seen += B);  // as the batch starts: the bar shows what is read
     feats.resize(size_t(B * E));
     logits.resize(size_t(B * C));
     model.encode_image(b->images.data(), B, feats.data(), true);
@@ -156,8 +160,10 @@ std::map<std::string, double> run_retrieval(Clip& model, const std::shared_ptr<c
   double loss_sum = 0;
   int64_t n = 0;
   const float scale = std::exp(model.logit_scale());
+  Progress bar("retrieval", loader.num_samples(), "pairs");
   while (auto b = loader.next()) {
     const int64_t B = b->size;
+    bar.update(n + B);
     bi.resize(size_t(B * E)), bt.resize(size_t(B * E));
     model.encode_image(b->images.data(), B, bi.data(), true);
     model.encode_text(b->tokens.data(), B, bt.data(), true);

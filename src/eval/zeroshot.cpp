@@ -7,6 +7,7 @@
 #include "core/fs.h"
 #include "core/json_read.h"
 #include "core/machine.h"
+#include "core/progress.h"
 
 namespace oc {
 
@@ -86,7 +87,8 @@ std::vector<float> zeroshot_classifier(Clip& model, const TextTokenizer& tok, co
   for (auto& c : task.classnames)
     for (auto& t : task.templates) prompts.push_back(fill_template(t, c));
   std::vector<float> W(size_t(C * E), 0.0f), feats;
-  for (int64_t p0 = 0; p0 < C * T; p0 += batch_size) {
+  Progress bar("zero-shot classifier", C * T, "prompts");
+  for (int64_t p0 = 0; p0 < C * T; p0 += batch_size, bar.update(std::min(p0, C * T))) {
     const int64_t n = std::min(batch_size, C * T - p0);
     std::vector<size_t> bad;
     std::vector<int32_t> ids = tok.tokenize_batch({prompts.data() + p0, size_t(n)}, &bad);

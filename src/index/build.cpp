@@ -13,6 +13,7 @@
 #include "core/folder_lock.h"
 #include "core/fs.h"
 #include "core/log.h"
+#include "core/progress.h"
 #include "data/stats.h"
 #include "image/codec.h"
 #include "index/checksum.h"
@@ -25,28 +26,6 @@ namespace oc::index {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-
-// A one-line progress bar on stderr, redrawn at most 5 times a second (terminals only).
-class Progress {
- public:
-  Progress(int64_t total, bool on) : total_(total), on_(on && isatty(2)), t0_(Clock::now()) {}
-  void update(int64_t done, bool force = false) {
-    if (!on_) return;
-    auto now = Clock::now();
-    if (!force && now - last_ < std::chrono::milliseconds(200)) return;
-    last_ = now;
-    const double s = std::chrono::duration<double>(now - t0_).count();
-    const int w = 30, fill = total_ ? int(w * done / total_) : w;
-    std::fprintf(stderr, "\r[%s%s] %lld/%lld images, %.1f images/s ", std::string(size_t(fill), '#').c_str(),
-                 std::string(size_t(w - fill), '.').c_str(), (long long)done, (long long)total_, s > 0 ? done / s : 0.0);
-    if (force) std::fprintf(stderr, "\n");
-  }
-
- private:
-  int64_t total_;
-  bool on_;
-  Clock::time_point t0_, last_{};
-};
 
 // Appends the items `which` of `todo` and their embeddings (rows of `feats`), except those
 // whose embedding is not finite (issue 42 #8: NaN from a damaged model was written into the
@@ -148,7 +127,8 @@ BuildResult build_index(const BuildOptions& opt) {
   if (!existed) d.meta = {effective_model(opt.model, opt.weights), opt.weights, sha, "", enc.embed_dim(), 0, 0, {}, {}};
   add_roots(std::move(src.roots), &d.meta.roots);
   const int64_t old_count = int64_t(d.items.size());
-  Progress bar(int64_t(todo.size()), opt.progress);
+  std::optional<Progress> bar;
+  if (opt.progress) bar.emplace("index build", int64_t(todo.size()), "images");
   const auto t0 = Clock::now();
   for (size_t i0 = 0; i0 < todo.size(); i0 += size_t(opt.batch)) {
     const size_t n = std::min(todo.size() - i0, size_t(opt.batch));
@@ -160,9 +140,9 @@ BuildResult build_index(const BuildOptions& opt) {
     const std::vector<float> feats = enc.encode_images(ok);
     r.failed += int64_t(n - ok.size());
     keep_finite(feats, size_t(enc.embed_dim()), which, todo, &d, &r);
-    bar.update(int64_t(i0 + n));
+    if (bar) bar->update(int64_t(i0 + n));
   }
-  bar.update(int64_t(todo.size()), true);
+  bar.reset();
   r.embed_seconds = std::chrono::duration<double>(Clock::now() - t0).count();
   r.added = int64_t(d.items.size()) - old_count;
   r.total = int64_t(d.items.size());

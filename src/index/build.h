@@ -16,7 +16,7 @@ struct BuildOptions {
   std::string out;     // index folder (appended to when it exists)
   std::string faiss = "auto";  // auto | flat | hnsw
   int batch = 32;
-  bool progress = true;  // a progress bar on stderr when it is a terminal
+  bool progress = true;  // progress on stderr: a bar on a terminal, plain lines in logs (core/progress.h)
 };
 
 struct BuildResult {

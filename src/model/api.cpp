@@ -83,6 +83,22 @@ std::vector<std::vector<float>> Model::encode_texts(const std::vector<std::strin
   return rows(impl_->inf.encode_texts(texts, normalize), size_t(embed_dim()));
 }
 
+std::vector<std::vector<float>> Model::encode_tokens(const std::vector<int32_t>& ids, bool normalize) {
+  const size_t ctx = size_t(context_length()), vocab = size_t(impl_->inf.cfg().text.vocab_size);
+  if (ids.empty() || ids.size() % ctx != 0)
+    throw oc::Error("encode_tokens: " + std::to_string(ids.size()) + " ids are not rows of the context length " +
+                    std::to_string(ctx));
+  for (size_t i = 0; i < ids.size(); ++i)
+    if (ids[i] < 0 || size_t(ids[i]) >= vocab)
+      throw oc::Error("encode_tokens: id " + std::to_string(ids[i]) + " (row " + std::to_string(i / ctx) +
+                      ", position " + std::to_string(i % ctx) + ") is outside the vocabulary [0, " +
+                      std::to_string(vocab) + ")");
+  const int64_t n = int64_t(ids.size() / ctx);
+  std::vector<float> out(size_t(n) * size_t(embed_dim()));
+  impl_->inf.encode_tokens(ids.data(), n, out.data(), normalize);  // as encode_texts does after tokenizing
+  return rows(out, size_t(embed_dim()));
+}
+
 std::vector<std::vector<float>> Model::classify(const std::vector<std::string>& image_paths,
                                                 const std::vector<std::string>& labels) {
   if (labels.empty()) throw oc::Error("classify needs at least one label");

@@ -60,27 +60,6 @@ std::vector<float> run_images(const Context& c, Pixels p) {
   return c.batcher.run(Kind::Image, {}, std::move(p.data), int64_t(p.n));
 }
 
-std::vector<float> run_texts(const Context& c, const std::vector<std::string>& texts) {
-  size_t total = 0;
-  for (size_t i = 0; i < texts.size(); ++i) {
-    if (texts[i].empty()) throw HttpError(400, "text " + std::to_string(i) + " is empty");
-    if (texts[i].size() > c.opt.max_text_bytes)
-      throw HttpError(413, "text " + std::to_string(i) + " has " + std::to_string(texts[i].size()) +
-                               " bytes, over the limit of " + std::to_string(c.opt.max_text_bytes));
-    total += texts[i].size();
-    if (total > c.opt.max_request_text_bytes)
-      throw HttpError(413, "the request's texts are over its budget of " + std::to_string(c.opt.max_request_text_bytes) + " bytes");
-  }
-  one_omp_thread();
-  std::vector<int32_t> ids;
-  try {
-    ids = c.enc.tokenize(texts);
-  } catch (const Error& e) {
-    throw HttpError(400, e.what());
-  }
-  return c.batcher.run(Kind::Text, std::move(ids), {}, int64_t(texts.size()));
-}
-
 std::vector<std::string> string_list(const json& j, const char* one, const char* many, size_t max) {
   std::vector<std::string> out;
   if (j.contains(many)) {
@@ -136,25 +115,53 @@ json parse_json_body(const http::Request& req) {
   return j;
 }
 
-Pixels request_pixels(const Context& c, const http::Request& req) {
+std::vector<int32_t> text_ids(const Context& c, const std::vector<std::string>& texts) {
+  size_t total = 0;
+  for (size_t i = 0; i < texts.size(); ++i) {
+    if (texts[i].empty()) throw HttpError(400, "text " + std::to_string(i) + " is empty");
+    if (texts[i].size() > c.opt.max_text_bytes)
+      throw HttpError(413, "text " + std::to_string(i) + " has " + std::to_string(texts[i].size()) +
+                               " bytes, over the limit of " + std::to_string(c.opt.max_text_bytes));
+    total += texts[i].size();
+    if (total > c.opt.max_request_text_bytes)
+      throw HttpError(413, "the request's texts are over its budget of " + std::to_string(c.opt.max_request_text_bytes) + " bytes");
+  }
+  one_omp_thread();
+  std::vector<int32_t> ids;
+  try {
+    ids = c.enc.tokenize(texts);
+  } catch (const Error& e) {
+    throw HttpError(400, e.what());
+  }
+  return ids;
+}
+
+std::vector<float> run_texts(const Context& c, const std::vector<std::string>& texts) {
+  return c.batcher.run(Kind::Text, text_ids(c, texts), {}, int64_t(texts.size()));
+}
+
+void add_image(const Context& c, Pixels& out, std::span<const uint8_t> bytes, int64_t& budget_left) {
   const size_t px = size_t(3 * c.enc.image_size() * c.enc.image_size());
+  const size_t max_n = size_t(c.opt.max_inputs);
+  if (out.n >= max_n) throw HttpError(413, "more than " + std::to_string(max_n) + " images, over the limit");
+  one_omp_thread();
+  const ImageU8 img = decode_upload(c, bytes, out.n, budget_left);
+  budget_left -= int64_t(img.width) * img.height;
+  if (out.data.capacity() < (out.n + 1) * px) {  // doubling, charged as reserved
+    const size_t want = std::min(std::max(2 * out.data.capacity(), (out.n + 1) * px), max_n * px);
+    charge_pixels(c, *out.lease, (want - out.data.capacity()) * sizeof(float));
+    out.data.reserve(want);
+  }
+  out.data.resize((out.n + 1) * px);
+  c.enc.preprocess(img, {out.data.data() + out.n * px, px});
+  ++out.n;
+}
+
+Pixels request_pixels(const Context& c, const http::Request& req) {
   const size_t max_n = size_t(c.opt.max_inputs);
   Pixels out;
   int64_t left = c.opt.max_request_pixels;
-  one_omp_thread();
-  auto add = [&](std::span<const uint8_t> bytes) {
-    if (out.n >= max_n) throw HttpError(413, "more than " + std::to_string(max_n) + " images, over the limit");
-    const ImageU8 img = decode_upload(c, bytes, out.n, left);
-    left -= int64_t(img.width) * img.height;
-    if (out.data.capacity() < (out.n + 1) * px) {  // doubling, charged as reserved
-      const size_t want = std::min(std::max(2 * out.data.capacity(), (out.n + 1) * px), max_n * px);
-      charge_pixels(c, *out.lease, (want - out.data.capacity()) * sizeof(float));
-      out.data.reserve(want);
-    }
-    out.data.resize((out.n + 1) * px);
-    c.enc.preprocess(img, {out.data.data() + out.n * px, px});
-    ++out.n;
-  };
+  auto add = [&](std::span<const uint8_t> bytes) { add_image(c, out, bytes, left); };
   if (is_multipart(req)) {
     for (auto& part : http::parse_multipart(req, 2 * max_n + 8))
       if (part.name == "image" || part.name == "images" || !part.filename.empty())

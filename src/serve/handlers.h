@@ -3,6 +3,7 @@
 #pragma once
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <span>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -49,6 +50,12 @@ struct Pixels {
 // next is decoded) within the per-image pixel limit and the request's pixel budget, both
 // checked from the image header before decoding (413 over either; 400 for non-images).
 Pixels request_pixels(const Context& c, const http::Request& req);
+// One upload appended to `out` (decoded within the per-image limit and `budget_left`, which
+// it decreases; 413 past --max-inputs, 400 for a non-image).
+void add_image(const Context& c, Pixels& out, std::span<const uint8_t> bytes, int64_t& budget_left);
+// Texts checked (400 empty, 413 over the byte limits) and tokenized: [n, context_length] ids.
+std::vector<int32_t> text_ids(const Context& c, const std::vector<std::string>& texts);
+std::vector<float> run_texts(const Context& c, const std::vector<std::string>& texts);
 
 nlohmann::json embed_text(const Context& c, const http::Request& req);
 nlohmann::json embed_image(const Context& c, const http::Request& req);

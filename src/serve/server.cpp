@@ -12,6 +12,7 @@
 #include "serve/access.h"
 #include "serve/handlers.h"
 #include "serve/http_server.h"
+#include "serve/openai_api.h"
 #include "serve/page.h"
 
 namespace oc::serve {
@@ -36,7 +37,8 @@ Response error(int status, const std::string& msg) {
 
 // Metric label for a path: the endpoints themselves, everything else as "other".
 std::string endpoint_label(const std::string& path) {
-  for (const char* p : {"/v1/embed/text", "/v1/embed/image", "/v1/classify", "/v1/search", "/healthz", "/metrics"})
+  for (const char* p : {"/v1/embed/text", "/v1/embed/image", "/v1/classify", "/v1/search", "/v1/embeddings",
+                        "/v1/models", "/healthz", "/metrics"})
     if (path == p) return p;
   if (path.rfind("/v1/images/", 0) == 0) return "/v1/images";
   if (path == "/") return "/";
@@ -148,6 +150,12 @@ struct Server::Impl {
   }
 
   std::optional<Response> check_head(const Request& req) {
+    auto refusal = check_head_ours(req);
+    if (refusal && is_openai_path(req.path)) to_openai_error(*refusal);
+    return refusal;
+  }
+
+  std::optional<Response> check_head_ours(const Request& req) {
     int status = 0;
     const Route* route = find(req, &status);
     if (auto refusal = check_access(policy, req, !route || route->needs_key)) return refusal;
@@ -178,6 +186,7 @@ struct Server::Impl {
       std::fprintf(stderr, "serve: internal error on %s %s: %s\n", req.method.c_str(), endpoint_label(req.path).c_str(), e.what());
       res = error(500, "internal error");
     }
+    if (is_openai_path(req.path)) to_openai_error(res);
     add_cors_headers(policy, req, res);
     return res;
   }
@@ -191,6 +200,11 @@ struct Server::Impl {
                             api("POST", "/v1/classify", classify), api("GET", "/v1/search", search),
                             api("POST", "/v1/search", search)};
     r.push_back({"GET", "/v1/images/", true, true, false, [this](const Request& q) { return image_file(q); }});
+    r.push_back(
+        {"POST", "/v1/embeddings", false, true, false, [this](const Request& q) { return openai_embeddings(ctx, q); }});
+    for (const char* models : {"/v1/models", "/v1/models/"})
+      r.push_back(
+          {"GET", models, models[10] == '/', true, true, [this](const Request& q) { return openai_models(ctx, q); }});
     r.push_back({"GET", "/healthz", false, false, true, [this](const Request&) {
                    return json_response({{"status", "ok"}, {"model", opt.model}, {"embed_dim", enc.embed_dim()},
                                          {"queue_depth", batcher.queue_depth()},

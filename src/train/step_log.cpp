@@ -4,6 +4,7 @@
 #include <string>
 
 #include "core/log.h"
+#include "core/progress.h"
 
 namespace oc {
 
@@ -14,13 +15,25 @@ std::string fmt_g(double v) { return fmt::format("{:#g}", v); }
 void StepLogger::log(int64_t step, int64_t i_accum, int64_t batch_i, double lr, double loss, double scale,
                      const StepTimes& t) {
   data_.add(t.data), batch_.add(t.batch);
+  if (epoch_steps_.n == 0) first_step_s_ = t.batch;
+  epoch_steps_.add(t.batch);
   // OpenCLIP: batch_count == num_batches_per_epoch (num_batches // accum_freq) also logs the
   // epoch's last step when the batches are not a multiple of --accum-freq (the rest is dropped).
   if (i_accum % s_.a.log_every_n_steps == 0 || i_accum + 1 == s_.feed.steps_per_epoch) {
     line(step, i_accum, batch_i, lr, loss, scale, t);
     data_ = {}, batch_ = {};
   }
-  progress(batch_i, loss, t);
+  progress(step, i_accum, batch_i, loss, t);
+}
+
+double StepLogger::step_seconds() const {
+  const Meter& m = epoch_steps_;
+  return m.n > 1 ? (m.sum - first_step_s_) / double(m.n - 1) : m.avg();
+}
+
+int64_t StepLogger::steps_left(int64_t step) const {
+  const int64_t total = s_.plan_end > 0 ? s_.plan_end : s_.a.epochs * s_.feed.steps_per_epoch;
+  return std::max<int64_t>(0, total - step - 1);
 }
 
 // As OpenCLIP's train_one_epoch: the loss meter is updated at logged steps only ("coarsely
@@ -35,9 +48,9 @@ void StepLogger::line(int64_t step, int64_t i_accum, int64_t batch_i, double lr,
   const int64_t samples = batch_i * a.batch_size * world_size;
   const double sps = double(a.batch_size) * a.accum_freq * world_size / t.batch;
   const double sps_rank = sps / world_size;
-  // Steps left: to the end of the last epoch, or of TrainArgs::replan's plan.
-  const int64_t total = s_.plan_end > 0 ? s_.plan_end : a.epochs * f.steps_per_epoch;
-  const double eta = batch_.avg() * double(std::max<int64_t>(0, total - step - 1));
+  // The whole run's remaining time (to the end of the last epoch, or of TrainArgs::replan's
+  // plan) at this epoch's mean step time.
+  const double eta = step_seconds() * double(steps_left(step));
   log::info("Train Epoch: {} [{:>{}}/{} ({:.0f}%)] Data (t): {:.3f} Batch (t): {:.3f}, {}/s, {}/s/gpu LR: {:5f} "
             "Logit Scale: {:.3f} Contrastive_loss: {:#.5g} ({:#.5g}) Loss: {:#.5g} ({:#.5g}) ETA: {:.0f}s",
             epoch_, samples, std::to_string(f.samples_per_epoch).size(), f.samples_per_epoch,
@@ -55,12 +68,15 @@ void StepLogger::line(int64_t step, int64_t i_accum, int64_t batch_i, double lr,
   }
 }
 
-void StepLogger::progress(int64_t batch_i, double loss, const StepTimes& t) const {
+void StepLogger::progress(int64_t step, int64_t i_accum, int64_t batch_i, double loss, const StepTimes& t) const {
   const int64_t n = s_.feed.num_batches;
   const int width = 30, done = int(width * batch_i / std::max<int64_t>(1, n));
-  log::progress(fmt::format("epoch {} [{}{}] {}/{} loss {:.4f} {:.1f} samples/s", epoch_, std::string(size_t(done), '='),
-                            std::string(size_t(width - done), ' '), batch_i, n, loss,
-                            double(s_.a.batch_size) * s_.a.accum_freq / std::max(1e-9, t.batch)));
+  const int64_t epoch_left = std::max<int64_t>(0, s_.feed.steps_per_epoch - i_accum - 1);
+  log::progress(fmt::format("epoch {} [{}{}] {}/{} loss {:.4f} {:.1f} samples/s ETA epoch {} run {}", epoch_,
+                            std::string(size_t(done), '='), std::string(size_t(width - done), ' '), batch_i, n, loss,
+                            double(s_.a.batch_size) * s_.a.accum_freq / std::max(1e-9, t.batch),
+                            format_duration(step_seconds() * double(epoch_left)),
+                            format_duration(step_seconds() * double(steps_left(step)))));
 }
 
 }  // namespace oc

@@ -27,10 +27,16 @@ class StepLogger {
     double avg() const { return n ? sum / double(n) : 0; }
   };
   void line(int64_t step, int64_t i_accum, int64_t batch_i, double lr, double loss, double scale, const StepTimes& t);
-  void progress(int64_t batch_i, double loss, const StepTimes& t) const;
+  void progress(int64_t step, int64_t i_accum, int64_t batch_i, double loss, const StepTimes& t) const;
+  // Seconds per optimizer step for the ETA: the mean over this epoch's steps so far, the
+  // first left out once there are others (it includes the data loader's start), so the ETA
+  // moves smoothly instead of following one step's time.
+  double step_seconds() const;
+  int64_t steps_left(int64_t step) const;  // to the end of the run (or of replan's plan)
   TrainSession& s_;
   int64_t epoch_;
-  Meter loss_, data_, batch_;
+  Meter loss_, data_, batch_, epoch_steps_;
+  double first_step_s_ = 0;
 };
 
 }  // namespace oc
