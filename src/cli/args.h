@@ -65,6 +65,7 @@ struct ServeArgs : serve::ServeOptions {
 // bench train | infer | zeroshot: a model on synthetic data.
 struct BenchArgs {
   std::string model, device, text_len;
+  std::string pretrained;  // bench infer / zeroshot: weights or a model source (else random weights)
   Precision precision = Precision::Fp32;
   std::string precision_spelled;  // --precision as given (bench zeroshot prints it)
   int batch_size = 0, steps = 0, warmup_steps = 0, seed = 0, threads = 0;

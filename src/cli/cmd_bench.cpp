@@ -100,12 +100,14 @@ double cpu_seconds() {
 }
 
 // The model of `bench infer|zeroshot`: --model, --precision and --device, randomly initialized
-// from `seed` (the speed does not depend on the weights), encoding in chunks of B.
+// from `seed` (the speed does not depend on the weights) unless --pretrained (or a whole model as
+// --model) gives weights, encoding in chunks of B.
 // tokenizer: false where only token ids are used (a SigLIP model's SentencePiece file need not exist).
-InferenceModel random_model(const BenchArgs& a, int64_t B, uint64_t seed, bool tokenizer = true) {
+InferenceModel bench_model(const BenchArgs& a, int64_t B, uint64_t seed, bool tokenizer = true) {
   InferenceOptions io;
   io.tokenizer = tokenizer;
   io.model = a.model;
+  io.weights = a.pretrained;  // empty: random weights from `seed` (a whole model brings its own)
   io.precision = a.precision;
   io.device = a.device;
   io.max_batch = int(B);
@@ -237,7 +239,7 @@ int run_infer(const std::vector<std::string>& args) {
   if (a.threads > 0) set_num_threads(a.threads);
   ops::backend(ops::resolve_device(a.device)).set_allow_tf32(a.allow_tf32);
   const int64_t B = a.batch_size, steps = a.steps, warm = a.warmup_steps;
-  InferenceModel inf(random_model(a, B, uint64_t(a.seed), /*tokenizer=*/false));  // synthetic token ids
+  InferenceModel inf(bench_model(a, B, uint64_t(a.seed), /*tokenizer=*/false));  // synthetic token ids
   Clip& model = inf.clip();
   const ModelCfg& cfg = inf.cfg();
   Rng rng(uint64_t(a.seed) + 1);
@@ -295,7 +297,7 @@ int run_zeroshot(const std::vector<std::string>& args) {
   if (!parse_flags("bench zeroshot", args, &a)) return 0;
   if (a.threads > 0) set_num_threads(a.threads);
   const int64_t B = a.batch_size, N = a.images;
-  InferenceModel inf(random_model(a, B, 0));
+  InferenceModel inf(bench_model(a, B, 0));
   Clip& model = inf.clip();
   const ModelCfg& cfg = inf.cfg();
   ZeroShotTask task = imagenet_task();

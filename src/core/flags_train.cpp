@@ -168,8 +168,8 @@ static void add_model_flags(FlagList* l) {
          "a hub folder: its own config), or an OpenCLIP 2.24/3.3 tag of the model (e.g. laion2b_s34b_b79k): its "
          "preprocessing applies and its weights come from the download cache or are downloaded as OpenCLIP 3.3 "
          "does ($HF_ENDPOINT, $HF_TOKEN, $HF_HUB_OFFLINE=1: the cache only)")
-      .on({"train", "eval", "classify", "embed", "index build", "index search", "serve"})
-      .bind(&TA::pretrained).bind(&EvalArgs::pretrained).bind(&cli::ModelArgs::pretrained)
+      .on({"train", "eval", "classify", "embed", "index build", "index search", "serve", "bench infer", "bench zeroshot"})
+      .bind(&TA::pretrained).bind(&EvalArgs::pretrained).bind(&cli::ModelArgs::pretrained).bind(&cli::BenchArgs::pretrained)
       .bind(&index::BuildOptions::weights).bind(&cli::IndexSearchArgs::pretrained).bind(&serve::ServeOptions::weights);
   l->add("pretrained-image", T::Flag, "", "timm ImageNet weights").not_built("timm towers are not supported").on(t);
   l->add("image-mean", T::List, "", "normalization mean (1 or 3 values)").on(t).bind(&TA::image_mean);

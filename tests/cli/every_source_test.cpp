@@ -106,11 +106,7 @@ TEST_P(EverySource, CommandRuns) {
   if (c.command == "train")
     cmd = bin + "train " + src + " --train-data " + d + "/data.tsv --batch-size 3 --epochs 1 --workers 0 --logs " +
           work + " --name run --save-frequency 0";
-  if (c.command == "bench") {
-    if (c.source == "file" || c.source == "hf-hub-pretrained")
-      GTEST_SKIP() << "bench takes --model alone (no --pretrained)";
-    cmd = bin + "bench infer " + src + " --steps 1 --warmup-steps 0 --batch-size 2";
-  }
+  if (c.command == "bench") cmd = bin + "bench infer " + src + " --steps 1 --warmup-steps 0 --batch-size 2";
   if (c.command == "serve")  // up, one embedding request, SIGTERM
     cmd = "(" + bin + "serve " + src + " --port 0 > " + work +
           "/serve.log 2>&1 & P=$!; for i in $(seq 600); do "
