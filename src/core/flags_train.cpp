@@ -194,8 +194,7 @@ static void add_model_flags(FlagList* l) {
   l->add("torchscript", T::Flag, "", "TorchScript").not_built(torch_only).on(t);
   l->add("torchcompile", T::Flag, "", "torch.compile").not_built(torch_only).on(t);
   l->add("trace", T::Flag, "", "torch.jit.trace").not_built(torch_only).on(t);
-  l->add("use-bnb-linear", T::String, "", "bitsandbytes linear")
-      .not_built("bitsandbytes' 8-bit layers are CUDA kernels").on(t);
+  l->add("use-bnb-linear", T::String, "", "bitsandbytes linear").not_built("bitsandbytes' 8-bit layers are CUDA kernels").on(t);
 
   l->section("precision, device, distributed");
   Flag& p = l->add("precision", T::String, "amp_bf16",

@@ -120,7 +120,7 @@ TEST_P(EverySource, CommandRuns) {
           "http://127.0.0.1:$PORT/v1/embed/text; R=$?; kill $P; wait $P; cat " +
           work + "/serve.log; exit $R)";
   if (c.command == "python") {
-    const std::string so_dir = OPENCLIP_BUILD_DIR;
+    const std::string so_dir = std::string(OPENCLIP_BUILD_DIR) + "/python";  // the package openclip_cpp/
     std::string model = "\"" + d + "/tiny.json\", \"" + d + "/repo/open_clip_model.safetensors\"";
     if (c.source == "folder") model = "\"" + d + "/repo\"";
     if (c.source == "local-dir") model = "\"local-dir:" + d + "/repo\"";
