@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <immintrin.h>
 #include <set>
 
 #include "core/check.h"
@@ -111,7 +112,10 @@ std::string foreign_option(const ModelCfg& c) {
   return "";
 }
 
-float round_f16(float x) { return float(_Float16(x)); }
+// fp32 -> fp16 (round to nearest even) -> fp32 with F16C (in x86-64-v3, the build's floor):
+// clang 14 has no _Float16 on x86 without AVX512-FP16, and this is the IEEE conversion torch's
+// .half() does, NaN, Inf and subnormals included.
+float round_f16(float x) { return _cvtsh_ss(_cvtss_sh(x, _MM_FROUND_TO_NEAREST_INT)); }
 
 }  // namespace
 
