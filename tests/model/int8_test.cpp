@@ -10,18 +10,12 @@
 #include "core/rng.h"
 #include "model/clip.h"
 #include "model/config.h"
+#include "normal_floats.h"
 #include "ops/gemm_int8.h"
 #include "ops/registry.h"
 
 namespace oc {
 namespace {
-
-std::vector<float> normal(size_t n, uint64_t seed) {
-  Rng rng(seed);
-  std::vector<float> v(n);
-  for (float& x : v) x = float(rng.normal());
-  return v;
-}
 
 double cosine(const float* a, const float* b, int64_t n) {
   double ab = 0, aa = 0, bb = 0;
@@ -38,7 +32,7 @@ Embeddings encode(Clip& model, Precision p, int64_t B) {
   model.plan_inference(B);
   const ModelCfg& cfg = model.cfg();
   const int S = cfg.vision.image_size, ctx = cfg.text.context_length;
-  const auto img = normal(size_t(B * 3 * S * S), 11);
+  const auto img = test::normal_floats(size_t(B * 3 * S * S), 11);
   std::vector<int32_t> tok(size_t(B * ctx), 0);
   Rng rng(12);
   for (int64_t b = 0; b < B; ++b) {

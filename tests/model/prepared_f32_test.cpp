@@ -7,18 +7,12 @@
 #include "core/rng.h"
 #include "model/clip.h"
 #include "model/config.h"
+#include "normal_floats.h"
 #include "ops/cpu/linear_packed.h"
 #include "ops/registry.h"
 
 namespace oc {
 namespace {
-
-std::vector<float> normal(size_t n, uint64_t seed) {
-  Rng rng(seed);
-  std::vector<float> v(n);
-  for (float& x : v) x = float(rng.normal());
-  return v;
-}
 
 TEST(LinearPrepared, ModelPreparesForFp32InferenceAndReleasesBeforeWrites) {
   ModelCfg cfg = load_model_config("test-tiny");
@@ -28,7 +22,7 @@ TEST(LinearPrepared, ModelPreparesForFp32InferenceAndReleasesBeforeWrites) {
     model.init(0);
     model.plan_inference(2);
     const int S = cfg.vision.image_size;
-    const auto img = normal(size_t(2 * 3 * S * S), 4);
+    const auto img = test::normal_floats(size_t(2 * 3 * S * S), 4);
     std::vector<float> e1(size_t(2 * cfg.embed_dim)), e2(e1.size());
     model.encode_image(img.data(), 2, e1.data());
     const int64_t blocks = int64_t(cfg.vision.layers);

@@ -1,30 +1,25 @@
 // fp32 inference weights prepared once (Backend::prepare_weight_f32, ops/cpu/linear_packed.cpp):
 // the same linear as the plain path within fp32 summation-order error, and the plain path
 // again, bitwise, once released. The model's side: tests/model/prepared_f32_test.cpp.
+#include "ops/cpu/linear_packed.h"
+
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <vector>
 
 #include "core/rng.h"
-#include "ops/cpu/linear_packed.h"
+#include "normal_floats.h"
 #include "ops/registry.h"
 
 namespace oc {
 namespace {
 
-std::vector<float> normal(size_t n, uint64_t seed) {
-  Rng rng(seed);
-  std::vector<float> v(n);
-  for (float& x : v) x = float(rng.normal());
-  return v;
-}
-
 std::vector<float> linear(ops::Backend& be, const std::vector<float>& x, const std::vector<float>& w,
                           const std::vector<float>& b, int64_t M, int64_t K, int64_t N) {
   std::vector<float> y(size_t(M * N));
-  be.run(ops::LinearForwardArgs{.out = y.data(), .inp = x.data(), .weight = w.data(), .bias = b.data(), .M = M,
-                                .K = K, .N = N});
+  be.run(ops::LinearForwardArgs{
+      .out = y.data(), .inp = x.data(), .weight = w.data(), .bias = b.data(), .M = M, .K = K, .N = N});
   return y;
 }
 
@@ -32,7 +27,8 @@ TEST(LinearPrepared, AgreesWithThePlainPathAndReleasesToIt) {
   ops::Backend& be = ops::backend("cpu");
   for (int64_t M : {1, 50, 300}) {
     const int64_t K = 192, N = 320;
-    const auto x = normal(size_t(M * K), 1), w = normal(size_t(N * K), 2), b = normal(size_t(N), 3);
+    const auto x = test::normal_floats(size_t(M * K), 1), w = test::normal_floats(size_t(N * K), 2),
+               b = test::normal_floats(size_t(N), 3);
     const auto plain = linear(be, x, w, b, M, K, N);
     const int64_t before = ops::prepared_weight_f32_count();
     be.prepare_weight_f32(w.data(), N, K);
