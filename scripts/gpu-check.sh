@@ -6,11 +6,12 @@
 # batch 128, encode_image at batch 1024, and PyTorch + OpenCLIP on the same card (torch.compile
 # off and on; bench/bench_open_clip_cuda.py). Writes one JSON. Every step has a timeout and
 # the whole run a deadline: a step that would start past it is recorded as skipped, a failed
-# step is recorded and the script goes on. NOT YET RUN ON A GPU (docs/CUDA.md).
+# step is recorded and the script goes on. First run on an H200: 2026-12-04 (docs/CUDA.md).
 #
 #   scripts/gpu-check.sh [OUT.json]     (default: $BUILD/gpu-check.json; on the device tool:
 #                                        scripts/gpu-check.sh $OUT/gpu-check.json)
-#   env: BUILD (build-gpu), DEADLINE_S (480), GPU_CHECK_QUICK=1 (tests only, no figures)
+#   env: BUILD (build-gpu), DEADLINE_S (480), GPU_CHECK_QUICK=1 (tests only, no figures),
+#        GPU_CHECK_PEERS=all|eager (eager: no torch.compile runs)
 set -uo pipefail
 cd "$(dirname "$0")/.."
 BUILD=${BUILD:-build-gpu}
@@ -39,7 +40,7 @@ step() {
   local rc=$?
   local secs=$(($(date +%s) - s))
   echo "[gpu-check] $name: rc=$rc in ${secs}s" >&2
-  results+=("$(python3 -c 'import json,sys; print(json.dumps({"step":sys.argv[1],"rc":int(sys.argv[2]),"seconds":int(sys.argv[3]),"log_tail":open(sys.argv[4],errors="replace").read()[-2500:]}))' "$name" "$rc" "$secs" "$LOG/$name.log")")
+  results+=("$(python3 -c 'import json,sys; print(json.dumps({"step":sys.argv[1],"rc":int(sys.argv[2]),"seconds":int(sys.argv[3]),"log_tail":open(sys.argv[4],errors="replace").read()[-6000:]}))' "$name" "$rc" "$secs" "$LOG/$name.log")")
   return $rc
 }
 
@@ -56,6 +57,15 @@ if [[ -f .gpu-bundle.tar.xz ]]; then
   export LD_LIBRARY_PATH=$BUNDLE/.gpu-bundle/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
   export OPENCLIP_TEST_BINARY=$BIN/openclip OPENCLIP_DATA_DIR=$BUNDLE/.gpu-bundle/data
   echo "[gpu-check] using the carried bundle .gpu-bundle.tar.xz" >&2
+  # The bundle leaves out CUDA's own libraries (cudart, cuBLASLt, NCCL: hundreds of MB): the
+  # machine's CUDA may keep them outside the loader's path (PyTorch's pip packages under
+  # /opt, a toolkit under /usr/local): add every folder that holds one.
+  for d in $(find /usr/local /opt /usr/lib -xdev \( -name 'libcublasLt.so.1[0-9]' -o -name 'libnccl.so.2' \
+    -o -name 'libcudart.so.1[0-9]' \) -printf '%h\n' 2>/dev/null | sort -u); do
+    LD_LIBRARY_PATH=$LD_LIBRARY_PATH:$d
+  done
+  export LD_LIBRARY_PATH
+  step libs 20 bash -c "echo LD_LIBRARY_PATH=\$LD_LIBRARY_PATH; ldd $BIN/openclip $BIN/test_dist | grep -E 'not found|cuda|cublas|nccl|mpi'; command -v mpirun || echo 'no mpirun'; cat /etc/os-release | head -2; ldd --version | head -1"
 else
   launcher=()
   command -v ccache >/dev/null && launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_CUDA_COMPILER_LAUNCHER=ccache)
@@ -72,6 +82,12 @@ step info 30 "$BIN/openclip" info
 step test_ops_cuda 200 "$BIN/test_ops" --gtest_filter='*/cuda_*:CudaBackend.*:CudaOnGpu.*' \
   --gtest_output=xml:"$LOG/test_ops_cuda.xml"
 step test_model_cuda 60 "$BIN/test_model" --gtest_filter='CudaStep.*' --gtest_output=xml:"$LOG/test_model_cuda.xml"
+# The attention as batched GEMMs (src/ops/cuda/attention_gemm.cpp, opt-in until this passes):
+# the attention cases of the op suite, then the whole step, on that path.
+step test_ops_cuda_gemmattn 60 env OPENCLIP_CUDA_ATTENTION=gemm "$BIN/test_ops" \
+  --gtest_filter='*/cuda_*attention*:*/cuda_*attn*' --gtest_output=xml:"$LOG/test_ops_cuda_gemmattn.xml"
+step test_model_cuda_gemmattn 60 env OPENCLIP_CUDA_ATTENTION=gemm "$BIN/test_model" --gtest_filter='CudaStep.*' \
+  --gtest_output=xml:"$LOG/test_model_cuda_gemmattn.xml"
 
 # 3. Figures, ours: bench train (amp_bf16; samples/s, MFU) and bench infer (encode_image).
 if [[ ${GPU_CHECK_QUICK:-0} != 1 ]]; then
@@ -83,6 +99,21 @@ if [[ ${GPU_CHECK_QUICK:-0} != 1 ]]; then
     --batch-size 128 --steps 5 --warmup-steps 2 --json
   step ours_infer_vitb32_b1024 40 "$BIN/openclip" bench infer --device cuda --model ViT-B-32 --precision amp_bf16 \
     --batch-size 1024 --steps 5 --warmup-steps 2 --json
+  # The attention A/B: the batched-GEMM path against the default one-block-per-head kernels.
+  step ours_train_vitb32_b256_gemmattn 60 env OPENCLIP_CUDA_ATTENTION=gemm "$BIN/openclip" bench train \
+    --device cuda --model ViT-B-32 --precision amp_bf16 --batch-size 256 --steps 10 --warmup-steps 3 --json
+  step ours_train_vitl14_b128_gemmattn 60 env OPENCLIP_CUDA_ATTENTION=gemm "$BIN/openclip" bench train \
+    --device cuda --model ViT-L-14 --precision amp_bf16 --batch-size 128 --steps 5 --warmup-steps 2 --json
+  step ours_infer_vitb32_b1024_gemmattn 40 env OPENCLIP_CUDA_ATTENTION=gemm "$BIN/openclip" bench infer \
+    --device cuda --model ViT-B-32 --precision amp_bf16 --batch-size 1024 --steps 5 --warmup-steps 2 --json
+  # Where the device's time goes: extra runs with every profile scope synchronised
+  # (OPENCLIP_PROFILE_SYNC=1, cli/cmd_bench.cpp); the timed figures of these steps stay unsynced.
+  step prof_train_vitb32_b256 60 env OPENCLIP_PROFILE_SYNC=1 "$BIN/openclip" bench train --device cuda \
+    --model ViT-B-32 --precision amp_bf16 --batch-size 256 --steps 3 --warmup-steps 2 --json
+  step prof_train_vitl14_b128 60 env OPENCLIP_PROFILE_SYNC=1 "$BIN/openclip" bench train --device cuda \
+    --model ViT-L-14 --precision amp_bf16 --batch-size 128 --steps 2 --warmup-steps 1 --json
+  step prof_infer_vitb32_b1024 40 env OPENCLIP_PROFILE_SYNC=1 "$BIN/openclip" bench infer --device cuda \
+    --model ViT-B-32 --precision amp_bf16 --batch-size 1024 --steps 3 --warmup-steps 1 --json
 
   # 4. The peer on the same card: python3 there has PyTorch; open_clip from carried wheels
   # (.whl/, scripts/gpu-carry.sh) when it is not installed.
@@ -94,8 +125,10 @@ if [[ ${GPU_CHECK_QUICK:-0} != 1 ]]; then
   for B in 256 512; do step "peer_train_vitb32_b$B" 60 "${peer[@]}" train --model ViT-B-32 --batch-size "$B"; done
   step peer_image_vitb32_b1024 40 "${peer[@]}" image --model ViT-B-32 --batch-size 1024
   step peer_train_vitl14_b128 60 "${peer[@]}" train --model ViT-L-14 --batch-size 128 --steps 5
-  step peer_train_vitb32_b256_compile 120 "${peer[@]}" train --model ViT-B-32 --batch-size 256 --compile
-  step peer_image_vitb32_b1024_compile 60 "${peer[@]}" image --model ViT-B-32 --batch-size 1024 --compile
+  if [[ ${GPU_CHECK_PEERS:-all} == all ]]; then  # eager: the torch.compile runs (~2 minutes) left out
+    step peer_train_vitb32_b256_compile 120 "${peer[@]}" train --model ViT-B-32 --batch-size 256 --compile
+    step peer_image_vitb32_b1024_compile 60 "${peer[@]}" image --model ViT-B-32 --batch-size 1024 --compile
+  fi
 fi
 
 # 5. The slower step-level tests last: what the deadline leaves.
@@ -127,7 +160,10 @@ figures = {}
 for key, ours, peers in [("train_vitb32_b256", "ours_train_vitb32_b256", ["peer_train_vitb32_b256", "peer_train_vitb32_b256_compile"]),
                          ("train_vitb32_b512", "ours_train_vitb32_b512", ["peer_train_vitb32_b512"]),
                          ("train_vitl14_b128", "ours_train_vitl14_b128", ["peer_train_vitl14_b128"]),
-                         ("encode_image_vitb32_b1024", "ours_infer_vitb32_b1024", ["peer_image_vitb32_b1024", "peer_image_vitb32_b1024_compile"])]:
+                         ("encode_image_vitb32_b1024", "ours_infer_vitb32_b1024", ["peer_image_vitb32_b1024", "peer_image_vitb32_b1024_compile"]),
+                         ("train_vitb32_b256_gemmattn", "ours_train_vitb32_b256_gemmattn", ["peer_train_vitb32_b256", "peer_train_vitb32_b256_compile"]),
+                         ("train_vitl14_b128_gemmattn", "ours_train_vitl14_b128_gemmattn", ["peer_train_vitl14_b128"]),
+                         ("encode_image_vitb32_b1024_gemmattn", "ours_infer_vitb32_b1024_gemmattn", ["peer_image_vitb32_b1024", "peer_image_vitb32_b1024_compile"])]:
     o = by.get(ours, {})
     sps = o.get("samples_per_second", o.get("encode_image_per_second"))
     best = max([by[p]["samples_per_second"] for p in peers if p in by] or [None], key=lambda x: x or 0)

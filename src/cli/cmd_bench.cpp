@@ -5,7 +5,9 @@
 
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
+#include <functional>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
@@ -14,12 +16,13 @@
 #include "cli/bench_data.h"
 #include "cli/command.h"
 #include "core/check.h"
-#include "core/machine.h"
 #include "core/flags.h"
+#include "core/machine.h"
 #include "core/parallel.h"
 #include "core/profile.h"
 #include "core/rng.h"
 #include "core/timer.h"
+#include "eval/zeroshot.h"
 #include "model/clip.h"
 #include "model/inference.h"
 #include "ops/cpu/gemm.h"
@@ -28,7 +31,6 @@
 #include "ops/registry.h"
 #include "optim/adamw.h"
 #include "step/contrastive_step.h"
-#include "eval/zeroshot.h"
 #ifdef OPENCLIP_HAVE_CUDA
 #include "ops/cuda/cuda_backend.h"
 #endif
@@ -122,6 +124,21 @@ void text_lengths(const BenchArgs& a, int ctx, int* lo, int* hi) {
   } else {
     *lo = *hi = std::max(0, std::min(ctx - 2, std::stoi(t) - 2));
   }
+}
+
+// OPENCLIP_PROFILE_SYNC=1: after the timed loop, `runs` more runs with every profile scope
+// waiting for the device (core/profile.h); their table replaces the asynchronous one, whose
+// times on a device backend are only the host's launches. The timed figures stay unsynced.
+bool synced_profile(ops::Backend& be, int64_t runs, const std::function<void()>& one) {
+  const char* e = std::getenv("OPENCLIP_PROFILE_SYNC");
+  if (!e || std::string(e) != "1") return false;
+  profile::reset();
+  profile::set_sync([&be] { be.synchronize(); });
+  profile::set_enabled(true);
+  for (int64_t i = 0; i < runs; ++i) one();
+  profile::set_enabled(false);
+  profile::set_sync(nullptr);
+  return true;
 }
 
 // The result of `bench train`: JSON (--json) or a readable summary with the profile.
@@ -230,6 +247,7 @@ int run_train(const std::vector<std::string>& args) {
   model.backend().synchronize();  // a device backend may still run the last update
   const double secs = t.seconds(), cpu_secs = cpu_seconds() - cpu0;
   profile::set_enabled(false);
+  synced_profile(model.backend(), steps, [&] { one(); });
   return report_train(a, model, opt, B, steps, secs, cpu_secs, loss);
 }
 
@@ -257,6 +275,7 @@ int run_infer(const std::vector<std::string>& args) {
   for (int64_t i = 0; i < steps; ++i) model.encode_image(images.data(), B, out.data());
   const double img_s = double(B * steps) / t.seconds(), img_cpu = (cpu_seconds() - cpu0) / double(steps);
   profile::set_enabled(false);
+  const bool synced = synced_profile(model.backend(), steps, [&] { model.encode_image(images.data(), B, out.data()); });
   for (int64_t i = 0; i < warm; ++i) model.encode_text(tokens.data(), B, out.data());
   t.reset();
   for (int64_t i = 0; i < steps; ++i) model.encode_text(tokens.data(), B, out.data());
@@ -275,6 +294,7 @@ int run_infer(const std::vector<std::string>& args) {
   for (auto& e : profile::report())
     ops_j.push_back({{"name", e.name}, {"seconds_per_batch", e.seconds / double(steps)}, {"calls_per_batch", e.calls / steps}});
   j["encode_image_profile"] = ops_j;
+  j["profile_synced"] = synced;
   if (a.json) {
     std::printf("%s\n", j.dump().c_str());
   } else {

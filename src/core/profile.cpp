@@ -9,7 +9,13 @@ namespace {
 bool g_on = false;
 std::mutex g_mu;
 std::map<std::string, std::pair<double, long>> g_table;
+std::function<void()> g_sync;
 }  // namespace
+
+void set_sync(std::function<void()> sync) { g_sync = std::move(sync); }
+void sync_point() {
+  if (g_sync) g_sync();
+}
 
 void set_enabled(bool on) { g_on = on; }
 bool enabled() { return g_on; }

@@ -146,7 +146,13 @@ std::string compare(const OpCase& c, const HostArgs& in, const RunResult& got, c
       }
       if (!g.compare) continue;
       const float r = elem(g, w, i), v = elem(g, x, i);
-      if (raw(g, w, i) == raw(g, i0, i) && raw(g, x, i) != raw(g, i0, i) && !(std::isnan(r) && std::isnan(v)))
+      // An element ref left as it was, which the backend changed by more than a few ulps: a write
+      // where ref writes nothing (padding, unwritten rows). Within a few ulps it is an update that
+      // rounded back to the old value in ref and one ulp off in the backend (AdamW's step where
+      // weight decay and the step cancel: the first GPU run met one in 40,000).
+      const double ulps = 4.0 * (g.bf16 ? 0x1p-8 : 0x1p-24) * std::abs(double(r));
+      if (raw(g, w, i) == raw(g, i0, i) && raw(g, x, i) != raw(g, i0, i) && !(std::isnan(r) && std::isnan(v)) &&
+          !(std::abs(double(v) - double(r)) <= ulps))
         return fmt::format("arg {} element {}: ref left it untouched, the backend wrote {}", ai, i - kGuard, v);
       if (std::isfinite(r) != std::isfinite(v))
         return fmt::format("arg {} element {}: ref {} vs {}", ai, i - kGuard, r, v);

@@ -8,7 +8,8 @@
 // and stop signal, loader positions, barriers) are staged through a device buffer.
 // Waiting polls the stream and ncclCommGetAsyncError against the deadline (--dist-timeout)
 // and aborts the communicator and the job on expiry, so a dead or hung peer never leaves a
-// rank blocked forever. Built with CUDA, NCCL and MPI; UNTESTED ON A GPU (docs/CUDA.md).
+// rank blocked forever. Built with CUDA, NCCL and MPI; NOT YET RUN: the first GPU run had one card, where two ranks use
+// MPI (docs/CUDA.md).
 #include <cuda_runtime.h>
 #include <nccl.h>
 

@@ -1,4 +1,4 @@
-// Pinned batch memory and the copy stream (batch_upload.h). UNTESTED ON A GPU (docs/CUDA.md).
+// Pinned batch memory and the copy stream (batch_upload.h). First ran on an H200 on 2026-12-04 (docs/CUDA.md).
 #include "ops/cuda/batch_upload.h"
 
 #include <array>

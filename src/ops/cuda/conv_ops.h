@@ -2,7 +2,7 @@
 // backward data and backward weights (im2col / col2im around cuBLASLt GEMMs) and BatchNorm2d
 // forward/backward (column statistics in double, then one elementwise pass). Each takes the
 // backend's DeviceCtx and the op's args struct (the contract: ops/conv.h, ops/batchnorm.h);
-// cuda_backend.cpp forwards to them. UNTESTED ON A GPU (docs/CUDA.md).
+// cuda_backend.cpp forwards to them. First ran on an H200 on 2026-12-04 (docs/CUDA.md).
 #pragma once
 #include "ops/cuda/device_ctx.h"
 #include "ops/op_list.h"

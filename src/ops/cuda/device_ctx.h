@@ -1,6 +1,6 @@
 // What the CUDA backend's op implementations share: the stream, the cuBLASLt context, device
 // scratch memory in named slots, and the device's limits. Plain C++ (no device code).
-// UNTESTED ON A GPU (docs/CUDA.md).
+// First ran on an H200 on 2026-12-04 (docs/CUDA.md).
 #pragma once
 #include <cuda_runtime_api.h>
 
@@ -23,6 +23,13 @@ enum class Slot {
   ColumnParts,
   RoundA,
   RoundB,
+  // attention_gemm.cpp
+  AttnPack,
+  AttnPackGrad,
+  AttnScores,
+  AttnProbs,
+  AttnDS,
+  AttnOut,
   // conv_ops.cpp
   ConvCol,
   ConvAct,

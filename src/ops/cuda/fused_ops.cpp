@@ -1,8 +1,9 @@
 // The CUDA backend's composite ops (fused_ops.h): kernel launches and cuBLASLt GEMMs on the
-// backend's stream, scratch from its slots. UNTESTED ON A GPU (docs/CUDA.md).
+// backend's stream, scratch from its slots. First ran on an H200 on 2026-12-04 (docs/CUDA.md).
 #include "ops/cuda/fused_ops.h"
 
 #include "core/check.h"
+#include "ops/cuda/attention_gemm.h"
 #include "ops/cuda/cuda_check.h"
 #include "ops/cuda/kernels_fused.h"
 
@@ -61,10 +62,12 @@ XAttnShape self_shape(const char* op, int64_t B, int64_t T, int64_t C, int64_t H
 
 }  // namespace
 
-// Sequences whose K and V fit one block's shared memory: kernels_attention.cu; longer ones
-// (SigLIP at 384 px: T = 576, 729): the strided-row kernels, which have no such bound.
+// Batched GEMMs (attention_gemm.cpp) with OPENCLIP_CUDA_ATTENTION=gemm; else sequences
+// whose K and V fit one block's shared memory: kernels_attention.cu; longer ones (SigLIP at
+// 384 px: T = 576, 729): the strided-row kernels, which have no such bound.
 void attention_forward(DeviceCtx& c, const AttentionForwardArgs& a) {
   check_heads(a.C, a.H);
+  if (gemm_attention_enabled()) return attention_gemm_forward(c, a);
   const bool r16 = a.prec == Prec::BF16;
   if (attention_fits(c, a.Tn, a.C, a.H)) {
     OC_CUDA_CHECK(attention_forward(a.out, a.att, a.qkv, a.B, a.Tn, a.C, a.H, a.causal, r16, c.s));
@@ -75,6 +78,7 @@ void attention_forward(DeviceCtx& c, const AttentionForwardArgs& a) {
 }
 void attention_backward(DeviceCtx& c, const AttentionBackwardArgs& a) {
   check_heads(a.C, a.H);  // dS goes through the caller's scratch (B*H*T*T floats); causal: already in att
+  if (gemm_attention_enabled()) return attention_gemm_backward(c, a);
   const bool r16 = a.prec == Prec::BF16;
   if (attention_fits(c, a.Tn, a.C, a.H)) {
     OC_CUDA_CHECK(attention_backward(a.dqkv, a.scratch, a.dout, a.qkv, a.att, a.B, a.Tn, a.C, a.H, r16, c.s));
@@ -86,6 +90,7 @@ void attention_backward(DeviceCtx& c, const AttentionBackwardArgs& a) {
 }
 void attention_forward_bf16(DeviceCtx& c, const AttentionForwardBf16Args& a) {
   check_heads(a.C, a.H);
+  if (gemm_attention_enabled()) return attention_gemm_forward_bf16(c, a);
   const bf16_t* qkv = b16(a.qkv);
   if (attention_fits(c, a.Tn, a.C, a.H)) {
     OC_CUDA_CHECK(attention_forward_bf16(b16(a.out), a.att, qkv, a.B, a.Tn, a.C, a.H, a.causal, c.s));
@@ -96,6 +101,7 @@ void attention_forward_bf16(DeviceCtx& c, const AttentionForwardBf16Args& a) {
 }
 void attention_backward_bf16(DeviceCtx& c, const AttentionBackwardBf16Args& a) {
   check_heads(a.C, a.H);
+  if (gemm_attention_enabled()) return attention_gemm_backward_bf16(c, a);
   float* dS = c.scratch.get<float>(Slot::AttentionDS, a.B * a.H * a.Tn * a.Tn);
   const bf16_t* qkv = b16(a.qkv);
   if (attention_fits(c, a.Tn, a.C, a.H)) {

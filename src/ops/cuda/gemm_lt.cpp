@@ -2,7 +2,7 @@
 // C^T[N,M] = op(B)^T op(A)^T: cuBLASLt's "A" is our B (its stored row-major [K,N] is column-
 // major [N,K]), its "B" is our A. The algorithm is cuBLASLt's first heuristic choice for the
 // shape, asked once per LtPlanKey and cached with the descriptor and layouts.
-// UNTESTED ON A GPU (docs/CUDA.md).
+// First ran on an H200 on 2026-12-04 (docs/CUDA.md).
 #include "ops/cuda/gemm_lt.h"
 
 #include <memory>

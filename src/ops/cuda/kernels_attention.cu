@@ -8,7 +8,7 @@
 // masked ones too (P = 0 there), exactly as the reference: 0 * NaN stays NaN.
 // amp_bf16 rules (`Round`): q, k, v, dO rounded to bf16 where loaded, P and dS where they enter a
 // product; bf16 inputs are already bf16 values. Deterministic: every sum has a fixed order.
-// UNTESTED ON A GPU (docs/CUDA.md).
+// First ran on an H200 on 2026-12-04 (docs/CUDA.md).
 #include "ops/cuda/attn_common.cuh"
 #include "ops/cuda/kernels_fused.h"
 

@@ -3,7 +3,7 @@
 // and the column passes (GELU backward, bias gradient) that write a bf16 copy of d and add its
 // column sums to the bias gradient. Column sums: a grid of (column block, row chunk) writes
 // double partial sums, a second kernel adds the chunks in order: parallel and deterministic.
-// UNTESTED ON A GPU (docs/CUDA.md).
+// First ran on an H200 on 2026-12-04 (docs/CUDA.md).
 #include "ops/cuda/act.cuh"
 #include "ops/cuda/kernels_fused.h"
 #include "ops/cuda/launch.cuh"

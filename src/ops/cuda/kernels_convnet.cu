@@ -3,7 +3,7 @@
 // ops/cpu/pool.cpp. BatchNorm's column statistics in double over a grid of (column block, row
 // chunk) partial sums, the chunks then added in order per column (kernels.h, column_chunks);
 // every other output is one thread's sum in a fixed order: deterministic, no atomics.
-// UNTESTED ON A GPU (docs/CUDA.md).
+// First ran on an H200 on 2026-12-04 (docs/CUDA.md).
 #include <cmath>
 
 #include "ops/cuda/kernels.h"

@@ -1,7 +1,7 @@
 // Elementwise CUDA kernels: fill, add, scale, GELU/QuickGELU, bf16 casts, AdamW, and the
 // reductions of the optimizer step (sum of squares, all-finite). Grid-stride loops, 256 threads.
 // Reductions run over a fixed grid and combine in a fixed order, so results are bitwise
-// reproducible run to run. UNTESTED ON A GPU (docs/CUDA.md).
+// reproducible run to run. First ran on an H200 on 2026-12-04 (docs/CUDA.md).
 #include <cuda_bf16.h>
 
 #include "ops/cuda/act.cuh"

@@ -2,7 +2,7 @@
 // (kernels_attention.cu, kernels_xattn.cu), the row passes of the two losses (kernels_loss.cu) and the amp_bf16
 // passes (kernels_bf16.cu). Device pointers, sizes, the backend's stream. Plain C++ (included by
 // the backend's .cpp files). Those returning cudaError_t report the launch; the others are
-// checked by the caller with cudaGetLastError(). UNTESTED ON A GPU (docs/CUDA.md).
+// checked by the caller with cudaGetLastError(). First ran on an H200 on 2026-12-04 (docs/CUDA.md).
 #pragma once
 #include <cuda_runtime_api.h>
 
@@ -49,6 +49,27 @@ cudaError_t xattn_backward(float* dq, float* dk, float* dv, float* dS, const flo
 cudaError_t xattn_backward_bf16(float* dq, float* dk, float* dv, float* dS, const bf16_t* dout, const bf16_t* q,
                                 const bf16_t* k, const bf16_t* v, const float* att, const XAttnShape& x,
                                 cudaStream_t s);
+
+// ---- self-attention as batched GEMMs (attention_gemm.cpp): the memory passes around them ----
+// Rows [B, T, parts*C] (parts 1: dO, 3: qkv) to head-major [parts][B*H][T][D] (bf16 rounds to
+// nearest even) and head-major fp32 back to rows (bf16 rounds once).
+void attn_pack(float* dst, const float* src, int64_t B, int64_t T, int64_t C, int64_t H, int parts, cudaStream_t s);
+void attn_pack(bf16_t* dst, const float* src, int64_t B, int64_t T, int64_t C, int64_t H, int parts, cudaStream_t s);
+void attn_pack(bf16_t* dst, const bf16_t* src, int64_t B, int64_t T, int64_t C, int64_t H, int parts, cudaStream_t s);
+void attn_unpack(float* dst, const float* src, int64_t B, int64_t T, int64_t C, int64_t H, int parts, cudaStream_t s);
+void attn_unpack(bf16_t* dst, const float* src, int64_t B, int64_t T, int64_t C, int64_t H, int parts, cudaStream_t s);
+// Softmax of score rows S[rows][lds] (already scaled; query r % T of its head; causal: keys
+// j <= i): att[rows][T] = P in fp32, pop[rows][lds] = P as a GEMM operand when non-null.
+void attn_softmax(float* att, float* pop, const float* S, int64_t rows, int64_t T, int64_t lds, bool causal,
+                  cudaStream_t s);
+void attn_softmax(float* att, bf16_t* pop, const float* S, int64_t rows, int64_t T, int64_t lds, bool causal,
+                  cudaStream_t s);
+// ds[rows][ld] = scale * P * (dP - rowsum(dP * P)) from dP[rows][ld] and att[rows][T] (ds may be
+// dP, fp32); pop[rows][ld] = P as an operand when non-null.
+void attn_softmax_backward(float* ds, float* pop, const float* dP, const float* att, int64_t rows, int64_t T,
+                           int64_t ld, float scale, cudaStream_t s);
+void attn_softmax_backward(bf16_t* ds, bf16_t* pop, const float* dP, const float* att, int64_t rows, int64_t T,
+                           int64_t ld, float scale, cudaStream_t s);
 
 // ---- losses: per-row passes over logits already in L (cuBLASLt), then a fixed-order sum ----
 // CLIP's cross entropy on rows of L[Nl, Na] (raw dots): L becomes d loss / d dots; per row r,

@@ -2,7 +2,7 @@
 // token embeddings. One block per row for row reductions (statistics in double, as the
 // reference); reductions over rows (parameter gradients) by one thread per column, over row
 // chunks where the rows are many (LayerNorm, bias sums: kernels.h, column_chunks), so every
-// sum has a fixed order: deterministic, no atomics. UNTESTED ON A GPU (docs/CUDA.md).
+// sum has a fixed order: deterministic, no atomics. First ran on an H200 on 2026-12-04 (docs/CUDA.md).
 #include "ops/cuda/kernels.h"
 #include "ops/cuda/launch.cuh"
 
@@ -76,8 +76,9 @@ __global__ void k_l2_fwd(float* out, float* norm, const float* inp, int64_t C) {
   const float* x = inp + blockIdx.x * C;
   double s = 0;
   for (int64_t c = threadIdx.x; c < C; c += blockDim.x) s += double(x[c]) * x[c];
-  const double n = sqrt(block_sum(s));
-  for (int64_t c = threadIdx.x; c < C; c += blockDim.x) out[blockIdx.x * C + c] = float(x[c] / (n > kNormEps ? n : kNormEps));
+  const double n = sqrt(block_sum(s));  // divided by std::max(n, eps), as ref: a NaN norm stays NaN
+  for (int64_t c = threadIdx.x; c < C; c += blockDim.x)
+    out[blockIdx.x * C + c] = float(x[c] / (n < kNormEps ? kNormEps : n));
   if (threadIdx.x == 0) norm[blockIdx.x] = float(n);
 }
 __global__ void k_l2_bwd(float* dinp, const float* dout, const float* out, const float* norm, int64_t C) {

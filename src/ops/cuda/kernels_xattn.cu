@@ -14,7 +14,7 @@
 // Every sum has a fixed order (deterministic); masked keys (causal) have P = 0 and still enter
 // P@V and dV, as in the reference (0 * NaN stays NaN). amp_bf16: q, k, v, dO, P and dS rounded
 // to bf16 where they enter a product (`Round`), as ops/ref/cross_attention.cpp.
-// UNTESTED ON A GPU (docs/CUDA.md).
+// First ran on an H200 on 2026-12-04 (docs/CUDA.md).
 #include "ops/cuda/attn_common.cuh"
 #include "ops/cuda/kernels_fused.h"
 #include "ops/cuda/launch.cuh"
