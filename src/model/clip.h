@@ -81,6 +81,10 @@ class Clip {
   void set_freeze_bn_stats(bool frozen) { freeze_bn_stats_ = frozen; }
   TextTower& text_tower() { return text_; }
   VisionTower& vision_tower() { return vision_; }
+  // The image tower's transformer blocks, whose gradients are complete when vision_tower()'s
+  // block hook fires (data-parallel buckets, step/grad_allreduce.cpp); ModifiedResNet has none
+  // (its parameters are all in the bucket reduced after backward).
+  int64_t image_blocks() const { return resnet_ ? 0 : cfg_.vision.layers; }
   // MiB of each arena (parameters, gradients, activations), for the start-up log.
   struct Memory {
     double params, grads, activations;

@@ -82,14 +82,14 @@ TEST(DistSingle, CollectivesAreIdentities) {
 // `both`: flags for the single-process run too (--siglip). `accum` K > 1: the ranks take
 // batches of 8/K with --accum-freq K (OpenCLIP's per-rank feature cache), the same 16 samples a step.
 void check_equivalence(const std::string& mode_flags, const std::string& tag, const std::string& both = "",
-                       int accum = 1) {
+                       int accum = 1, const std::string& model = "test-tiny") {
   if (!have_mpi()) GTEST_SKIP() << "no MPI build or mpirun";
   const std::string dir = test::fresh_dir("dist_eq_" + tag);
-  test::Run r1 = run(train_cmd(dir, "single", 16, both));
+  test::Run r1 = run(train_cmd(dir, "single", 16, both, model));
   ASSERT_EQ(r1.status, 0) << r1.out;
   const std::string acc = accum > 1 ? " --accum-freq " + std::to_string(accum) : "";
   test::Run r2 = run(mpirun(2) + "env OPENCLIP_DEBUG_RANK_LOSS=1 bash -c \"" +
-                     train_cmd(dir, "dist", 8 / accum, mode_flags + acc) + "\"");
+                     train_cmd(dir, "dist", 8 / accum, mode_flags + acc, model) + "\"");
   ASSERT_EQ(r2.status, 0) << r2.out;
   const std::string layout =
       accum > 1 ? "batch " + std::to_string(8 / accum) + " x " + std::to_string(accum) + " accumulated" : "batch 8";
@@ -133,6 +133,30 @@ void check_equivalence(const std::string& mode_flags, const std::string& tag, co
 // (tests/step/step_modes_test.cpp checks each mode's formula); --global-batch-gradient is
 // the default mode that equals one process on the global batch.
 TEST(DistMpi, TwoRanksEqualOneRankDoubleBatchGlobalBatchGradient) { check_equivalence("--global-batch-gradient", "default"); }
+// ModifiedResNet (tiny-rn): its parameters are in no transformer block, so they all go in
+// the bucket reduced after backward (issue 36: the ViT block names were looked up for them and
+// every RN run on several ranks stopped at that check). BatchNorm in training mode uses each
+// rank's own batch (OpenCLIP without --use-bn-sync), which no single process reproduces, so
+// both runs hold BatchNorm in eval mode (--lock-image-freeze-bn-stats, which OpenCLIP ties to
+// --lock-image: the tower is frozen whole, the text tower and logit scale train).
+TEST(DistMpi, TwoRanksEqualOneRankDoubleBatchModifiedResNet) {
+  const std::string frozen = "--lock-image --lock-image-freeze-bn-stats";
+  check_equivalence("--global-batch-gradient " + frozen, "rn", frozen, 1,
+                    OPENCLIP_TEST_DIR "/model/configs/tiny-rn.json");
+}
+// And unlocked, with each rank's BatchNorm statistics: the image tower's gradients go through
+// the after-backward bucket and the run trains (what the lookup used to stop).
+TEST(DistMpi, TwoRankModifiedResNetTrainsItsImageTower) {
+  if (!have_mpi()) GTEST_SKIP() << "no MPI build or mpirun";
+  const std::string dir = test::fresh_dir("dist_rn_unlocked");
+  test::Run r = run(mpirun(2) + "bash -c \"" +
+                    train_cmd(dir, "run", 8, "--global-batch-gradient", OPENCLIP_TEST_DIR "/model/configs/tiny-rn.json") +
+                    "\"");
+  ASSERT_EQ(r.status, 0) << r.out;
+  const std::vector<double> l = losses(dir + "/logs/run");
+  ASSERT_EQ(l.size(), 4u);
+  for (double v : l) EXPECT_TRUE(std::isfinite(v));
+}
 // SigLIP over MPI: the neighbour exchange (MPI_Isend/Irecv) and the per-rank loss over the
 // local batch; the mean of the ranks' losses is the global batch's loss.
 TEST(DistMpi, TwoRanksEqualOneRankDoubleBatchSigLip) { check_equivalence("--siglip", "siglip", "--siglip"); }

@@ -35,9 +35,11 @@ inline std::string mpirun(int np) {
 // scale: a gradient off by the world size (OpenCLIP's default-mode convention) then fails
 // both checks (measured: 4.6e-3 relative loss, 1.5e-3 weights) instead of hiding in
 // AdamW's scale invariance.
-inline std::string train_cmd(const std::string& dir, const std::string& name, int batch, const std::string& extra = "") {
+inline std::string train_cmd(const std::string& dir, const std::string& name, int batch, const std::string& extra = "",
+                             const std::string& model = "test-tiny") {
   return "cd '" + dir + "' && " + test::openclip() +
-         " train --dataset-type synthetic-learnable --train-num-samples 64 --model test-tiny --warmup 2 --lr 2e-3"
+         " train --dataset-type synthetic-learnable --train-num-samples 64 --model '" + model +
+         "' --warmup 2 --lr 2e-3"
          " --wd 0.1 --eps 1e-3 --workers 1 --precision fp32 --seed 3 --epochs 1 --threads 1 --log-every-n-steps 1"
          " --report-to tensorboard --aug-cfg 'scale=(1,1)' 'ratio=(1,1)' --batch-size " +
          std::to_string(batch) + " --name " + name + " " + extra;
