@@ -1,5 +1,5 @@
 # docs/CLI.md and the README's flag table, generated from the flag registry
-# (src/core/flags*.cpp) by the binary itself:
+# (src/cli/flags_*.cpp) by the binary itself:
 #   cmake --build build --target cli-docs        writes both
 #   ctest -R cli_docs_current                    fails when the committed files are stale
 # Arguments: -DBIN=<openclip> -DSRC=<source dir> [-DCHECK=1]
@@ -8,7 +8,7 @@ execute_process(COMMAND ${BIN} help --readme-table OUTPUT_VARIABLE table RESULT_
 if(NOT rc1 EQUAL 0 OR NOT rc2 EQUAL 0)
   message(FATAL_ERROR "${BIN} help --markdown / --readme-table failed")
 endif()
-set(begin_marker "<!-- flags:begin (generated from src/core/flags*.cpp by `cmake --build build --target cli-docs`; do not edit) -->")
+set(begin_marker "<!-- flags:begin (generated from src/cli/flags_*.cpp by `cmake --build build --target cli-docs`; do not edit) -->")
 set(end_marker "<!-- flags:end -->")
 file(READ ${SRC}/README.md readme)
 string(FIND "${readme}" "${begin_marker}" b)

@@ -1,5 +1,5 @@
 // The settings structs of the commands: what each command's flags fill (the registry,
-// core/flags*.cpp, binds every flag to its field). A struct that derives from a library's
+// cli/flags_*.cpp, binds every flag to its field). A struct that derives from a library's
 // settings lists those bases in FlagParts, and its flags write the library's fields directly.
 #pragma once
 #include <cstdint>

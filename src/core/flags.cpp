@@ -116,11 +116,22 @@ const std::vector<CommandInfo>& command_infos() {
   return c;
 }
 
+namespace {
+std::vector<std::pair<int, FlagTable>>& flag_tables() {
+  static std::vector<std::pair<int, FlagTable>> t;  // a function's static: safe from other objects' static init
+  return t;
+}
+}  // namespace
+
+void register_flag_table(int order, FlagTable add) { flag_tables().emplace_back(order, add); }
+
 const std::deque<Flag>& all_flags() {
   static const std::deque<Flag> flags = [] {
+    auto tables = flag_tables();
+    OC_CHECK(!tables.empty(), "no flag table is registered: link the objects of src/cli/flags_*.cpp");
+    std::sort(tables.begin(), tables.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
     FlagList l;
-    add_train_flags(&l);
-    add_tool_flags(&l);
+    for (const auto& [order, add] : tables) add(&l);
     const auto& f = l.flags();
     for (size_t i = 0; i < f.size(); ++i) {
       OC_CHECK(!f[i].commands.empty(), "flag --{} is used by no command", f[i].spec.name);
@@ -222,7 +233,7 @@ void fill_flags(const Options& o, const std::vector<std::pair<std::type_index, v
 std::string cli_markdown() {
   std::string out =
       "# openclip command-line reference\n\n"
-      "Generated from the flag registry (src/core/flags*.cpp) by `cmake --build build --target cli-docs`\n"
+      "Generated from the flag registry (src/cli/flags_*.cpp) by `cmake --build build --target cli-docs`\n"
       "(`openclip help --markdown`); do not edit by hand. `openclip help <command>` and\n"
       "`openclip <command> --help` print the same. Flags may also be spelled with underscores\n"
       "(`--train_data`), as OpenCLIP's argparse accepts.\n\n";

@@ -7,8 +7,8 @@
 // (flags.cpp) when a command parses. `openclip help <command>`, `--help`, docs/CLI.md and the
 // README's flag table are generated from the registry.
 //
-// Adding a flag: one line in flags_train.cpp (train/eval/data) or flags_tools.cpp (the other
-// commands), plus the field in the command's settings struct if it is new (TrainArgs,
+// Adding a flag: one line in src/cli/flags_train.cpp (train/eval/data) or src/cli/flags_tools.cpp
+// (the other commands), plus the field in the command's settings struct if it is new (TrainArgs,
 // data::DataFlags, or src/cli/args.h), e.g.
 //   add("max-wait-ms", T::Int, "5", "how long a request waits").on({"serve"})
 //       .bind(&serve::ServeOptions::max_wait_ms);
@@ -182,8 +182,12 @@ class FlagList {
   std::deque<Flag> flags_;  // deque: add() hands out references that stay valid
   std::string section_;
 };
-void add_train_flags(FlagList* l);  // flags_train.cpp: train, eval and the data flags
-void add_tool_flags(FlagList* l);   // flags_tools.cpp: every other command
+// The flag tables live above core, with the structs they bind (src/cli/flags_train.cpp: train,
+// eval and the data flags; src/cli/flags_tools.cpp: every other command), and register
+// themselves when their objects are linked (the binary, the Python module, the cli and train
+// tests): core calls nothing above it. `order` fixes the docs' order (lower first).
+using FlagTable = void (*)(FlagList*);
+void register_flag_table(int order, FlagTable add);
 
 struct CommandInfo {
   std::string name, summary, positional;  // positional: e.g. "RUN_DIR" (empty: none)

@@ -1,6 +1,6 @@
 // What to load and how: OpenCLIP's data flags as parsed (DataFlags), the loader's settings
 // (DataConfig), the one mapping between them, and the dataset type (auto by extension, as
-// OpenCLIP). The flags themselves are declared and bound in core/flags_train.cpp.
+// OpenCLIP). The flags themselves are declared and bound in cli/flags_train.cpp.
 #pragma once
 #include <cstdint>
 #include <string>
@@ -55,7 +55,7 @@ struct DataConfig {
 };
 
 // The data flags that train and eval share, as parsed: each is written by its registry entry
-// (core/flags_train.cpp), with the registry's defaults. TrainArgs derives from it.
+// (cli/flags_train.cpp), with the registry's defaults. TrainArgs derives from it.
 struct DataFlags {
   DatasetType dataset_type = DatasetType::Auto;
   std::string train_data, val_data, csv_separator, csv_img_key, csv_caption_key, csv_label_key,

@@ -12,6 +12,8 @@
 #include <string>
 #include <vector>
 
+#include "core/launcher_env.h"
+
 namespace oc::dist {
 
 struct World {
@@ -19,10 +21,9 @@ struct World {
   std::string source = "single process";  // which variables gave the layout
 };
 
-// The variables that give a process's local rank, in OpenCLIP's order (also read by the CUDA
-// backend to pick this process's GPU: ops/cuda/cuda_device.cpp).
-inline constexpr std::array<const char*, 4> kLocalRankVars = {"LOCAL_RANK", "MPI_LOCALRANKID", "SLURM_LOCALID",
-                                                              "OMPI_COMM_WORLD_LOCAL_RANK"};
+// The variables that give a process's local rank: core/launcher_env.h (the CUDA backend reads
+// them too, to pick this process's GPU).
+using ::oc::kLocalRankVars;
 
 // OpenCLIP's order (distributed.py world_info_from_env): LOCAL_RANK, MPI_LOCALRANKID,
 // SLURM_LOCALID, OMPI_COMM_WORLD_LOCAL_RANK; RANK, PMI_RANK, SLURM_PROCID,

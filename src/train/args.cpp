@@ -55,10 +55,10 @@ std::string precision_label(const TrainArgs& a) {
 
 TrainArgs resolve_train_args(const Options& o) {
   TrainArgs a;
-  fill_flags(o, &a);  // each flag writes its field (core/flags_train.cpp)
+  fill_flags(o, &a);  // each flag writes its field (cli/flags_train.cpp)
   for (auto& s : o.specs()) a.flags[s.name] = o.get(s.name);
   // Single-flag checks (ranges, choices) and the cross-flag rules ran in the parser
-  // (core/flags*.cpp); these need several fields.
+  // (cli/flags_*.cpp); these need several fields.
   if (!(a.dist_timeout > 0)) OC_USER_ERROR("--dist-timeout {}: must be positive seconds", a.dist_timeout);
   // Where OpenCLIP 2.24's behaviour is a trap, refused (docs/CLI.md "Refused where 2.24 misbehaves").
   if (a.delete_previous_checkpoint && a.save_frequency > 1)

@@ -1,5 +1,5 @@
 // The settings of a training run (TrainArgs), resolved from `openclip train`'s flags
-// (declared in core/flags_train.cpp: OpenCLIP's params.py with its defaults, plus ours).
+// (declared in cli/flags_train.cpp: OpenCLIP's params.py with its defaults, plus ours).
 #pragma once
 #include <cstdint>
 #include <functional>

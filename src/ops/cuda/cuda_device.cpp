@@ -8,7 +8,7 @@
 #include <cstring>
 
 #include "core/check.h"
-#include "dist/comm.h"
+#include "core/launcher_env.h"
 #include "ops/cuda/cuda_backend.h"
 
 namespace oc::ops {
@@ -57,7 +57,7 @@ int cuda_device_index() {
   if (d < 0) {
     const int n = cuda_device_count();
     d = 0;
-    for (const char* name : dist::kLocalRankVars)
+    for (const char* name : kLocalRankVars)
       if (const char* v = std::getenv(name); v && *v) {
         d = n > 0 ? std::atoi(v) % n : 0;  // several ranks per GPU (tests) share it
         break;

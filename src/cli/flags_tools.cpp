@@ -254,4 +254,7 @@ void add_tool_flags(FlagList* l) {
   add_serve_flags(l);
 }
 
+// Into the registry (core/flags.h) when these objects are linked: after train's in the docs.
+[[maybe_unused]] const bool kToolFlagsRegistered = (register_flag_table(1, add_tool_flags), true);
+
 }  // namespace oc

@@ -280,4 +280,7 @@ void add_train_flags(FlagList* l) {
   add_logging_flags(l);
 }
 
+// Into the registry (core/flags.h) when these objects are linked: first in the docs.
+[[maybe_unused]] const bool kTrainFlagsRegistered = (register_flag_table(0, add_train_flags), true);
+
 }  // namespace oc
