@@ -24,19 +24,6 @@ void one_omp_thread() {
 
 std::atomic<size_t> g_pixel_bytes{0};
 
-// Charges `bytes` more to the request's lease, or 503 when all requests together would hold
-// more than the budget.
-void charge_pixels(const Context& c, PixelLease& lease, size_t bytes) {
-  size_t cur = g_pixel_bytes.load();
-  do {
-    if (cur + bytes > c.opt.max_buffered_body)
-      throw HttpError(503,
-                      "the server's memory for preprocessed images (--max-buffered-body) is in use by other "
-                      "requests; retry later");
-  } while (!g_pixel_bytes.compare_exchange_weak(cur, cur + bytes));
-  lease.bytes += bytes;
-}
-
 bool is_multipart(const http::Request& req) { return req.media_type() == "multipart/form-data"; }
 
 // Decodes upload i within the per-image limit and what is left of the request's budget;
@@ -98,6 +85,16 @@ int parse_k(const std::string& s) {
 }
 
 }  // namespace
+
+void charge_pixels(const Context& c, PixelLease& lease, size_t bytes) {
+  size_t cur = g_pixel_bytes.load();
+  do {
+    if (cur + bytes > c.opt.max_buffered_body)
+      throw HttpError(503,
+                      "the server's memory for images (--max-buffered-body) is in use by other requests; retry later");
+  } while (!g_pixel_bytes.compare_exchange_weak(cur, cur + bytes));
+  lease.bytes += bytes;
+}
 
 PixelLease::~PixelLease() { g_pixel_bytes -= bytes; }
 size_t PixelLease::held() { return g_pixel_bytes.load(); }

@@ -38,6 +38,9 @@ struct PixelLease {
   ~PixelLease();
   static size_t held();  // over all requests, for tests and /metrics
 };
+// Charges `bytes` more to `lease` (also image bytes fetched from URLs while they are held),
+// or 503 when all requests together would hold more than --max-buffered-body.
+void charge_pixels(const Context& c, PixelLease& lease, size_t bytes);
 
 // A request's images, preprocessed: n rows of 3 x S x S floats.
 struct Pixels {
