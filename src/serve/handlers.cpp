@@ -9,6 +9,7 @@
 #include "core/base64.h"
 #include "core/check.h"
 #include "image/codec.h"
+#include "image/transform.h"
 
 namespace oc::serve {
 namespace {
@@ -146,11 +147,11 @@ void add_image(const Context& c, Pixels& out, std::span<const uint8_t> bytes, in
   budget_left -= int64_t(img.width) * img.height;
   if (out.data.capacity() < (out.n + 1) * px) {  // doubling, charged as reserved
     const size_t want = std::min(std::max(2 * out.data.capacity(), (out.n + 1) * px), max_n * px);
-    charge_pixels(c, *out.lease, (want - out.data.capacity()) * sizeof(float));
+    charge_pixels(c, *out.lease, want - out.data.capacity());
     out.data.reserve(want);
   }
   out.data.resize((out.n + 1) * px);
-  c.enc.preprocess(img, {out.data.data() + out.n * px, px});
+  preprocess_eval(img, c.enc.preprocess_cfg(), std::span<uint8_t>(out.data.data() + out.n * px, px));
   ++out.n;
 }
 
