@@ -4,11 +4,14 @@ for each case, a fresh server (test-tiny, random weights, default limits), the a
 client got, and the server's peak RSS (VmHWM) over its baseline after one warm request.
 Usage: scripts/serve_hostile.py build/openclip [--round4]   (stdlib + Debian's python3-pil)
 --round4: only issue 40's cases (and issue 42's server items), for before/after rows;
+--gaps: only the cases of issue 40's second pass (rate limit, trickled bodies, clients that
+do not read), for before/after rows;
 --no-files: without the index/lock/HNSW cases."""
 import base64, io, json, os, re, resource, socket, struct, subprocess, sys, tempfile, threading, time, zlib
 
 BIN = sys.argv[1] if len(sys.argv) > 1 else 'build/openclip'
 ROUND4 = '--round4' in sys.argv
+GAPS = '--gaps' in sys.argv
 WORK = tempfile.mkdtemp(prefix='serve_hostile_')
 
 
@@ -57,11 +60,11 @@ class Server:
         return sum(int(x) for x in open(f'/proc/{self.p.pid}/stat').read().rsplit(')', 1)[1].split()[11:13]) / os.sysconf('SC_CLK_TCK')
 
 
-def raw(port, data, timeout=60, chunks=None):
-    """Sends data (or an iterable of chunks, from a thread), reads until close.
-    Returns (status or 'reset'/'timeout', seconds)."""
+def raw(port, data, timeout=60, chunks=None, source=None):
+    """Sends data (or an iterable of chunks, from a thread) from the loopback address `source`,
+    reads until close. Returns (status or 'reset'/'timeout', seconds)."""
     t = time.time()
-    s = socket.create_connection(('127.0.0.1', port))
+    s = socket.create_connection(('127.0.0.1', port), source_address=(source, 0) if source else None)
     s.settimeout(timeout)
 
     def send():
@@ -122,6 +125,8 @@ def webp_bomb():
 
 def main():
     print(f'== hostile clients  {time.strftime("%F %T")}  load: {open("/proc/loadavg").read().strip()}  {BIN}')
+    if GAPS:
+        return gaps()
     if ROUND4:
         return round4()
     s = Server()
@@ -402,6 +407,107 @@ def round4():
         s.request('POST', '/v1/embed/image', big)
     time.sleep(1)
     report('idle after 40 x 32 MB requests', 'VmRSS', s, f'RSS now {status_of(s.p.pid, "VmRSS"):.0f} MB')
+    s.stop()
+
+
+def has_flag(flag):
+    return flag in subprocess.run([BIN, 'serve', '--help'], capture_output=True, text=True).stdout
+
+
+def trickle(port, n, source, stop):
+    """n connections (from `source`) that send a body header, then a byte per second each;
+    returns [seconds until each was answered or closed] once `stop` is set or all were cut."""
+    socks, t0 = [], time.time()
+    for _ in range(n):
+        c = socket.create_connection(('127.0.0.1', port), source_address=(source, 0))
+        c.sendall(b'POST /v1/embed/text HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n'
+                  b'Content-Length: 100000\r\n\r\n{"text": ')
+        c.setblocking(False)
+        socks.append(c)
+    cut = [None] * n
+    while not stop.is_set() and None in cut:
+        for i, c in enumerate(socks):
+            if cut[i] is not None:
+                continue
+            try:
+                if c.recv(4096) is not None:
+                    cut[i] = time.time() - t0
+                    continue
+            except BlockingIOError:
+                pass
+            except OSError:
+                cut[i] = time.time() - t0
+                continue
+            try:
+                c.send(b' ')
+            except OSError:
+                cut[i] = time.time() - t0
+        time.sleep(1)
+    [c.close() for c in socks]
+    return cut
+
+
+def gaps():
+    """Issue 40's second pass: --rate-limit, --min-body-rate, --max-unsent-bytes."""
+    rate = ['--rate-limit', '10'] if has_flag('--rate-limit') else []
+    s = Server(*rate)
+    health = b'GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n'
+    sts = [raw(s.port, health, source='127.0.0.8')[0] for _ in range(200)]  # one address, back to back
+    st, t = normal(s)
+    report(f'200 requests back to back {" ".join(rate) or "(no limit)"}', f'{sts.count(200)}x200', s,
+           f'{sts.count(429)} x 429; a normal request from another address {st} in {t * 1000:.0f} ms')
+    s.stop()
+
+    s = Server()
+    stop = threading.Event()
+    res = {}
+    th = threading.Thread(target=lambda: res.update(cut=trickle(s.port, 50, '127.0.0.6', stop)), daemon=True)
+    th.start()
+    time.sleep(1)
+    st, t = normal(s)
+    t0 = time.time()
+    while th.is_alive() and time.time() - t0 < 70:
+        time.sleep(0.5)
+    stop.set()
+    th.join()
+    cut = [c for c in res['cut'] if c is not None]
+    report('50 bodies trickled at 1 byte/s', st, s, f'normal request {st} in {t * 1000:.0f} ms; {len(cut)}/50 cut off, '
+           f'the last after {max(cut) if cut else float("nan"):.1f} s')
+    s.stop()
+
+    from PIL import Image
+    os.makedirs(f'{WORK}/gaps/img', exist_ok=True)
+    Image.new('RGB', (32, 32), (1, 2, 3)).save(f'{WORK}/gaps/img/a.png')
+    Image.frombytes('RGB', (2000, 2000), os.urandom(12_000_000)).save(f'{WORK}/gaps/img/b.png', compress_level=1)
+    subprocess.run([BIN, 'index', 'build', '--model', 'test-tiny', '--random-init', '--images', f'{WORK}/gaps/img',
+                    '--out', f'{WORK}/gaps/idx'], check=True, capture_output=True)
+    size = os.path.getsize(f'{WORK}/gaps/img/b.png') >> 20
+    unsent = ['--max-unsent-bytes', '200000'] if has_flag('--max-unsent-bytes') else []
+    s = Server('--index', f'{WORK}/gaps/idx', *unsent)
+    readers = []
+    for _ in range(100):
+        c = socket.socket()
+        c.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+        c.bind(('127.0.0.7', 0))
+        c.connect(('127.0.0.1', s.port))
+        c.sendall(b'GET /v1/images/1 HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n')
+        readers.append(c)
+    time.sleep(4)
+    st, t = s.request('GET', '/v1/images/1')
+    closed = 0
+    for c in readers:
+        c.settimeout(0.2)
+        try:
+            while c.recv(1 << 20):
+                pass
+            closed += 1
+        except socket.timeout:
+            pass
+        except OSError:
+            closed += 1
+        c.close()
+    report(f'100 non-reading clients of a {size} MB image {" ".join(unsent)}', st, s,
+           f'a reading client {st} in {t * 1000:.0f} ms; {closed}/100 non-readers refused (503) or cut off')
     s.stop()
 
 

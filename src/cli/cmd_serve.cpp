@@ -60,6 +60,10 @@ int run(const std::vector<std::string>& args) {
     OC_USER_ERROR("--max-connections-per-client must be at least 0 (0: --max-connections / 8)");
   if (s.header_timeout_s < 1 || s.body_timeout_s < 1 || s.drain_seconds < 0)
     OC_USER_ERROR("--header-timeout and --body-timeout must be at least 1 second, --drain-seconds at least 0");
+  if (s.allow_private_image_urls && !s.allow_image_urls)
+    OC_USER_ERROR(
+        "--allow-private-image-urls widens --allow-image-urls: give both (image URLs are not fetched without "
+        "--allow-image-urls)");
   // SIGTERM/SIGINT: the handler only writes a byte to a pipe (async-signal-safe); a watcher
   // thread reads it and stops the server outside the handler. (Masking plus sigwait is not
   // enough: threads started before this point, by libraries, would take the default action.)

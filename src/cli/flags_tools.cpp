@@ -218,6 +218,15 @@ void add_serve_flags(FlagList* l) {
       .bind([](serve::ServeOptions& o, int v) { o.header_timeout_s = v; });
   l->add("body-timeout", T::Int, "60", "seconds for a request's body, after its headers (408 after)").on(s)
       .bind([](serve::ServeOptions& o, int v) { o.body_timeout_s = v; });
+  l->add("min-body-rate", T::Int, "1024", "bytes/s a request body must keep up after a 2 s grace (408 and a log line "
+         "below; 0: no minimum)").on(s).at_least(0).bind([](serve::ServeOptions& o, int v) { o.min_body_rate = v; });
+  l->add("rate-limit", T::Float, "0", "requests per second per client address (IPv6: one /64), 429 + Retry-After "
+         "above; 0: no limit").on(s).at_least(0).bind(&serve::ServeOptions::rate_limit);
+  l->add("rate-burst", T::Float, "0", "requests one address may send at once under --rate-limit (0: twice the rate)")
+      .on(s).at_least(0).bind(&serve::ServeOptions::rate_burst);
+  l->add("max-unsent-bytes", T::Int, "268435456", "response bytes waiting to be written over all connections; "
+         "clients that read nothing for 2 s are cut off to make room, else 503").on(s).wide().at_least(1)
+      .bind([](serve::ServeOptions& o, int64_t v) { o.max_unsent = size_t(v); });
   l->add("drain-seconds", T::Int, "10", "on SIGTERM: how long requests in progress may finish").on(s)
       .bind([](serve::ServeOptions& o, int v) { o.drain_seconds = v; });
   l->add("max-image-pixels", T::Int, "25000000", "decoded image limit (413 above; decompression bombs)").on(s).wide()
@@ -234,6 +243,13 @@ void add_serve_flags(FlagList* l) {
       .bind(&serve::ServeOptions::api_key);
   l->add("api-key-file", T::String, "", "file holding the API key (its first line)").on(s)
       .bind(&cli::ServeArgs::api_key_file);
+  l->add("allow-image-urls", T::Flag, "", "/v1/embeddings fetches {\"image\": \"https://...\"} items (public "
+         "addresses only; within --image-url-timeout, --max-body-bytes, 5 redirects)").on(s)
+      .bind(&serve::ServeOptions::allow_image_urls);
+  l->add("allow-private-image-urls", T::Flag, "", "with --allow-image-urls: also fetch from loopback, private and "
+         "link-local addresses (the server's own network)").on(s).bind(&serve::ServeOptions::allow_private_image_urls);
+  l->add("image-url-timeout", T::Float, "10", "seconds for all image URL fetches of one request").on(s).at_least(0.1)
+      .bind(&serve::ServeOptions::image_url_timeout_s);
   l->add("insecure-no-auth", T::Flag, "", "serve a non-loopback --host without an API key").on(s)
       .bind(&serve::ServeOptions::insecure_no_auth);
   l->add("allowed-hosts", T::String, "", "Host names served besides IP literals, localhost and --host (comma-separated)")

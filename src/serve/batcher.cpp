@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "core/check.h"
+#include "image/transform.h"
 
 namespace oc::serve {
 
@@ -43,8 +44,8 @@ int64_t Batcher::queue_depth() const {
   return int64_t(q_.size());
 }
 
-std::vector<float> Batcher::run(Kind kind, std::vector<int32_t> ids, std::vector<float> pixels, int64_t n) {
-  auto job = std::make_unique<Job>(Job{kind, std::move(ids), std::move(pixels), n, Clock::now(), {}, t_gone});
+std::vector<float> Batcher::run(Kind kind, std::vector<int32_t> ids, std::vector<uint8_t> hwc, int64_t n) {
+  auto job = std::make_unique<Job>(Job{kind, std::move(ids), std::move(hwc), n, Clock::now(), {}, t_gone});
   auto fut = job->done.get_future();
   {
     std::lock_guard<std::mutex> l(mu_);
@@ -112,20 +113,28 @@ void Batcher::drop_gone() {
 void Batcher::forward(std::vector<std::unique_ptr<Job>>& jobs) {
   const Kind kind = jobs[0]->kind;
   const int64_t E = enc_.embed_dim(), B = opt_.max_batch;
-  const size_t row = kind == Kind::Text ? size_t(enc_.context_length()) : size_t(3 * enc_.image_size() * enc_.image_size());
+  const int S = enc_.image_size();
+  const size_t row = kind == Kind::Text ? size_t(enc_.context_length()) : size_t(3 * S * S);
   int64_t total = 0;
   for (auto& j : jobs) total += j->n;
   std::vector<int32_t> ids;
-  std::vector<float> pixels;
+  std::vector<uint8_t> hwc;
   for (auto& j : jobs) {
     if (kind == Kind::Text) ids.insert(ids.end(), j->ids.begin(), j->ids.end());
-    else pixels.insert(pixels.end(), j->pixels.begin(), j->pixels.end());
+    else
+      hwc.insert(hwc.end(), j->hwc.begin(), j->hwc.end());
   }
-  std::vector<float> out(size_t(total * E));
+  std::vector<float> out(size_t(total * E)), pixels(kind == Kind::Image ? size_t(std::min(B, total)) * row : 0);
   for (int64_t i = 0; i < total; i += B) {
     const int64_t n = std::min(B, total - i);
-    if (kind == Kind::Text) enc_.encode_tokens(ids.data() + size_t(i) * row, n, out.data() + i * E);
-    else enc_.encode_pixels(pixels.data() + size_t(i) * row, n, out.data() + i * E);
+    if (kind == Kind::Text) {
+      enc_.encode_tokens(ids.data() + size_t(i) * row, n, out.data() + i * E);
+    } else {  // this pass's floats, exactly as preprocess_eval's float form computes them
+      for (int64_t r = 0; r < n; ++r)
+        normalize_chw(hwc.data() + size_t(i + r) * row, S, enc_.preprocess_cfg(),
+                      {pixels.data() + size_t(r) * row, row});
+      enc_.encode_pixels(pixels.data(), n, out.data() + i * E);
+    }
     if (metrics_) metrics_->batch(kind == Kind::Text ? "text" : "image", int(n));
   }
   int64_t at = 0;

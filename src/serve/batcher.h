@@ -1,7 +1,9 @@
-// Dynamic batching across clients: HTTP threads submit prepared inputs (pixels or token ids)
-// and wait; one worker thread owns the model and runs a forward pass over the jobs of one
-// kind that arrived within --max-wait-ms of the oldest, up to --max-batch inputs. Each job
-// gets back exactly its own rows. A full queue refuses at once (QueueFull -> 503).
+// Dynamic batching across clients: HTTP threads submit prepared inputs (token ids, or images
+// resized and cropped to the model's input as uint8) and wait; one worker thread owns the model and runs a forward pass
+// over the jobs of one kind that arrived within --max-wait-ms of the oldest, up to --max-batch inputs. Images stay
+// uint8 (S x S x 3, a quarter of the floats) until their forward pass: ToTensor + Normalize
+// run there, one pass of floats at a time (issue 40, item 8). Each job gets back exactly its
+// own rows. A full queue refuses at once (QueueFull -> 503).
 #pragma once
 #include <atomic>
 #include <chrono>
@@ -63,10 +65,11 @@ class Batcher {
   Batcher(const Batcher&) = delete;
   Batcher& operator=(const Batcher&) = delete;
 
-  // data: n rows of token ids (Text, context_length each) or pixels (Image, 3*S*S each).
+  // data: n rows of token ids (Text, context_length each) or of images after the eval
+  // transform's resize and crop (Image, S*S*3 uint8 each, HWC: preprocess_eval's uint8 form).
   // Blocks until done; returns n rows of embed_dim floats. Throws QueueFull, ShuttingDown,
   // or the model's error.
-  std::vector<float> run(Kind kind, std::vector<int32_t> ids, std::vector<float> pixels, int64_t n);
+  std::vector<float> run(Kind kind, std::vector<int32_t> ids, std::vector<uint8_t> hwc, int64_t n);
   // Drops every queued job (its run() throws ShuttingDown), lets the batch in progress
   // finish, and stops the worker. Later run() calls throw ShuttingDown.
   void stop();
@@ -76,7 +79,7 @@ class Batcher {
   struct Job {
     Kind kind;
     std::vector<int32_t> ids;
-    std::vector<float> pixels;
+    std::vector<uint8_t> hwc;
     int64_t n;
     std::chrono::steady_clock::time_point arrived;
     std::promise<std::vector<float>> done;

@@ -9,6 +9,7 @@
 #include "core/base64.h"
 #include "core/check.h"
 #include "image/codec.h"
+#include "image/transform.h"
 
 namespace oc::serve {
 namespace {
@@ -23,19 +24,6 @@ void one_omp_thread() {
 }
 
 std::atomic<size_t> g_pixel_bytes{0};
-
-// Charges `bytes` more to the request's lease, or 503 when all requests together would hold
-// more than the budget.
-void charge_pixels(const Context& c, PixelLease& lease, size_t bytes) {
-  size_t cur = g_pixel_bytes.load();
-  do {
-    if (cur + bytes > c.opt.max_buffered_body)
-      throw HttpError(503,
-                      "the server's memory for preprocessed images (--max-buffered-body) is in use by other "
-                      "requests; retry later");
-  } while (!g_pixel_bytes.compare_exchange_weak(cur, cur + bytes));
-  lease.bytes += bytes;
-}
 
 bool is_multipart(const http::Request& req) { return req.media_type() == "multipart/form-data"; }
 
@@ -99,6 +87,16 @@ int parse_k(const std::string& s) {
 
 }  // namespace
 
+void charge_pixels(const Context& c, PixelLease& lease, size_t bytes) {
+  size_t cur = g_pixel_bytes.load();
+  do {
+    if (cur + bytes > c.opt.max_buffered_body)
+      throw HttpError(503,
+                      "the server's memory for images (--max-buffered-body) is in use by other requests; retry later");
+  } while (!g_pixel_bytes.compare_exchange_weak(cur, cur + bytes));
+  lease.bytes += bytes;
+}
+
 PixelLease::~PixelLease() { g_pixel_bytes -= bytes; }
 size_t PixelLease::held() { return g_pixel_bytes.load(); }
 
@@ -149,11 +147,11 @@ void add_image(const Context& c, Pixels& out, std::span<const uint8_t> bytes, in
   budget_left -= int64_t(img.width) * img.height;
   if (out.data.capacity() < (out.n + 1) * px) {  // doubling, charged as reserved
     const size_t want = std::min(std::max(2 * out.data.capacity(), (out.n + 1) * px), max_n * px);
-    charge_pixels(c, *out.lease, (want - out.data.capacity()) * sizeof(float));
+    charge_pixels(c, *out.lease, want - out.data.capacity());
     out.data.reserve(want);
   }
   out.data.resize((out.n + 1) * px);
-  c.enc.preprocess(img, {out.data.data() + out.n * px, px});
+  preprocess_eval(img, c.enc.preprocess_cfg(), std::span<uint8_t>(out.data.data() + out.n * px, px));
   ++out.n;
 }
 

@@ -27,8 +27,9 @@ struct Context {
 // The JSON body of a request (400 on bad JSON, an object expected, nesting over 32 levels).
 nlohmann::json parse_json_body(const http::Request& req);
 
-// Preprocessed pixels held by all requests at once (3 x S x S floats per image: a 1x1 PNG
-// costs 602 KB once preprocessed at 224): at most --max-buffered-body bytes, 503 beyond.
+// Preprocessed images held by all requests at once (S x S x 3 bytes per image, uint8 until
+// the batcher's forward pass: a 1x1 PNG costs 150 KB at 224): at most --max-buffered-body
+// bytes, 503 beyond.
 // The lease returns its bytes when the request's Pixels are gone.
 struct PixelLease {
   size_t bytes = 0;
@@ -38,10 +39,14 @@ struct PixelLease {
   ~PixelLease();
   static size_t held();  // over all requests, for tests and /metrics
 };
+// Charges `bytes` more to `lease` (also image bytes fetched from URLs while they are held),
+// or 503 when all requests together would hold more than --max-buffered-body.
+void charge_pixels(const Context& c, PixelLease& lease, size_t bytes);
 
-// A request's images, preprocessed: n rows of 3 x S x S floats.
+// A request's images, resized and cropped to the model's input: n rows of S x S x 3 uint8
+// (HWC; the batcher normalizes them into floats pass by pass).
 struct Pixels {
-  std::vector<float> data;
+  std::vector<uint8_t> data;
   size_t n = 0;
   std::shared_ptr<PixelLease> lease = std::make_shared<PixelLease>();
 };

@@ -1,5 +1,6 @@
 #include "serve/http_server.h"
 
+#include <arpa/inet.h>
 #include <fcntl.h>
 #include <malloc.h>
 #include <netdb.h>
@@ -14,7 +15,9 @@
 #include <atomic>
 #include <cerrno>
 #include <chrono>
+#include <cmath>
 #include <condition_variable>
+#include <cstdio>
 #include <cstring>
 #include <deque>
 #include <memory>
@@ -23,6 +26,8 @@
 #include <thread>
 #include <unordered_map>
 #include <vector>
+
+#include "serve/rate_limit.h"
 
 namespace oc::serve::http {
 namespace {
@@ -34,6 +39,7 @@ constexpr auto kLinger = std::chrono::seconds(2);  // reading a refused request'
 constexpr int kAcceptBurst = 64;                   // connections taken per wake-up: the other sockets get their turn
 constexpr auto kFdPause = std::chrono::milliseconds(100);  // no accepting after EMFILE/ENFILE
 constexpr uint64_t kFilePiece = 64 << 10;                  // a file body is read this much at a time
+constexpr auto kStall = std::chrono::seconds(2);           // a writer that made no progress this long may be closed
 
 Clock::duration seconds(double s) { return std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(s)); }
 
@@ -64,6 +70,17 @@ std::string client_key(const sockaddr_storage& ss) {
   return std::string(reinterpret_cast<const char*>(a), 8);
 }
 
+// A client_key as text, for the log: an IPv4 address, or an IPv6 /64.
+std::string client_text(const std::string& key) {
+  char buf[INET6_ADDRSTRLEN] = "?";
+  if (key.size() == 4) inet_ntop(AF_INET, key.data(), buf, sizeof buf);
+  if (key.size() != 8) return buf;
+  uint8_t a[16] = {};
+  std::memcpy(a, key.data(), 8);
+  inet_ntop(AF_INET6, a, buf, sizeof buf);
+  return std::string(buf) + "/64";
+}
+
 struct Conn {
   enum class St { Reading, Waiting, Writing, Closing };
   int fd = -1;
@@ -80,6 +97,9 @@ struct Conn {
   std::shared_ptr<const io::ReadFile> file;  // a file body being streamed: [file_at, file_end) left
   uint64_t file_at = 0, file_end = 0;
   size_t reserved = 0;         // body bytes counted against max_buffered_body
+  size_t counted = 0;          // out bytes not yet written, counted against max_unsent
+  uint64_t body_bytes = 0;     // bytes read after the headers (the minimum body rate)
+  Clock::time_point body_start{}, body_end = Clock::time_point::max(), last_sent{};
   Clock::time_point deadline = Clock::time_point::max();
 };
 
@@ -102,6 +122,8 @@ struct HttpServer::Impl {
   uint64_t next_id = 2;
   int closing = 0, pending = 0;
   size_t buffered = 0;
+  size_t unsent = 0;  // response bytes waiting to be written, over all connections
+  RateLimiter limiter{opt.rate_per_client, opt.rate_burst};
   Clock::time_point next_sweep = Clock::time_point::max();
   std::vector<uint64_t> ready;  // keep-alive connections with pipelined bytes to parse
   std::atomic<bool> stopping{false};
@@ -230,6 +252,7 @@ struct HttpServer::Impl {
     Conn& c = it->second;
     if (c.st == Conn::St::Closing) --closing;
     buffered -= c.reserved;
+    unsent -= c.counted;
     if (c.gone) c.gone->store(true);  // its queued work is dropped
     if (auto at = per_client.find(c.client); at != per_client.end() && --at->second <= 0) per_client.erase(at);
     close(it->second.fd);  // also removes it from the epoll set
@@ -255,6 +278,7 @@ struct HttpServer::Impl {
       if (n > 0 && c.st == Conn::St::Closing) continue;  // discarded
       if (n > 0) {
         c.in.append(buf, size_t(n));
+        if (c.head_checked) c.body_bytes += uint64_t(n);
         if (size_t(n) < sizeof buf) return true;
         continue;
       }
@@ -310,13 +334,17 @@ struct HttpServer::Impl {
     Request& req = c.parser->request();
     if (!c.head_checked) {
       c.head_checked = true;
-      if (auto refusal = hooks.check_head(req)) {
+      auto refusal = rate_refusal(c, now);
+      if (!refusal) refusal = hooks.check_head(req);
+      if (refusal) {
         refusal->close = refusal->close || req.has_body();
         c.req = std::move(req);
         return respond(id, c, std::move(*refusal), now);
       }
       if (st == RequestParser::State::Body) {
-        set_deadline(c, now + seconds(opt.body_timeout_s));
+        c.body_start = now;
+        c.body_bytes = 0;
+        c.body_end = now + seconds(opt.body_timeout_s);
         const std::string* expect = req.header("expect");
         if (expect && *expect == "100-continue") send(c.fd, "HTTP/1.1 100 Continue\r\n\r\n", 25, MSG_NOSIGNAL);
       }
@@ -336,9 +364,29 @@ struct HttpServer::Impl {
       buffered += held - c.reserved;
       c.reserved = held;
     }
+    if (st == RequestParser::State::Body) body_deadline(c);
     if (st == RequestParser::State::Done) dispatch(id, c, now);
     else if (c.eof)
       close_conn(id);  // the client closed before its request was whole
+  }
+
+  // 429 + Retry-After when the client's address has no request token left (--rate-limit).
+  std::optional<Response> rate_refusal(const Conn& c, Clock::time_point now) {
+    const double wait = limiter.take(c.client, now);
+    if (wait <= 0) return std::nullopt;
+    Response r = json_error(429, "too many requests from your address (the server's --rate-limit); retry after " +
+                                     std::to_string(int(std::ceil(wait))) + " s");
+    r.headers.emplace_back("Retry-After", std::to_string(int(std::ceil(wait))));
+    return r;
+  }
+
+  // The body's deadline: --body-timeout, and the minimum rate's: after the grace, the bytes
+  // so far must keep up with min_body_rate (a byte every few seconds is cut off in seconds).
+  void body_deadline(Conn& c) {
+    auto t = c.body_end;
+    if (opt.min_body_rate > 0)
+      t = std::min(t, c.body_start + seconds(opt.body_rate_grace_s + double(c.body_bytes) / opt.min_body_rate));
+    set_deadline(c, t);
   }
 
   void dispatch(uint64_t id, Conn& c, Clock::time_point now) {
@@ -368,18 +416,58 @@ struct HttpServer::Impl {
   }
 
   void respond(uint64_t id, Conn& c, Response r, Clock::time_point start) {
-    if (hooks.answered) hooks.answered(c.req, r, std::chrono::duration<double>(Clock::now() - start).count());
     const bool complete = c.parser->state() == RequestParser::State::Done || c.parser->state() == RequestParser::State::Body;
     c.keep_alive = !r.close && complete && c.req.keep_alive() && !stopping.load() && !c.eof;
     c.gone.reset();
     c.out = serialize(r, c.keep_alive);
+    if (!admit(c.out.size() + (r.file ? size_t(std::min<uint64_t>(kFilePiece, r.file_size)) : 0))) {
+      r = json_error(503,
+                     "the server's memory for responses not yet read by their clients (--max-unsent-bytes) is full; "
+                     "retry later");
+      r.headers.emplace_back("Retry-After", "1");
+      c.keep_alive = false;
+      c.out = serialize(r, false);
+    }
+    if (hooks.answered) hooks.answered(c.req, r, std::chrono::duration<double>(Clock::now() - start).count());
     c.out_at = 0;
     c.file = std::move(r.file);
     c.file_at = r.file_offset;
     c.file_end = r.file_offset + r.file_size;
     c.st = Conn::St::Writing;
-    set_deadline(c, Clock::now() + seconds(opt.write_timeout_s));
+    c.last_sent = Clock::now();
+    set_deadline(c, c.last_sent + seconds(opt.write_timeout_s));
     flush(id, c);
+  }
+
+  // Room for `bytes` more unsent response bytes under max_unsent: connections whose clients
+  // have read nothing for kStall are closed, longest stalled first, until they fit (issue 40,
+  // item 9: clients that never read held every response in memory for the write deadline).
+  // A response always goes out when nothing else is waiting. False: no room.
+  bool admit(size_t bytes) {
+    if (unsent == 0 || unsent + bytes <= opt.max_unsent) return true;
+    const auto now = Clock::now();
+    std::vector<std::pair<Clock::time_point, uint64_t>> stalled;
+    for (auto& [id, c] : conns)
+      if (c.st == Conn::St::Writing && c.counted > 0 && c.last_sent + kStall <= now)
+        stalled.emplace_back(c.last_sent, id);
+    std::sort(stalled.begin(), stalled.end());
+    for (auto& [since, id] : stalled) {
+      if (unsent == 0 || unsent + bytes <= opt.max_unsent) break;
+      const Conn& c = conns.at(id);
+      std::fprintf(stderr,
+                   "serve: closed a connection from %s: its client read none of its response for %.0f s while the "
+                   "memory for unsent responses (--max-unsent-bytes %zu) was full (%zu bytes were waiting for it)\n",
+                   client_text(c.client).c_str(), std::chrono::duration<double>(now - since).count(), opt.max_unsent,
+                   c.counted);
+      close_conn(id);
+    }
+    return unsent == 0 || unsent + bytes <= opt.max_unsent;
+  }
+
+  void recount(Conn& c) {
+    unsent -= c.counted;
+    c.counted = c.out.size() - c.out_at;
+    unsent += c.counted;
   }
 
   // The next piece of a file body into the emptied output buffer; false when the file can no
@@ -402,7 +490,9 @@ struct HttpServer::Impl {
       const ssize_t n = send(c.fd, c.out.data() + c.out_at, c.out.size() - c.out_at, MSG_NOSIGNAL);
       if (n > 0) {
         c.out_at += size_t(n);
+        c.last_sent = Clock::now();
       } else if (n < 0 && errno == EAGAIN) {
+        recount(c);
         return watch(c.fd, id, EPOLLOUT, EPOLL_CTL_MOD);
       } else if (!(n < 0 && errno == EINTR)) {
         return close_conn(id);
@@ -412,6 +502,8 @@ struct HttpServer::Impl {
     c.reserved = 0;
     c.file.reset();
     c.out.clear();
+    c.out_at = 0;
+    recount(c);
     c.out.shrink_to_fit();
     c.req = {};
     watch(c.fd, id, EPOLLIN | EPOLLRDHUP, EPOLL_CTL_MOD);
@@ -433,14 +525,29 @@ struct HttpServer::Impl {
       else next_sweep = std::min(next_sweep, c.deadline);
     }
     for (uint64_t id : late) {
-      Conn& c = conns.at(id);
+      auto it = conns.find(id);  // a response's admission may have closed it
+      if (it == conns.end()) continue;
+      Conn& c = it->second;
       if (c.st == Conn::St::Reading && c.parser->started()) {
         c.req = std::move(c.parser->request());
-        respond(id, c, json_error(408, "the request was not received in time"), now);
+        respond(id, c, late_request(c, now), now);
       } else {
         close_conn(id);
       }
     }
+  }
+
+  // 408 for a request past its deadline: the header or body timeout, or (before the body's
+  // deadline) the minimum body rate, which the log names too.
+  Response late_request(const Conn& c, Clock::time_point now) {
+    if (!c.head_checked || now >= c.body_end) return json_error(408, "the request was not received in time");
+    const double s = std::chrono::duration<double>(now - c.body_start).count();
+    const std::string rate = std::to_string(int64_t(double(c.body_bytes) / std::max(s, 1e-3)));
+    std::fprintf(stderr,
+                 "serve: cut off a request body from %s: %llu bytes in %.1f s (%s bytes/s), under --min-body-rate %g\n",
+                 client_text(c.client).c_str(), (unsigned long long)c.body_bytes, s, rate.c_str(), opt.min_body_rate);
+    return json_error(408, "the request body arrived at " + rate + " bytes/s, under the server's minimum of " +
+                               std::to_string(int64_t(opt.min_body_rate)) + " (--min-body-rate)");
   }
 
   void take_answers() {

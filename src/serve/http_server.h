@@ -8,6 +8,13 @@
 //     listener is left alone for 100 ms (the rest is served);
 //   - one deadline for a request's headers (from its first byte) and one for its body,
 //     whatever the pace of the bytes (408), an idle keep-alive timeout, a write deadline;
+//   - a minimum body rate: after a grace period the body's bytes must keep up with
+//     min_body_rate bytes/s (408 and a log line otherwise: a byte every few seconds holds
+//     nothing for long);
+//   - a token bucket of requests per client address (429 + Retry-After; serve/rate_limit.h);
+//   - a cap on the response bytes waiting to be written over all connections: a response
+//     that does not fit first closes connections whose clients have read nothing for
+//     kStall (they do not read; a log line names them), else it becomes a 503;
 //   - request line, header and body caps (RequestParser), and a cap on the body bytes held
 //     over all connections (503 above it);
 //   - at most max_pending requests handed to the handler threads and not yet answered:
@@ -34,6 +41,9 @@ struct ServerOptions {
   int max_pending = 256;
   size_t max_buffered_body = 1u << 30;
   double header_timeout_s = 10, body_timeout_s = 60, idle_timeout_s = 5, write_timeout_s = 60;
+  double min_body_rate = 0, body_rate_grace_s = 2;  // bytes/s after the grace; 0: no minimum
+  double rate_per_client = 0, rate_burst = 0;       // requests/s per address; 0: no limit
+  size_t max_unsent = 256u << 20;                   // response bytes not yet written, all connections
 };
 
 struct Hooks {

@@ -8,6 +8,7 @@
 
 #include "core/base64.h"
 #include "image/codec.h"
+#include "serve/url_fetch.h"
 
 namespace oc::serve {
 namespace {
@@ -64,12 +65,13 @@ json parse_body(const Context& c, const http::Request& req) {
   return j;
 }
 
-// One input item: a text, a row of token ids, or image bytes.
+// One input item: a text, a row of token ids, or image bytes (or the URL to fetch them from).
 struct Item {
   enum Kind { Text, Tokens, Image } kind = Text;
   std::string text;
   std::vector<int32_t> ids;
   std::vector<uint8_t> bytes;
+  std::string url;
 };
 
 std::string item_name(size_t i) { return "input[" + std::to_string(i) + "]"; }
@@ -98,14 +100,21 @@ std::vector<uint8_t> data_url_bytes(const std::string& s, const std::string& whe
 
 bool is_remote_url(const std::string& s) { return s.rfind("http://", 0) == 0 || s.rfind("https://", 0) == 0; }
 
-Item image_item(const json& v, const std::string& where) {
-  if (!v.is_string()) throw ApiError(400, where + ": \"image\" must be a base64 string or a data: URL", "input");
+Item image_item(const Context& c, const json& v, const std::string& where) {
+  if (!v.is_string())
+    throw ApiError(400, where + ": \"image\" must be a base64 string, a data: URL or an http(s) URL", "input");
   const std::string& s = v.get_ref<const std::string&>();
-  if (is_remote_url(s))
-    throw ApiError(
-        400, where + ": remote image URLs are not fetched by this server; send the image as a data: URL or base64",
-        "input");
-  Item it{Item::Image, {}, {}, {}};
+  Item it{Item::Image, {}, {}, {}, {}};
+  if (is_remote_url(s)) {
+    if (!c.opt.allow_image_urls)
+      throw ApiError(400,
+                     where +
+                         ": this server does not fetch image URLs (start it with --allow-image-urls to enable "
+                         "them); send the image as a data: URL or base64",
+                     "input", "image_urls_disabled");
+    it.url = s;
+    return it;
+  }
   if (s.rfind("data:", 0) == 0) {
     it.bytes = data_url_bytes(s, where);
   } else {
@@ -116,10 +125,10 @@ Item image_item(const json& v, const std::string& where) {
   return it;
 }
 
-Item string_item(const std::string& s, const std::string& where) {
-  if (s.rfind("data:image/", 0) == 0) return image_item(json(s), where);
+Item string_item(const Context& c, const std::string& s, const std::string& where) {
+  if (s.rfind("data:image/", 0) == 0) return image_item(c, json(s), where);
   if (s.empty()) throw ApiError(400, where + " is an empty string", "input");
-  return {Item::Text, s, {}, {}};
+  return {Item::Text, s, {}, {}, {}};
 }
 
 Item token_item(const Context& c, const json& v, const std::string& where) {
@@ -130,7 +139,7 @@ Item token_item(const Context& c, const json& v, const std::string& where) {
                    where + " has " + std::to_string(v.size()) + " token ids, over the model's context length " +
                        std::to_string(ctx),
                    "input");
-  Item it{Item::Tokens, {}, {}, {}};
+  Item it{Item::Tokens, {}, {}, {}, {}};
   for (auto& t : v) {
     if (!t.is_number_integer() || t.get<int64_t>() < 0 || t.get<int64_t>() >= vocab)
       throw ApiError(400, where + ": token ids must be integers in [0, " + std::to_string(vocab) + ")", "input");
@@ -141,7 +150,7 @@ Item token_item(const Context& c, const json& v, const std::string& where) {
 
 // "input" as OpenAI accepts it (str, [str], [int], [[int]]), plus image items.
 std::vector<Item> parse_input(const Context& c, const json& in) {
-  if (in.is_string()) return {string_item(in.get<std::string>(), item_name(0))};
+  if (in.is_string()) return {string_item(c, in.get<std::string>(), item_name(0))};
   if (!in.is_array())
     throw ApiError(400,
                    "\"input\" must be a string, an array of strings, an array of token ids or an array of such arrays",
@@ -152,11 +161,11 @@ std::vector<Item> parse_input(const Context& c, const json& in) {
   for (size_t i = 0; i < in.size(); ++i) {
     const json& v = in[i];
     if (v.is_string())
-      items.push_back(string_item(v.get<std::string>(), item_name(i)));
+      items.push_back(string_item(c, v.get<std::string>(), item_name(i)));
     else if (v.is_array())
       items.push_back(token_item(c, v, item_name(i)));
     else if (v.is_object() && v.contains("image"))
-      items.push_back(image_item(v["image"], item_name(i)));
+      items.push_back(image_item(c, v["image"], item_name(i)));
     else
       throw ApiError(400, item_name(i) + " must be a string, an array of token ids or {\"image\": ...}", "input");
   }
@@ -169,6 +178,28 @@ int64_t token_count(const int32_t* row, int ctx, int32_t pad) {
   int last = ctx - 1;
   while (last >= 0 && row[last] == pad) --last;
   return last + 1;
+}
+
+// An image item's bytes: its upload, or its URL fetched within what is left of the request's
+// deadline (the bytes are charged to --max-buffered-body while they are held).
+void add_item_image(const Context& c, Pixels& px, const Item& it, size_t i, int64_t& budget,
+                    std::chrono::steady_clock::time_point deadline) {
+  if (it.url.empty()) return add_image(c, px, it.bytes, budget);
+  const double left = std::chrono::duration<double>(deadline - std::chrono::steady_clock::now()).count();
+  if (left <= 0)
+    throw ApiError(400,
+                   item_name(i) + ": the request's image URLs were not all fetched within " +
+                       std::to_string(c.opt.image_url_timeout_s) + " s (--image-url-timeout)",
+                   "input");
+  PixelLease lease;
+  charge_pixels(c, lease, c.opt.max_body);
+  UrlFetchOptions o;
+  o.max_bytes = c.opt.max_body;
+  o.timeout_s = left;
+  o.allow_private = c.opt.allow_private_image_urls;
+  const UrlFetched f = fetch_url(it.url, o);
+  if (!f.error.empty()) throw ApiError(400, item_name(i) + ": the image URL was not fetched: " + f.error, "input");
+  add_image(c, px, f.body, budget);
 }
 
 struct Embedded {
@@ -188,12 +219,16 @@ Embedded embed_items(const Context& c, const std::vector<Item>& items) {
   Pixels px;
   int64_t budget = c.opt.max_request_pixels;
   Embedded out;
-  size_t t = 0;
+  size_t t = 0, i = 0;
+  const auto deadline =
+      std::chrono::steady_clock::now() + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                                             std::chrono::duration<double>(c.opt.image_url_timeout_s));
   for (auto& it : items) {
     if (it.kind == Item::Image) {
-      add_image(c, px, it.bytes, budget);
+      add_item_image(c, px, it, i++, budget, deadline);
       continue;
     }
+    ++i;
     const size_t at = ids.size();
     if (it.kind == Item::Text) {
       ids.insert(ids.end(), text_rows.begin() + long(t * ctx), text_rows.begin() + long((t + 1) * ctx));

@@ -7,8 +7,11 @@
 //         "usage": {"prompt_tokens", "total_tokens"}}
 //   GET /v1/models, GET /v1/models/{id}
 // Images, as the common extension does: an input string that is a data:image/...;base64,
-// URL, or an item {"image": "<base64 or data: URL>"}. Remote URLs are refused (nothing is
-// fetched). Errors are OpenAI's {"error": {"message", "type", "param", "code"}}.
+// URL, or an item {"image": "<base64, data: URL or http(s) URL>"}. http(s) URLs are fetched
+// only with --allow-image-urls (serve/url_fetch.h: public addresses only unless
+// --allow-private-image-urls; all fetches of a request within --image-url-timeout; each within
+// --max-body-bytes and charged to --max-buffered-body while held); without it they are a 400
+// that names the flag. Errors are OpenAI's {"error": {"message", "type", "param", "code"}}.
 #pragma once
 #include <string>
 

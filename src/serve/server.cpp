@@ -1,9 +1,13 @@
 #include "serve/server.h"
 
+#include <sys/stat.h>
+
 #include <cctype>
 #include <cstdio>
 #include <functional>
+#include <mutex>
 #include <optional>
+#include <unordered_map>
 
 #include "core/check.h"
 #include "image/codec.h"
@@ -78,6 +82,10 @@ struct Server::Impl {
   AccessPolicy policy;
   std::vector<Route> routes;
   http::HttpServer http;
+  // Indexed images that decoded whole, by id, with the identity of the file they were read
+  // from (device, inode, size, change times, offset): a file is decoded once, not per GET.
+  std::mutex verify_mu;  // also serializes the decoding: one image's pixels in memory at a time
+  std::unordered_map<uint64_t, std::string> verified;
 
   explicit Impl(const ServeOptions& o)
       : opt((check_options(o), o)),
@@ -118,6 +126,10 @@ struct Server::Impl {
     h.max_buffered_body = o.max_buffered_body;
     h.header_timeout_s = o.header_timeout_s;
     h.body_timeout_s = o.body_timeout_s;
+    h.min_body_rate = o.min_body_rate;
+    h.rate_per_client = o.rate_limit;
+    h.rate_burst = o.rate_burst > 0 ? o.rate_burst : std::max(1.0, 2 * o.rate_limit);
+    h.max_unsent = o.max_unsent;
     return h;
   }
 
@@ -226,6 +238,30 @@ struct Server::Impl {
     return r;
   }
 
+  // "" when the item's bytes decode whole as an image (not only their first bytes: a file
+  // cut short or damaged after the build is not served); otherwise the decoder's error.
+  // JPEGs are decoded at 1/8 scale (every byte is still entropy-decoded).
+  std::string decode_check(uint64_t id, const index::ItemFile& f) {
+    struct stat st {};
+    if (fstat(f.file.fd(), &st) != 0) return "the file cannot be examined";
+    const std::string stamp = std::to_string(st.st_dev) + ":" + std::to_string(st.st_ino) + ":" +
+                              std::to_string(st.st_size) + ":" + std::to_string(st.st_mtim.tv_sec) + "." +
+                              std::to_string(st.st_mtim.tv_nsec) + ":" + std::to_string(st.st_ctim.tv_sec) + "." +
+                              std::to_string(st.st_ctim.tv_nsec) + ":" + std::to_string(f.offset);
+    std::lock_guard<std::mutex> lock(verify_mu);
+    if (auto at = verified.find(id); at != verified.end() && at->second == stamp) return "";
+    if (f.size > (uint64_t(256) << 20)) return "it is over the 256 MiB the server decodes to check an image";
+    auto bytes = f.file.read(f.offset, f.size);
+    if (!bytes) return "it cannot be read";
+    DecodeOptions d;
+    d.max_pixels = opt.max_pixels;
+    d.min_shortest_side = 1;
+    auto img = decode_image(bytes.value(), d);
+    if (!img) return img.error();
+    verified[id] = stamp;
+    return "";
+  }
+
   Response image_file(const Request& req) {
     if (!searcher) return error(404, "no index loaded");
     const std::string id_s = req.path.substr(std::string("/v1/images/").size());
@@ -245,6 +281,8 @@ struct Server::Impl {
     // replaced after the build by something else is not served as octet-stream).
     if (fmt == ImageFormat::Unknown || (it.size == 0 && !matches_extension(fmt, it.path)))
       return error(404, "image " + id_s + " is no longer the image that was indexed (" + it.key + ")");
+    if (auto bad = decode_check(std::stoull(id_s), *f); !bad.empty())
+      return error(404, "image " + id_s + " (" + it.key + ") does not decode: " + bad);
     Response res;
     res.content_type = fmt == ImageFormat::Jpeg ? "image/jpeg" : fmt == ImageFormat::Png ? "image/png" : "image/webp";
     res.headers.emplace_back("Accept-Ranges", "bytes");

@@ -32,6 +32,13 @@ struct ServeOptions {
   size_t max_request_text_bytes = 262144;  // all texts of a request
   int max_inputs = 256;              // texts, images or labels per request
   double header_timeout_s = 10, body_timeout_s = 60, drain_seconds = 10;
+  double min_body_rate = 1024;            // bytes/s a body must keep up after a 2 s grace (408 below); 0: none
+  double rate_limit = 0, rate_burst = 0;  // requests/s per client address (429 above); 0: no limit
+  size_t max_unsent = 256u << 20;         // response bytes waiting for slow readers, all connections
+  // /v1/embeddings {"image": "https://..."}: fetched only with allow_image_urls, within the
+  // timeout, --max-body-bytes and 5 redirects; private addresses only with allow_private_image_urls.
+  bool allow_image_urls = false, allow_private_image_urls = false;
+  double image_url_timeout_s = 10;
   std::string api_key;               // "" = none (refused on a non-loopback host unless insecure_no_auth)
   bool insecure_no_auth = false;
   std::vector<std::string> allowed_hosts, cors_origins;

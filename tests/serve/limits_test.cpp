@@ -139,6 +139,34 @@ TEST(ServeLimits, PixelBudgetIsPerRequest) {
   expect_json_error(raw_request(p, http_request("POST", "/v1/embed/text", p, kJson, texts)), 413, "budget of 262144 bytes");
 }
 
+// Issue 40, item 8: a request's images are held as uint8 after resize and crop (S x S x 3
+// bytes), not as floats (4x that), until the batcher's forward pass. test-tiny's S is 32:
+// 16 images are 49,152 bytes as uint8 and 196,608 as floats; a 100,000-byte budget holds the
+// first and refused the second with 503.
+TEST(ServeLimits, PreprocessedImagesAreHeldAsBytesUntilTheBatch) {
+  auto f = test::make_files("serve_uint8", 1);
+  const std::string png = fs::read_text(f.images[0]).value();
+  const std::string b64 = base64_encode({reinterpret_cast<const uint8_t*>(png.data()), png.size()});
+  test::ServerProc s("--pretrained " + f.weights + " --max-inputs 16 --max-buffered-body 100000", f.dir + "/log");
+  ASSERT_GT(s.port(), 0) << s.log();
+  const int p = s.port();
+  auto one = raw_request(p, http_request("POST", "/v1/embed/image", p, kJson, json{{"image", b64}}.dump()));
+  ASSERT_EQ(one.status(), 200) << one.text.substr(0, 300);
+  auto all = raw_request(
+      p, http_request("POST", "/v1/embed/image", p, kJson, json{{"images", std::vector<std::string>(16, b64)}}.dump()));
+  ASSERT_EQ(all.status(), 200) << all.text.substr(0, 300);
+  const auto rows = json::parse(all.body())["embeddings"];
+  ASSERT_EQ(rows.size(), 16u);
+  // The same image alone or in a pass of 16: equal within oneDNN's blocking (about 1e-7,
+  // docs/SERVE.md "Dynamic batching"); a wrong row or channel order would differ by O(1).
+  const auto want = json::parse(one.body())["embeddings"][0].get<std::vector<float>>();
+  for (auto& r : rows) {
+    const auto got = r.get<std::vector<float>>();
+    ASSERT_EQ(got.size(), want.size());
+    for (size_t i = 0; i < got.size(); ++i) EXPECT_NEAR(got[i], want[i], 1e-5);
+  }
+}
+
 TEST(ServeLimits, OneRangeAtMostAndImageIdsChecked) {
   auto f = test::make_files("serve_range", 2);
   ASSERT_FALSE(test::build_index(f).empty());

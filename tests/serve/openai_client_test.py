@@ -218,7 +218,7 @@ class OpenAIClient(unittest.TestCase):
         self.assert_bad(bad, {"input": ["data:image/png;base64,%%%"]}, "not valid base64", "input")
         self.assert_bad(bad, {"input": [webp_lie]}, "says image/webp but its bytes are not a webp image", "input")
         self.assert_bad(bad, {"input": ["data:image/svg+xml;base64,PHN2Zz4="]}, "is not image/png", "input")
-        self.assert_bad(bad, {"input": [{"image": "https://example.com/a.png"}]}, "remote image URLs are not fetched")
+        self.assert_bad(bad, {"input": [{"image": "https://example.com/a.png"}]}, "start it with --allow-image-urls")
         self.assert_bad(bad, {"input": [[1, 2, 10**9]]}, "token ids must be integers", "input")
         self.assert_bad(bad, {"input": [list(range(1, 18))]}, "over the model's context length", "input")
         self.assert_bad(openai.NotFoundError, {"model": "text-embedding-3-small", "input": "a"}, "does not exist", "model")
