@@ -10,11 +10,11 @@
 // threads. Each call's result equals the same call made alone, bit for bit.
 // Errors are oc::Error / std::runtime_error, which pybind11 raises as RuntimeError with the
 // same message the CLI prints after "error: ".
+#include <openclip/openclip.h>
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
-#include <openclip/openclip.h>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -24,6 +24,7 @@
 #include "core/check.h"
 #include "core/flags.h"
 #include "model/config.h"
+#include "model/config_limits.h"
 #include "model/model_tokenizer.h"
 #include "text/tokenizer.h"
 #include "train/trainer.h"
@@ -72,6 +73,31 @@ openclip::ImageView image_view(const U8Array& a) {
   return {a.data(), int(a.shape(0)), int(a.shape(1))};
 }
 
+// Runs f (a model call) without the GIL, on the model's lock. Out of memory is a MemoryError
+// naming the call and its size, not pybind11's bare "std::bad_alloc" (a 30000 x 30000 image
+// under a 6 GB address-space limit said only that; issue 42 item 13).
+template <class F>
+std::vector<std::vector<float>> compute(std::mutex& mu, const std::string& what, F&& f) {
+  std::vector<std::vector<float>> rows;
+  bool oom = false;
+  {
+    py::gil_scoped_release nogil;
+    std::lock_guard<std::mutex> turn(mu);
+    try {
+      rows = f();
+    } catch (const std::bad_alloc&) {
+      oom = true;
+    }
+  }
+  if (oom) {
+    PyErr_SetString(PyExc_MemoryError, (what + ": out of memory (fewer or smaller inputs per call, or a smaller "
+                                               "batch_size, need less)")
+                                           .c_str());
+    throw py::error_already_set();
+  }
+  return rows;
+}
+
 class PyModel {
  public:
   PyModel(const std::string& name, const std::string& pretrained, const std::string& precision, int batch_size,
@@ -105,22 +131,14 @@ class PyModel {
       const int64_t v = ids.data()[i];
       flat[size_t(i)] = v < 0 || v > INT32_MAX ? -1 : int32_t(v);  // out of range: the library names it
     }
-    std::vector<std::vector<float>> rows;
-    {
-      py::gil_scoped_release nogil;
-      std::lock_guard<std::mutex> turn(*mu_);
-      rows = m_.encode_tokens(flat, normalize);
-    }
+    const auto rows = compute(*mu_, "encode_text: " + std::to_string(ids.shape(0)) + " rows of token ids",
+                              [&] { return m_.encode_tokens(flat, normalize); });
     return to_numpy(rows, m_.embed_dim());
   }
 
   py::array_t<float> encode_text(const std::vector<std::string>& texts, bool normalize) {
-    std::vector<std::vector<float>> rows;
-    {
-      py::gil_scoped_release nogil;
-      std::lock_guard<std::mutex> turn(*mu_);
-      rows = m_.encode_texts(texts, normalize);
-    }
+    const auto rows = compute(*mu_, "encode_text: " + std::to_string(texts.size()) + " texts",
+                              [&] { return m_.encode_texts(texts, normalize); });
     return to_numpy(rows, m_.embed_dim());
   }
 
@@ -136,12 +154,8 @@ class PyModel {
   }
 
   py::array_t<float> encode_paths(const std::vector<std::string>& paths, bool normalize) {
-    std::vector<std::vector<float>> rows;
-    {
-      py::gil_scoped_release nogil;
-      std::lock_guard<std::mutex> turn(*mu_);
-      rows = m_.encode_image_files(paths, normalize);
-    }
+    const auto rows = compute(*mu_, "encode_image: " + std::to_string(paths.size()) + " image files",
+                              [&] { return m_.encode_image_files(paths, normalize); });
     return to_numpy(rows, m_.embed_dim());
   }
 
@@ -158,12 +172,8 @@ class PyModel {
     }
     std::vector<openclip::ImageView> views;
     for (const auto& a : arrays) views.push_back(image_view(a));
-    std::vector<std::vector<float>> rows;
-    {
-      py::gil_scoped_release nogil;
-      std::lock_guard<std::mutex> turn(*mu_);
-      rows = m_.encode_images(views, normalize);
-    }
+    const auto rows = compute(*mu_, "encode_image: " + std::to_string(views.size()) + " images",
+                              [&] { return m_.encode_images(views, normalize); });
     return to_numpy(rows, m_.embed_dim());
   }
 
@@ -173,9 +183,18 @@ class PyModel {
   std::unique_ptr<std::mutex> mu_ = std::make_unique<std::mutex>();
 };
 
+// A context_length from Python: 2 .. the largest a model config may have (65536). Past it the
+// [n, context_length] ids were allocated and zero-filled first: tokenize(["a"], 2**31 - 1)
+// took 8 GB and the interpreter was killed (issue 42).
+void check_context_length(const char* call, int context_length) {
+  if (context_length < 2 || context_length > oc::ModelLimits::kMaxContext)
+    throw py::value_error(std::string(call) + ": context_length must be from 2 to " +
+                          std::to_string(oc::ModelLimits::kMaxContext) + ", got " + std::to_string(context_length));
+}
+
 // OpenCLIP's tokenize(): [n, context_length] int64 ids (the CLIP BPE vocabulary).
 py::array_t<int64_t> tokenize(const std::vector<std::string>& texts, int context_length) {
-  if (context_length < 2) throw oc::Error("tokenize: context_length must be at least 2, got " + std::to_string(context_length));
+  check_context_length("tokenize", context_length);
   static const oc::Tokenizer tok = oc::Tokenizer::load_default();
   std::vector<size_t> bad;
   std::vector<int32_t> ids;
@@ -195,8 +214,7 @@ class PyTokenizer {
   explicit PyTokenizer(const std::string& model) : tok_(oc::model_tokenizer(oc::load_model_config(model))) {}
   int context_length() const { return tok_->context_length(); }
   py::array_t<int64_t> call(const std::vector<std::string>& texts, int context_length) const {
-    if (context_length < 2)
-      throw oc::Error("tokenizer: context_length must be at least 2, got " + std::to_string(context_length));
+    check_context_length("tokenizer", context_length);
     std::vector<int32_t> row(static_cast<size_t>(context_length));
     py::array_t<int64_t> out({py::ssize_t(texts.size()), py::ssize_t(context_length)});
     int64_t* p = out.mutable_data();
@@ -208,7 +226,15 @@ class PyTokenizer {
     }
     return out;
   }
-  std::string decode(const std::vector<int32_t>& ids) const { return tok_->decode(ids); }
+  // An id outside the vocabulary is a ValueError naming it (was an internal check's message
+  // with the library's file and line).
+  std::string decode(const std::vector<int32_t>& ids) const {
+    for (size_t i = 0; i < ids.size(); ++i)
+      if (ids[i] < 0 || ids[i] >= tok_->id_limit())
+        throw py::value_error("decode: token id " + std::to_string(ids[i]) + " at position " + std::to_string(i) +
+                              " is outside the vocabulary [0, " + std::to_string(tok_->id_limit()) + ")");
+    return tok_->decode(ids);
+  }
 
  private:
   std::shared_ptr<const oc::TextTokenizer> tok_;
@@ -240,6 +266,16 @@ int train(const std::vector<std::string>& args) {
 }  // namespace
 
 PYBIND11_MODULE(_core, m) {
+  // Any other out-of-memory: a MemoryError that says so, not pybind11's bare "std::bad_alloc".
+  py::register_exception_translator([](std::exception_ptr p) {
+    try {
+      if (p) std::rethrow_exception(p);
+    } catch (const std::bad_alloc&) {
+      PyErr_SetString(PyExc_MemoryError,
+                      "openclip_cpp: out of memory (std::bad_alloc): the call needed more memory "
+                      "than the process could allocate");
+    }
+  });
   m.doc() = "openclip-cpp's extension: OpenCLIP models in native C++ (encode images and texts, tokenize, train)";
   py::class_<PyModel>(m, "Model")
       .def_property_readonly("embed_dim", &PyModel::embed_dim)

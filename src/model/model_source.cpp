@@ -25,13 +25,8 @@ std::string join_names(const std::vector<std::string>& v) {
   return s;
 }
 
-// preprocess_cfg's mean/std: a number or a list of 1 or 3, each such that (pixel - mean) / std
-// of a pixel in [0, 1] is a finite, moderate float. Published values: mean 0.40-0.5, std
-// 0.26-0.5. A std under kMinStd (1e-3, 260x below the smallest published one) or a mean
-// outside +-kMaxMean (1000) is no normalization of [0, 1] pixels; both bounds keep normalized
-// pixels under 10^6, far from float overflow in the patch embedding's sums (std 0, 1e-45 or
-// mean 3e38 made every embedding NaN).
-constexpr double kMinStd = 1e-3, kMaxStd = 1e3, kMaxMean = 1e3;
+// preprocess_cfg's mean/std: a number or a list of 1 or 3, each inside the bounds of
+// model_source.h (kMinStd, kMaxStd, kMaxMean).
 
 std::vector<float> read_triple(const nlohmann::json& j, const std::string& file, const char* key) {
   std::vector<double> v;

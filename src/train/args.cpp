@@ -1,15 +1,15 @@
 #include "train/args.h"
 
-#include "ops/registry.h"
+#include <fmt/format.h>
 
 #include <algorithm>
 #include <cctype>
 #include <cmath>
 #include <ctime>
-#include <fmt/format.h>
 
 #include "core/check.h"
 #include "core/flags.h"
+#include "model/model_source.h"
 #include "ops/registry.h"
 #include "optim/adamw.h"
 
@@ -75,6 +75,14 @@ TrainArgs resolve_train_args(const Options& o) {
     OC_USER_ERROR("--image-mean takes 1 or 3 values, got {}", a.image_mean.size());
   if (!a.image_std.empty() && a.image_std.size() != 3 && a.image_std.size() != 1)
     OC_USER_ERROR("--image-std takes 1 or 3 values, got {}", a.image_std.size());
+  for (size_t i = 0; i < a.image_mean.size(); i++)
+    if (!(std::abs(a.image_mean[i]) <= kMaxMean))  // NaN fails too
+      OC_USER_ERROR("--image-mean value {} is {}; it must be within +-{} (pixels are in [0, 1])", i + 1,
+                    a.image_mean[i], kMaxMean);
+  for (size_t i = 0; i < a.image_std.size(); i++)
+    if (!(a.image_std[i] >= kMinStd && a.image_std[i] <= kMaxStd))  // 0 made every loss NaN
+      OC_USER_ERROR("--image-std value {} is {}; it must be from {} to {} (pixels are in [0, 1])", i + 1,
+                    a.image_std[i], kMinStd, kMaxStd);
   return a;
 }
 

@@ -171,6 +171,23 @@ class OpenclipCpp(unittest.TestCase):
             oc.create_model(deep, "")
         self.assertIn("nested more than 128 deep", str(e.exception))
 
+    def test_bad_context_lengths_and_ids_are_value_errors(self):
+        """Issue 42: tokenize(["a"], 2**31 - 1) allocated 8 GB of ids before anything was checked
+        (the interpreter was killed); decode of an id outside the vocabulary raised an internal
+        check's message with the library's file and line."""
+        tok = oc.get_tokenizer("test-tiny")
+        for call in (lambda n: oc.tokenize(["a"], n), lambda n: tok(["a"], n)):
+            for n in (2**31 - 1, 65537, 1, -5):
+                with self.assertRaises(ValueError) as e:
+                    call(n)
+                self.assertIn("context_length must be from 2 to 65536, got " + str(n), str(e.exception))
+            self.assertEqual(call(65536).shape, (1, 65536))
+        for bad in (-1, 10**9):
+            with self.assertRaises(ValueError) as e:
+                tok.decode([0, bad])
+            self.assertIn(f"decode: token id {bad} at position 1 is outside the vocabulary [0, ", str(e.exception))
+            self.assertNotIn(".cpp", str(e.exception))
+
     def test_one_model_from_eight_threads_equals_single_threaded(self):
         """Model releases the GIL while it computes; calls from many threads must still each get
         the single-threaded result bit for bit (issue 22: 51 of 160 encode_text calls were wrong
