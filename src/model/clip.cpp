@@ -49,7 +49,7 @@ void Clip::set_precision(Precision p) {
   if (p == Precision::Int8 && training_)
     OC_USER_ERROR("--precision int8 is for inference only (embed, eval, serve, ...)");
   if (p != Precision::Int8) w8_.clear();
-  vision_.set_int8_weights(p == Precision::Int8 ? &w8_.vision() : nullptr);
+  vision_.set_int8_weights(p == Precision::Int8 ? &w8_ : nullptr);
   text_.set_int8_weights(p == Precision::Int8 ? &w8_.text() : nullptr);
   const bool replan = B_max_ > 0 && (p != Precision::Fp32) != bf16_acts();
   if (p != prec_) release_f32();  // prepared for the precision that was

@@ -6,6 +6,7 @@
 #include "core/check.h"
 #include "core/checked.h"
 #include "ops/embed.h"
+#include "ops/gemm_int8.h"
 #include "ops/layernorm.h"
 #include "ops/linear.h"
 #include "ops/loss.h"
@@ -132,8 +133,18 @@ const float* VisionTower::forward(const ClipParams& p, const float* images, int6
   if (v.timm()) {
     timm_forward(p, B, prec);
   } else {
-    be_->run(ops::LinearForwardArgs{.out = patch_out_, .inp = patches_, .weight = p.v_conv, .bias = nullptr,
-                                    .M = B * Np, .K = K, .N = W, .prec = prec});
+    const ops::Int8Weight* conv8 = w8_all_ ? w8_all_->vision_patch() : nullptr;
+    if (conv8)  // int8 inference: conv1 as an int8 GEMM too (patches quantized per row)
+      ops::gemm_int8(*be_, {.M = B * Np, .lda = K, .W = conv8, .C = patch_out_, .ldc = W, .A32 = patches_});
+    else
+      be_->run(ops::LinearForwardArgs{.out = patch_out_,
+                                      .inp = patches_,
+                                      .weight = p.v_conv,
+                                      .bias = nullptr,
+                                      .M = B * Np,
+                                      .K = K,
+                                      .N = W,
+                                      .prec = prec});
     be_->run(ops::VitEmbedForwardArgs{.x = x0_, .patch_out = patch_out_, .cls = p.v_cls, .pos = p.v_pos, .B = B,
                                       .Np = Np, .C = W});
     const float* emb = patch_dropout_forward(B);  // x0_, or the kept tokens (T_ of them)

@@ -30,8 +30,8 @@ class VisionTower {
   // bf16_acts: amp_bf16 with bf16 activations (then set_bf16_weights before forward).
   void plan(const ModelCfg& cfg, int64_t B_max, bool training, bool checkpoint = false, bool bf16_acts = false);
   void set_bf16_weights(const std::vector<BlockWeights16>* w16) { w16_ = w16; }
-  // --precision int8 inference: the blocks' int8 weights (null: the bf16 ones).
-  void set_int8_weights(const std::vector<BlockWeightsInt8>* w8) { w8_ = w8; }
+  // --precision int8 inference: the blocks' and the patch embedding's int8 weights (null: the bf16 ones).
+  void set_int8_weights(const Int8Weights* w8) { w8_ = w8 ? &w8->vision() : nullptr, w8_all_ = w8; }
   void set_backend(ops::Backend& be) { be_ = &be, mem_.set_backend(be); }  // before plan()
   // images [B,3,S,S] (host memory, like the token ids: uploaded to the backend here) ->
   // features [B,E] (L2-normalized when normalize, the default). Keeps what backward needs when planned for training.
@@ -89,6 +89,7 @@ class VisionTower {
   MapHead map_;  // timm towers only
   const std::vector<BlockWeights16>* w16_ = nullptr;
   const std::vector<BlockWeightsInt8>* w8_ = nullptr;
+  const Int8Weights* w8_all_ = nullptr;
   int64_t B_max_ = 0, B_ = 0, T_ = 0;
   PatchKeepFn patch_keep_;
   uint64_t dropout_seed_ = 0, dropout_calls_ = 0;

@@ -6,17 +6,25 @@
 namespace oc {
 
 namespace {
+// The parameter at `w` as an [N, K] matrix: N its first dimension, K the product of the others
+// (a Linear's [out, in], conv1's [W, 3, P, P]), quantized on `be`.
+std::unique_ptr<ops::Int8Weight> quantize_param(const ParamTable& table, const float* base, const float* w,
+                                                ops::Backend& be) {
+  const ParamInfo* info = nullptr;
+  for (const ParamInfo& pi : table.params)
+    if (base + pi.offset == w) info = &pi;
+  OC_CHECK(info && info->shape.size() >= 2, "int8 weights: no matrix parameter at offset {}", w - base);
+  int64_t K = 1;
+  for (size_t i = 1; i < info->shape.size(); ++i) K *= int64_t(info->shape[i]);
+  return ops::quantize_weight_int8(be, {.W = w, .N = int64_t(info->shape[0]), .K = K, .name = info->name});
+}
+
 void quantize_blocks(const ParamTable& table, const std::vector<BlockParams>& blocks, const float* base,
                      ops::Backend& be, std::vector<std::unique_ptr<ops::Int8Weight>>& own,
                      std::vector<BlockWeightsInt8>& out) {
   own.clear(), out.clear();
   auto one = [&](const float* w) {
-    const ParamInfo* info = nullptr;
-    for (const ParamInfo& pi : table.params)
-      if (base + pi.offset == w) info = &pi;
-    OC_CHECK(info && info->shape.size() == 2, "int8 weights: no matrix parameter at offset {}", w - base);
-    own.push_back(ops::quantize_weight_int8(
-        be, {.W = w, .N = int64_t(info->shape[0]), .K = int64_t(info->shape[1]), .name = info->name}));
+    own.push_back(quantize_param(table, base, w, be));
     return own.back().get();
   };
   for (const BlockParams& b : blocks) {
@@ -30,14 +38,17 @@ void quantize_blocks(const ParamTable& table, const std::vector<BlockParams>& bl
 void Int8Weights::build(const ParamTable& table, const ClipParams& p, const float* base, ops::Backend& be, bool vision,
                         bool text) {
   OC_PROFILE("int8_weights");
-  if (vision) quantize_blocks(table, p.v_blocks, base, be, own_v_, v_);
+  if (vision) {
+    quantize_blocks(table, p.v_blocks, base, be, own_v_, v_);
+    patch_ = p.v_conv ? quantize_param(table, base, p.v_conv, be) : nullptr;
+  }
   if (text) quantize_blocks(table, p.t_blocks, base, be, own_t_, t_);
 }
 
-void Int8Weights::clear() { own_v_.clear(), own_t_.clear(), v_.clear(), t_.clear(); }
+void Int8Weights::clear() { own_v_.clear(), own_t_.clear(), v_.clear(), t_.clear(), patch_.reset(); }
 
 double Int8Weights::mib() const {
-  double n = 0;
+  double n = patch_ ? double(patch_->N * patch_->K) : 0.0;
   for (const auto* own : {&own_v_, &own_t_})
     for (const auto& w : *own) n += double(w->N * w->K);  // s8 bytes (the plain copy doubles it on cpu)
   return n / (1 << 20);

@@ -1,4 +1,5 @@
-// --precision int8: every block's GEMM weights (in_proj, out_proj, c_fc, c_proj) quantized
+// --precision int8: every block's GEMM weights (in_proj, out_proj, c_fc, c_proj) and the ViT's
+// patch embedding (conv1, a GEMM on the patches) quantized
 // once, per output channel, into the backend's int8 layout (Backend::quantize_weight_int8,
 // ops/gemm_int8.h), for inference only. Made from the fp32 weights when the model is first
 // encoded with, again after anything writes the parameters.
@@ -27,12 +28,15 @@ class Int8Weights {
   void clear();
   const std::vector<BlockWeightsInt8>& vision() const { return v_; }
   const std::vector<BlockWeightsInt8>& text() const { return t_; }
+  // OpenCLIP ViT's conv1 as a [W, 3 P P] matrix (the patches' GEMM), null without vision.
+  const ops::Int8Weight* vision_patch() const { return patch_.get(); }
   bool has_vision() const { return !v_.empty(); }
   bool has_text() const { return !t_.empty(); }
   double mib() const;
 
  private:
   std::vector<std::unique_ptr<ops::Int8Weight>> own_v_, own_t_;
+  std::unique_ptr<ops::Int8Weight> patch_;
   std::vector<BlockWeightsInt8> v_, t_;
 };
 

@@ -25,4 +25,9 @@ void gemm_int8(Backend& be, const GemmInt8Args& a) {
   cpu::gemm_int8(a);
 }
 
+void layernorm_int8(Backend& be, const LayerNormInt8Args& a) {
+  if (!is_cpu(be)) OC_USER_ERROR("--precision int8: the {} backend has no int8 kernels; use --device cpu", be.name());
+  cpu::layernorm_int8(a);
+}
+
 }  // namespace oc::ops

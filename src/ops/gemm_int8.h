@@ -40,17 +40,45 @@ struct QuantizeWeightInt8Args {
   std::span<const float> scales = {};
 };
 
-// C[M, N] = epilogue(A @ W^T), A [M, K] bf16 (row stride lda), C fp32 or bf16 (one of C,
-// C16; row stride ldc). e.beta must be 0 (nothing accumulates into an int8 GEMM's output).
+// Rows of A already quantized as gemm_int8 quantizes them: q [M, K] (row stride K) and the
+// row scales [M] (1 for a zero row, NaN for a row holding NaN or Inf).
+struct Int8Rows {
+  const int8_t* q;
+  const float* scale;
+};
+
+// C[M, N] = epilogue(A @ W^T), C fp32 or bf16 (one of C, C16; row stride ldc), A one of: A
+// [M, K] bf16 or A32 [M, K] fp32 (row stride lda; quantized per row on the call), or Aq
+// (quantized before, e.g. by LayerNormInt8Args). e.beta must be 0 (nothing accumulates into
+// an int8 GEMM's output).
 struct GemmInt8Args {
   int64_t M;
-  const bf16* A;
-  int64_t lda;
+  const bf16* A = nullptr;
+  int64_t lda = 0;
   const Int8Weight* W;
   float* C = nullptr;
   bf16* C16 = nullptr;
   int64_t ldc;
   Epilogue e = {};
+  const float* A32 = nullptr;
+  const Int8Rows* Aq = nullptr;
+};
+
+// LayerNorm into int8 rows: with `residual`, inp += residual first (written back: the block's
+// residual stream); then out = LayerNorm(inp) rounded to bf16 and quantized per row, in one
+// pass: exactly LayerNormForwardBf16's output as gemm_int8 would quantize it, without the bf16
+// rows in memory. q [N, C], scale [N], mean/rstd [N] as LayerNormForwardBf16 saves them.
+struct LayerNormInt8Args {
+  int8_t* q;
+  float* scale;
+  float* mean;
+  float* rstd;
+  float* inp;
+  const float* residual = nullptr;
+  const float* weight;
+  const float* bias;
+  int64_t N, C;
+  double eps;
 };
 
 // Whether `be` has the int8 GEMMs: the cpu backend on a CPU with VNNI (ops/dnnl_info.h's
@@ -59,5 +87,6 @@ bool has_int8(const Backend& be);
 // W quantized into `be`'s int8 layout (an error naming the backend where it has none).
 std::unique_ptr<Int8Weight> quantize_weight_int8(Backend& be, const QuantizeWeightInt8Args& a);
 void gemm_int8(Backend& be, const GemmInt8Args& a);
+void layernorm_int8(Backend& be, const LayerNormInt8Args& a);
 
 }  // namespace oc::ops

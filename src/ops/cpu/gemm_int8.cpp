@@ -23,6 +23,8 @@
 #include <vector>
 
 #include "core/check.h"
+#include "ops/cpu/bf16_convert.h"
+#include "ops/cpu/layernorm_row.h"
 #include "ops/cpu/scratch.h"
 
 namespace oc::ops::cpu {
@@ -93,38 +95,50 @@ Prim& primitive(const Key& k) {
   return cache.emplace(k, Prim{dnnl::matmul(pd), pd.weights_desc()}).first->second;
 }
 
-// q[m, :] = round(A[m, :] / s_m), s_m = max|A[m, :]| / 127 (1 for a zero row, NaN for a row
-// holding NaN or Inf: q is then 0 and the NaN scale makes the whole output row NaN).
-void quantize_rows(const bf16* A, int64_t lda, int64_t M, int64_t K, int8_t* q, float* s) {
-  auto row = [&](int64_t m) {
-    const uint16_t* a = reinterpret_cast<const uint16_t*>(A + m * lda);
-    int8_t* o = q + m * K;
-    uint16_t mx = 0;  // max |bits|: bf16 magnitudes order as their bit patterns (NaN above Inf)
+// |x| as ordered bits: a bf16 or fp32 magnitude orders as its bit pattern (NaN above Inf), in
+// fp32's position (a bf16's bits shifted up), so one threshold finds a non-finite row.
+inline uint32_t abs_bits(bf16 x) {
+  uint16_t u;
+  std::memcpy(&u, &x, 2);
+  return uint32_t(u & 0x7fffu) << 16;
+}
+inline uint32_t abs_bits(float x) {
+  uint32_t u;
+  std::memcpy(&u, &x, 4);
+  return u & 0x7fffffffu;
+}
+inline float to_float(bf16 x) { return to_f32(x); }
+inline float to_float(float x) { return x; }
+
+// q[:] = round(a[:] / s), s = max|a| / 127 (1 for a zero row, NaN for a row holding NaN or
+// Inf: q is then 0 and the NaN scale makes the whole output row NaN).
+template <typename T>
+void quantize_row(const T* a, int64_t K, int8_t* q, float* s) {
+  uint32_t mx = 0;
 #pragma omp simd reduction(max : mx)
-    for (int64_t k = 0; k < K; ++k) mx = std::max<uint16_t>(mx, a[k] & 0x7fffu);
-    if (mx >= 0x7f80u || mx == 0) {
-      std::fill(o, o + K, int8_t(0));
-      s[m] = mx == 0 ? 1.0f : std::nanf("");
-      return;
-    }
-    const uint32_t bits = uint32_t(mx) << 16;
-    float amax;
-    std::memcpy(&amax, &bits, 4);
-    const float inv = 127.0f / amax;
-    s[m] = amax / 127.0f;
+  for (int64_t k = 0; k < K; ++k) mx = std::max(mx, abs_bits(a[k]));
+  if (mx >= 0x7f800000u || mx == 0) {
+    std::fill(q, q + K, int8_t(0));
+    *s = mx == 0 ? 1.0f : std::nanf("");
+    return;
+  }
+  float amax;
+  std::memcpy(&amax, &mx, 4);
+  const float inv = 127.0f / amax;
+  *s = amax / 127.0f;
 #pragma omp simd
-    for (int64_t k = 0; k < K; ++k) {
-      const uint32_t u = uint32_t(a[k]) << 16;
-      float x;
-      std::memcpy(&x, &u, 4);
-      o[k] = int8_t(std::nearbyint(std::clamp(x * inv, -127.0f, 127.0f)));
-    }
-  };
+  for (int64_t k = 0; k < K; ++k) q[k] = int8_t(std::nearbyint(std::clamp(to_float(a[k]) * inv, -127.0f, 127.0f)));
+}
+
+// Rows of A [M, K] (row stride lda) into q [M, K] and s [M]; threaded when called outside a
+// parallel region on enough values.
+template <typename T>
+void quantize_rows(const T* A, int64_t lda, int64_t M, int64_t K, int8_t* q, float* s) {
   if (!omp_in_parallel() && M * K >= (int64_t(1) << 14)) {
 #pragma omp parallel for schedule(static)
-    for (int64_t m = 0; m < M; ++m) row(m);
+    for (int64_t m = 0; m < M; ++m) quantize_row(A + m * lda, K, q + m * K, s + m);
   } else {
-    for (int64_t m = 0; m < M; ++m) row(m);
+    for (int64_t m = 0; m < M; ++m) quantize_row(A + m * lda, K, q + m * K, s + m);
   }
 }
 
@@ -167,16 +181,26 @@ std::unique_ptr<Int8Weight> quantize_weight_int8(const QuantizeWeightInt8Args& a
 }
 
 void gemm_int8(const GemmInt8Args& a) {
-  OC_CHECK(a.W && a.A && (a.C != nullptr) != (a.C16 != nullptr), "gemm_int8: needs A, W and one of C, C16");
+  OC_CHECK(a.W && (a.C != nullptr) != (a.C16 != nullptr), "gemm_int8: needs W and one of C, C16");
   const auto& w = static_cast<const CpuInt8Weight&>(*a.W);
   const int64_t M = a.M, N = w.N, K = w.K;
-  OC_CHECK(M >= 0 && a.lda >= K && a.ldc >= N, "gemm_int8 {}: M={} lda={} ldc={} for [{}, {}]", w.name, M, a.lda, a.ldc,
-           N, K);
+  OC_CHECK(M >= 0 && a.ldc >= N, "gemm_int8 {}: M={} ldc={} for [{}, {}]", w.name, M, a.ldc, N, K);
   OC_CHECK(a.e.beta == 0.0f, "gemm_int8 cannot accumulate (beta={})", a.e.beta);
+  OC_CHECK(int(a.A != nullptr) + int(a.A32 != nullptr) + int(a.Aq != nullptr) == 1,
+           "gemm_int8 {}: needs exactly one of A, A32, Aq", w.name);
   if (M == 0) return;
-  int8_t* q = thread_scratch<int8_t>(Scratch::GemmA, size_t(M * K));
-  float* s = thread_scratch<float>(Scratch::GemmB, size_t(M));
-  quantize_rows(a.A, a.lda, M, K, q, s);
+  const int8_t* q = a.Aq ? a.Aq->q : nullptr;
+  const float* s = a.Aq ? a.Aq->scale : nullptr;
+  if (!a.Aq) {
+    OC_CHECK(a.lda >= K, "gemm_int8 {}: lda={} for K={}", w.name, a.lda, K);
+    int8_t* qs = thread_scratch<int8_t>(Scratch::GemmA, size_t(M * K));
+    float* ss = thread_scratch<float>(Scratch::GemmB, size_t(M));
+    if (a.A)
+      quantize_rows(a.A, a.lda, M, K, qs, ss);
+    else
+      quantize_rows(a.A32, a.lda, M, K, qs, ss);
+    q = qs, s = ss;
+  }
   Key k{M, N, K, K, a.ldc, a.C16 != nullptr, a.e.bias != nullptr, a.e.act, int(a.e.act_fn), bool(w.packed)};
   Prim* p = &primitive(k);
   dnnl::memory wm;
@@ -190,9 +214,9 @@ void gemm_int8(const GemmInt8Args& a) {
   thread_local dnnl::stream stream(engine());
   const md a_md({1, M, K}, dt::s8, tag::abc);
   const md c_md({1, M, N}, k.out_bf16 ? dt::bf16 : dt::f32, dnnl::memory::dims{M * a.ldc, a.ldc, 1});
-  dnnl::memory am(a_md, engine(), q), cm(c_md, engine(), a.C16 ? static_cast<void*>(a.C16) : a.C);
+  dnnl::memory am(a_md, engine(), const_cast<int8_t*>(q)), cm(c_md, engine(), a.C16 ? static_cast<void*>(a.C16) : a.C);
   dnnl::memory wsm(md({N}, dt::f32, tag::a), engine(), const_cast<float*>(w.scales.data()));
-  dnnl::memory rsm(md({1, M, 1}, dt::f32, tag::abc), engine(), s);
+  dnnl::memory rsm(md({1, M, 1}, dt::f32, tag::abc), engine(), const_cast<float*>(s));
   std::unordered_map<int, dnnl::memory> args{{DNNL_ARG_SRC, am},
                                              {DNNL_ARG_WEIGHTS, wm},
                                              {DNNL_ARG_DST, cm},
@@ -203,6 +227,28 @@ void gemm_int8(const GemmInt8Args& a) {
         dnnl::memory(md({1, 1, N}, dt::f32, tag::abc), engine(), const_cast<float*>(a.e.bias));
   p->mm.execute(stream, args);
   stream.wait();
+}
+
+// Per row: the residual add, layernorm_row (the fp32 LayerNorm every path shares), the bf16
+// rounding LayerNormForwardBf16 applies, then quantize_row: the same values as the two passes.
+void layernorm_int8(const LayerNormInt8Args& a) {
+  OC_CHECK(a.q && a.scale && a.inp && a.N >= 0 && a.C > 0, "layernorm_int8: bad arguments (N={} C={})", a.N, a.C);
+#pragma omp parallel if (a.N * a.C >= (int64_t(1) << 14))
+  {
+    float* tmp = thread_scratch<float>(Scratch::GemmC, size_t(a.C));
+#pragma omp for schedule(static)
+    for (int64_t i = 0; i < a.N; ++i) {
+      float* r = a.inp + i * a.C;
+      if (a.residual) {
+        const float* x = a.residual + i * a.C;
+#pragma omp simd
+        for (int64_t c = 0; c < a.C; ++c) r[c] += x[c];
+      }
+      layernorm_row(tmp, a.mean + i, a.rstd + i, r, a.weight, a.bias, a.C, a.eps);
+      round_row(tmp, tmp, a.C);
+      quantize_row(tmp, a.C, a.q + i * a.C, a.scale + i);
+    }
+  }
 }
 
 }  // namespace oc::ops::cpu

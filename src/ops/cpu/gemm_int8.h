@@ -9,5 +9,6 @@ namespace oc::ops::cpu {
 
 std::unique_ptr<Int8Weight> quantize_weight_int8(const QuantizeWeightInt8Args& a);
 void gemm_int8(const GemmInt8Args& a);
+void layernorm_int8(const LayerNormInt8Args& a);
 
 }  // namespace oc::ops::cpu
