@@ -3,7 +3,7 @@
 # Set-up (only the packages the job needs; idempotent) and a build of the `openclip` binary
 # alone, then `openclip demo`: import the dataset into webdataset shards (once), train the
 # fmnist-RN-S CLIP (a small ModifiedResNet image tower) from scratch with the fixed recipe of
-# configs/recipes/fmnist-demo-v2.json on the CPU (the same model on every run), evaluate
+# configs/recipes/fmnist-demo-v3.json on the CPU (the same model on every run), evaluate
 # zero-shot top-1/top-5 on the 10,000 test images with prompts not used in training, write the
 # HTML report, and print one JSON line. Arguments go to `openclip demo` (e.g. scripts/demo.sh
 # --minutes 3 --out /tmp/demo; --recipe fmnist-demo-v1 for the previous ViT recipe).

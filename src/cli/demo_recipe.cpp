@@ -16,6 +16,7 @@ namespace oc::cli {
 // configs/recipes/*.json (oc_embed_assets in CMakeLists.txt)
 std::string_view demo_recipe_v1_json();
 std::string_view demo_recipe_v2_json();
+std::string_view demo_recipe_v3_json();
 
 namespace {
 using nlohmann::json;
@@ -25,7 +26,8 @@ struct BuiltinRecipe {
   const char* file;
   std::string_view (*text)();
 };
-constexpr BuiltinRecipe kBuiltinRecipes[] = {{"configs/recipes/fmnist-demo-v2.json", demo_recipe_v2_json},
+constexpr BuiltinRecipe kBuiltinRecipes[] = {{"configs/recipes/fmnist-demo-v3.json", demo_recipe_v3_json},
+                                             {"configs/recipes/fmnist-demo-v2.json", demo_recipe_v2_json},
                                              {"configs/recipes/fmnist-demo.json", demo_recipe_v1_json}};
 
 DemoRecipe builtin(const BuiltinRecipe& b) {

@@ -62,8 +62,8 @@ void add_demo_flags(FlagList* l) {
          "(default: the fixed recipe's samples and seed: the same model on every run)").on(d)
       .bind(&cli::DemoArgs::minutes);
   l->add("recipe", T::String, "",
-         "a built-in recipe's name (fmnist-demo-v2, fmnist-demo-v1) or a recipe JSON file (default: the built-in "
-         "fmnist-demo-v2, configs/recipes/fmnist-demo-v2.json)")
+         "a built-in recipe's name (fmnist-demo-v3, fmnist-demo-v2, fmnist-demo-v1) or a recipe JSON file (default: "
+         "the built-in fmnist-demo-v3, configs/recipes/fmnist-demo-v3.json)")
       .on(d)
       .bind(&cli::DemoArgs::recipe);
   l->add("out", T::String, "data/demo", "folder for the shards (out/fmnist) and runs (out/logs)").on(d)

@@ -74,8 +74,8 @@ const std::vector<CommandInfo>& command_infos() {
        "The main job: Fashion-MNIST end to end. Imports the dataset into webdataset shards (once), trains a small "
        "CLIP from scratch with a fixed recipe (the same model on every run) or sized to --minutes, evaluates "
        "zero-shot on the 10,000 test images with prompts not used in training, writes the HTML report, and prints "
-       "one JSON line. The recipe is one named file, configs/recipes/fmnist-demo-v2.json (built in; --recipe names "
-       "another built-in one, fmnist-demo-v1, or reads a file); "
+       "one JSON line. The recipe is one named file, configs/recipes/fmnist-demo-v3.json (built in; --recipe names "
+       "an earlier built-in one, fmnist-demo-v2 or fmnist-demo-v1, or reads a file); "
        "the flags below that it sets (model, batch size, lr, wd, warm-up, epochs, precision, seed, max passes) "
        "override it when given.",
        ""},

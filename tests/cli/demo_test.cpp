@@ -32,8 +32,8 @@ nlohmann::json last_json_line(const std::string& out) {
 nlohmann::json recipe_file(const std::string& file) {
   return nlohmann::json::parse(fs::read_text(OPENCLIP_SOURCE_DIR "/configs/recipes/" + file).value());
 }
-// The default built-in recipe is the source tree's configs/recipes/fmnist-demo-v2.json.
-nlohmann::json source_recipe() { return recipe_file("fmnist-demo-v2.json"); }
+// The default built-in recipe is the source tree's configs/recipes/fmnist-demo-v3.json.
+nlohmann::json source_recipe() { return recipe_file("fmnist-demo-v3.json"); }
 
 // A recipe for test-tiny on a slice: every field, as the file format requires.
 nlohmann::json tiny_recipe() {
@@ -153,13 +153,13 @@ TEST(Demo, TakesItsSettingsFromTheRecipeFileAndFlagsOverrideThem) {
 // Every built-in recipe, with its own model (the fixed run shrunk to two steps on a slice by
 // --limit and --max-passes), trains the same model bit for bit on two runs: the determinism
 // the fixed recipe promises, for each image tower family it uses (fmnist-demo-v1: the ViT;
-// fmnist-demo-v2: the ModifiedResNet, whose BatchNorm statistics are in the checkpoint too).
+// fmnist-demo-v2 and v3: the ModifiedResNet, whose BatchNorm statistics are in the checkpoint too).
 // Across CPU kinds the kernels differ (oneDNN picks AVX2 or AVX-512 code); their results are
 // held to the reference by the ops and model tests (tests/ops/grad_conv_test.cpp,
 // tests/model/resnet_test.cpp), not bitwise.
 TEST(Demo, EachBuiltInRecipeTrainsTheSameModelOnEveryRun) {
   const std::string dir = test::fresh_dir("demo_recipes");
-  for (const char* file : {"fmnist-demo.json", "fmnist-demo-v2.json"}) {
+  for (const char* file : {"fmnist-demo.json", "fmnist-demo-v2.json", "fmnist-demo-v3.json"}) {
     const nlohmann::json rc = recipe_file(file);
     const std::string name = rc["name"];
     const std::string cmd = test::openclip() + " demo --out '" + dir + "' --recipe " + name + " --limit " +
@@ -233,7 +233,7 @@ TEST(Demo, BadInputGivesClearErrors) {
   EXPECT_NE(r.out.find("--model " + dir + "/convnext.json"), std::string::npos) << r.out;
   r = run(test::openclip() + " demo --out '" + dir + "' --recipe fmnist-demo-v9");
   EXPECT_NE(r.status, 0);
-  EXPECT_NE(r.out.find("--recipe fmnist-demo-v9: not a built-in recipe (fmnist-demo-v2, fmnist-demo-v1)"),
+  EXPECT_NE(r.out.find("--recipe fmnist-demo-v9: not a built-in recipe (fmnist-demo-v3, fmnist-demo-v2, fmnist-demo-v1)"),
             std::string::npos)
       << r.out;
   EXPECT_FALSE(fs::exists(dir + "/fmnist"));
