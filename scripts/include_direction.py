@@ -1,8 +1,11 @@
 #!/usr/bin/env python3
 """Includes point down only (CONTRIBUTING.md): a file of src/<module>/ may include headers of
 its own module and of the modules it links, as CMakeLists.txt's oc_module(<name> DEPS ...) lines
-declare them (transitively); src/cli/ sits above every module. CMake does not enforce this (each
-module exports all of src/), so this test does: it prints every upward or sideways include with
+declare them (transitively); src/cli/ sits above every module. The build enforces the same rule
+(each module compiles with an include view of only those modules: CMakeLists.txt oc_include_view,
+ctest include_views_enforced); this test reads the sources, so it also names includes that a
+build would only reach in a configuration (a CUDA file, an #ifdef), and includes that climb out
+of a module by a relative path ("../"), which no include view stops. It prints each with
 file:line and fails.
 
   scripts/include_direction.py SRC_ROOT     (ctest: include_direction)
@@ -50,6 +53,10 @@ def main():
         if owner not in below:
             continue
         for n, line in enumerate(path.read_text(errors="replace").splitlines(), 1):
+            if re.match(r'\s*#\s*include\s+"(\.\./|[^"]*/\.\./)', line):
+                bad.append(f"{path.relative_to(root)}:{n}: {owner} includes {line.split('include', 1)[1].strip()} "
+                           f"(a relative path out of the folder: name the module, \"<module>/...\")")
+                continue
             m = re.match(r'\s*#\s*include\s+"(\w+)/', line)
             if not m or m.group(1) == owner or m.group(1) not in modules | {"cli"}:
                 continue

@@ -25,8 +25,6 @@
 #include "eval/zeroshot.h"
 #include "model/clip.h"
 #include "model/inference.h"
-#include "ops/cpu/gemm.h"
-#include "ops/cpu/linear.h"
 #include "ops/dnnl_info.h"
 #include "ops/registry.h"
 #include "optim/adamw.h"
@@ -332,12 +330,12 @@ int run_zeroshot(const std::vector<std::string>& args) {
   Rng rng(1);
   std::vector<float> images(size_t(B * 3 * S * S)), feats(size_t(B * E)), logits(size_t(B * C));
   for (auto& v : images) v = float(rng.normal());
+  ZeroShotLogits classify(model.backend(), W, C, E);  // as eval's: the logits on --device
   t.reset();
   for (int64_t done = 0; done < N; done += B) {
     const int64_t n = std::min(B, N - done);
     model.encode_image(images.data(), n, feats.data());
-    // Host vectors (encode_image copies the features out of the backend): a host GEMM, as eval's.
-    ops::gemm<float>(false, true, n, C, E, 100.0f, feats.data(), E, W.data(), E, 0.0f, logits.data(), C);
+    classify(feats, n, logits);
   }
   const double ips = double(N) / t.seconds();
   nlohmann::json j = {{"model", cfg.name}, {"precision", a.precision_spelled}, {"classes", C},

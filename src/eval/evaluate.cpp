@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <memory>
+#include <span>
 #include <unordered_map>
 
 #include "core/check.h"
@@ -17,8 +18,7 @@
 #include "data/loader.h"
 #include "eval/metrics.h"
 #include "image/codec.h"
-#include "ops/cpu/gemm.h"
-#include "ops/cpu/loss.h"
+#include "ops/staging.h"
 
 namespace oc {
 
@@ -81,6 +81,7 @@ ZeroShotResult run_zeroshot(Clip& model, const std::shared_ptr<const TextTokeniz
   const std::vector<float> W = zeroshot_classifier(model, *tok, task);
   r.classifier_seconds = t.seconds();
   const int64_t C = int64_t(task.classnames.size()), E = model.cfg().embed_dim;
+  ZeroShotLogits classify(model.backend(), W, C, E);
   data::DataConfig dc = data_cfg;
   dc.train = false;
   data::DataLoader loader(dc, tok);
@@ -98,9 +99,7 @@ ZeroShotResult run_zeroshot(Clip& model, const std::shared_ptr<const TextTokeniz
     feats.resize(size_t(B * E));
     logits.resize(size_t(B * C));
     model.encode_image(b->images.data(), B, feats.data(), true);
-    // feats and W are host vectors (encode_image copies the features out of the backend):
-    // the logits are a host GEMM by design, whatever --device is.
-    ops::gemm<float>(false, true, B, C, E, 100.0f, feats.data(), E, W.data(), E, 0.0f, logits.data(), C);
+    classify(feats, B, logits);  // on the model's backend; the ranking below reads host logits
     for (int64_t i = 0; i < B; ++i) {
       const int64_t y = b->labels[size_t(i)];
       if (y < 0) continue;
@@ -142,6 +141,32 @@ ZeroShotResult run_zeroshot(Clip& model, const std::shared_ptr<const TextTokeniz
 }
 
 namespace {
+// clip_val_loss of one batch on the model's backend: OpenCLIP's contrastive loss over the
+// batch's own rows (ClipLossArgs; the op's gradients go to a workspace nobody reads). The
+// features are host rows (Clip::encode_*), staged as ops::Staging says.
+class ValLoss {
+ public:
+  explicit ValLoss(ops::Backend& be)
+      : be_(be), img_(be, "validation image features"), txt_(be, "validation text features") {}
+  double operator()(std::span<const float> img, std::span<const float> txt, int64_t B, int64_t E, float scale) {
+    const size_t need = size_t(4 * B * E + 2 * B * B);  // 4 gradients [B,E] + the op's scratch [2,B,B]
+    if (work_.floats() < need) work_.reset(), work_ = be_.alloc_floats(need, "the validation loss workspace", false);
+    float* d = work_.f32();
+    float ds = 0;
+    const float* i = img_.upload(img.first(size_t(B * E)));
+    const float* t = txt_.upload(txt.first(size_t(B * E)));
+    return be_.run(ops::ClipLossArgs{
+        .dimg = d, .dtxt = d + B * E, .dimg_all = d + 2 * B * E, .dtxt_all = d + 3 * B * E, .dscale_log = {&ds},
+        .scratch = d + 4 * B * E, .img = i, .txt = t, .img_all = i, .txt_all = t, .scale = scale, .Nl = B, .Na = B,
+        .E = E, .label_offset = 0});
+  }
+
+ private:
+  ops::Backend& be_;
+  ops::Staging img_, txt_;
+  ops::Buffer work_;
+};
+
 std::map<std::string, double> run_retrieval(Clip& model, const std::shared_ptr<const TextTokenizer>& tok,
                                             const EvalData& ev) {
   data::DataConfig dc = ev.base;
@@ -154,12 +179,13 @@ std::map<std::string, double> run_retrieval(Clip& model, const std::shared_ptr<c
   data::DataLoader loader(dc, tok);
   loader.start_epoch(0);
   const int64_t E = model.cfg().embed_dim;
-  std::vector<float> img_all, txt_all, bi, bt, dummy;
+  std::vector<float> img_all, txt_all, bi, bt;
   std::vector<int64_t> text_image;
   std::unordered_map<std::string, int64_t> image_index;
   double loss_sum = 0;
   int64_t n = 0;
   const float scale = std::exp(model.logit_scale());
+  ValLoss val_loss(model.backend());
   Progress bar("retrieval", loader.num_samples(), "pairs");
   while (auto b = loader.next()) {
     const int64_t B = b->size;
@@ -167,14 +193,7 @@ std::map<std::string, double> run_retrieval(Clip& model, const std::shared_ptr<c
     bi.resize(size_t(B * E)), bt.resize(size_t(B * E));
     model.encode_image(b->images.data(), B, bi.data(), true);
     model.encode_text(b->tokens.data(), B, bt.data(), true);
-    // clip_val_loss: the batch's own contrastive loss (OpenCLIP), weighted by batch size;
-    // on the host, as the features are (encode_* copy them out of the backend).
-    dummy.resize(size_t(6 * B * E + 2 * B * B));
-    float ds = 0;
-    float* d = dummy.data();
-    loss_sum += double(B) * ops::clip_loss_forward_backward(d, d + B * E, d + 2 * B * E, d + 3 * B * E, &ds,
-                                                            d + 4 * B * E, bi.data(), bt.data(), bi.data(), bt.data(),
-                                                            scale, B, B, E, 0);
+    loss_sum += double(B) * val_loss(bi, bt, B, E, scale);  // clip_val_loss: weighted by batch size (OpenCLIP)
     n += B;
     for (int64_t i = 0; i < B; ++i) {
       // --val-dedup-images: several captions of one image (same path/key) count as one
@@ -187,7 +206,8 @@ std::map<std::string, double> run_retrieval(Clip& model, const std::shared_ptr<c
     }
   }
   if (n == 0) OC_USER_ERROR("--val-data {}: no samples", ev.val_data);
-  auto m = retrieval_metrics(img_all, txt_all, int64_t(image_index.size()), n, E, text_image, scale);
+  auto m = retrieval_metrics(img_all, txt_all, int64_t(image_index.size()), n, E, text_image, scale, kRetrievalBlock,
+                             model.backend());
   m["clip_val_loss"] = loss_sum / double(n);
   m["num_samples"] = double(n);
   return m;

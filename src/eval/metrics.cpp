@@ -6,7 +6,7 @@
 
 #include "core/check.h"
 #include "eval/torch_sort.h"
-#include "ops/cpu/gemm.h"
+#include "ops/staging.h"
 
 namespace oc {
 
@@ -31,7 +31,7 @@ void summarize(std::vector<int64_t> ranks, const std::string& prefix, std::map<s
 
 std::map<std::string, double> retrieval_metrics(std::span<const float> img, std::span<const float> txt, int64_t N,
                                                 int64_t M, int64_t E, std::span<const int64_t> text_image,
-                                                float logit_scale, int64_t block) {
+                                                float logit_scale, int64_t block, ops::Backend& be) {
   OC_CHECK(int64_t(img.size()) == N * E && int64_t(txt.size()) == M * E && int64_t(text_image.size()) == M,
            "retrieval_metrics: sizes do not match N={} M={} E={}", N, M, E);
   for (int64_t m = 0; m < M; ++m)
@@ -45,15 +45,25 @@ std::map<std::string, double> retrieval_metrics(std::span<const float> img, std:
   // the features first. text_to_image ranks columns of the same product (logits_per_image.t()).
   std::vector<float> scaled(img.begin(), img.end());
   for (float& x : scaled) x *= logit_scale;
-  // img/txt are host data by design (Clip::encode_* copy features to the host, whatever
-  // --device is), so the similarity GEMMs run on the host: cpu's gemm on host vectors.
   std::vector<int64_t> i2t(static_cast<size_t>(N)), t2i(static_cast<size_t>(M));
   std::vector<float> scores(size_t(block * std::max(N, M)));
+  // The GEMMs run on `be`; the rankings read each block of logits on the host.
+  ops::Staging img_be(be, "retrieval image features"), txt_be(be, "retrieval text features"),
+      scores_be(be, "a block of retrieval logits");
+  const float* img_d = img_be.upload(scaled);
+  const float* txt_d = txt_be.upload(txt);
+  auto gemm_abt = [&](int64_t rows, int64_t cols, const float* A, const float* B) {  // scores = A @ B^T
+    float* C = scores_be.output({scores.data(), size_t(rows * cols)});
+    be.run(ops::GemmArgs{
+        .ta = false, .tb = true, .M = rows, .N = cols, .K = E, .alpha = 1.0f, .A = A, .lda = E, .B = B, .ldb = E,
+        .beta = 0.0f, .C = C, .ldc = cols});
+    scores_be.download();
+  };
   // image_to_text: each image's row of logits; with several captions (--val-dedup-images) the
   // best-placed one counts.
   for (int64_t i0 = 0; i0 < N; i0 += block) {
     const int64_t bn = std::min(block, N - i0);
-    ops::gemm<float>(false, true, bn, M, E, 1.0f, scaled.data() + i0 * E, E, txt.data(), E, 0.0f, scores.data(), M);
+    gemm_abt(bn, M, img_d + i0 * E, txt_d);
 #pragma omp parallel for schedule(static)
     for (int64_t i = 0; i < bn; ++i) {
       std::vector<std::pair<float, int64_t>> scratch;
@@ -66,7 +76,7 @@ std::map<std::string, double> retrieval_metrics(std::span<const float> img, std:
   // text_to_image: each caption's column of the same logits, gathered into a row.
   for (int64_t m0 = 0; m0 < M; m0 += block) {
     const int64_t bm = std::min(block, M - m0);
-    ops::gemm<float>(false, true, N, bm, E, 1.0f, scaled.data(), E, txt.data() + m0 * E, E, 0.0f, scores.data(), bm);
+    gemm_abt(N, bm, img_d, txt_d + m0 * E);
 #pragma omp parallel for schedule(static)
     for (int64_t m = 0; m < bm; ++m) {
       std::vector<std::pair<float, int64_t>> scratch;

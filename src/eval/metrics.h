@@ -1,6 +1,7 @@
 // Evaluation metrics as OpenCLIP computes them (train.py get_clip_metrics, zero_shot.py):
-// retrieval ranks and recalls, and top-k accuracy. Pure functions over feature matrices,
-// computed in blocks so 5,000 images x 25,000 captions run in bounded memory.
+// retrieval ranks and recalls, and top-k accuracy. Functions of host feature matrices whose
+// similarity GEMMs run on a backend (the model's, --device), in blocks so 5,000 images x
+// 25,000 captions run in bounded memory.
 #pragma once
 #include <cstdint>
 #include <map>
@@ -8,7 +9,12 @@
 #include <string>
 #include <vector>
 
+#include "ops/backend.h"
+
 namespace oc {
+
+// Rows of logits per block of retrieval_metrics: its score buffer is block x max(N, M) floats.
+inline constexpr int64_t kRetrievalBlock = 1024;
 
 // Retrieval between N images and M texts (features L2-normalized, [N,E] and [M,E]).
 // text_image[m] = index of the image caption m belongs to. 1:1 pairs (M == N,
@@ -19,11 +25,13 @@ namespace oc {
 // ground truth's position in torch.argsort(logits, descending=True) on the CPU, with logits =
 // (logit_scale * image_features) @ text_features^T as OpenCLIP computes them: equal scores
 // (the copies of an image on a multi-caption CSV) are ordered as torch's sort orders them
-// (eval/torch_sort.h), not in the ground truth's favour.
+// (eval/torch_sort.h), not in the ground truth's favour. The logits are computed on `be`
+// (features uploaded once, each block of logits copied back for the ranking: ops/staging.h).
 std::map<std::string, double> retrieval_metrics(std::span<const float> image_features,
-                                                std::span<const float> text_features, int64_t N, int64_t M,
-                                                int64_t E, std::span<const int64_t> text_image,
-                                                float logit_scale = 1.0f, int64_t block = 1024);
+                                                std::span<const float> text_features, int64_t N, int64_t M, int64_t E,
+                                                std::span<const int64_t> text_image, float logit_scale = 1.0f,
+                                                int64_t block = kRetrievalBlock,
+                                                ops::Backend& be = ops::default_backend());
 
 // OpenCLIP's zero-shot accuracy: logits [N,C]; top-k correct when the label is among the k
 // largest (ties broken toward the lower class index, as torch.topk on CPU).

@@ -110,4 +110,22 @@ std::vector<float> zeroshot_classifier(Clip& model, const TextTokenizer& tok, co
   return W;
 }
 
+ZeroShotLogits::ZeroShotLogits(ops::Backend& be, std::span<const float> W, int64_t C, int64_t E)
+    : be_(be), C_(C), E_(E), w_(be, "the zero-shot classifier"), features_(be, "zero-shot image features"),
+      logits_(be, "zero-shot logits") {
+  OC_CHECK(int64_t(W.size()) == C * E, "zero-shot classifier of {} floats for {} classes x {}", W.size(), C, E);
+  w_dev_ = w_.upload(W);
+}
+
+void ZeroShotLogits::operator()(std::span<const float> features, int64_t n, std::span<float> logits) {
+  OC_CHECK(int64_t(features.size()) >= n * E_ && int64_t(logits.size()) >= n * C_,
+           "zero-shot logits of {} rows: {} features, {} logits", n, features.size(), logits.size());
+  const float* f = features_.upload(features.first(size_t(n * E_)));
+  float* l = logits_.output(logits.first(size_t(n * C_)));
+  be_.run(ops::GemmArgs{
+      .ta = false, .tb = true, .M = n, .N = C_, .K = E_, .alpha = 100.0f, .A = f, .lda = E_, .B = w_dev_, .ldb = E_,
+      .beta = 0.0f, .C = l, .ldc = C_});
+  logits_.download();
+}
+
 }  // namespace oc
