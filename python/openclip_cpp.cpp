@@ -9,7 +9,8 @@
 // would multiply the activation memory (tens to hundreds of MB per batch) by the number of
 // threads. Each call's result equals the same call made alone, bit for bit.
 // Errors are oc::Error / std::runtime_error, which pybind11 raises as RuntimeError with the
-// same message the CLI prints after "error: ".
+// same message the CLI prints after "error: "; out of memory is a MemoryError naming the call
+// (memory_checked).
 #include <openclip/openclip.h>
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
@@ -23,6 +24,7 @@
 #include "cli/command.h"
 #include "core/check.h"
 #include "core/flags.h"
+#include "core/out_of_memory.h"
 #include "model/config.h"
 #include "model/config_limits.h"
 #include "model/model_tokenizer.h"
@@ -73,29 +75,36 @@ openclip::ImageView image_view(const U8Array& a) {
   return {a.data(), int(a.shape(0)), int(a.shape(1))};
 }
 
-// Runs f (a model call) without the GIL, on the model's lock. Out of memory is a MemoryError
-// naming the call and its size, not pybind11's bare "std::bad_alloc" (a 30000 x 30000 image
-// under a 6 GB address-space limit said only that; issue 42 item 13).
+// Out of memory in a call from Python: a MemoryError naming the call, and the bytes asked for
+// when the library knows them (oc::OutOfMemory: a backend's buffer, a host block), not
+// pybind11's bare "std::bad_alloc" (a 30000 x 30000 image under a 6 GB address-space limit
+// said only that; issue 42 item 13), nor a RuntimeError for what is no bad input. f may
+// release the GIL; it is held again when its exception arrives here.
+constexpr const char* kLessMemory = "fewer or smaller inputs per call, or a smaller batch_size, need less";
+
+template <class F>
+auto memory_checked(const std::string& call, F&& f) -> decltype(f()) {
+  std::string msg;
+  try {
+    return f();
+  } catch (const oc::OutOfMemory& e) {
+    msg = call + ": out of memory allocating " + std::to_string(e.bytes()) + " bytes (" + e.what() + "; " +
+          kLessMemory + ")";
+  } catch (const std::bad_alloc& e) {
+    msg = call + ": out of memory (" + e.what() + ", an allocation of a size not known here; " + kLessMemory + ")";
+  }
+  PyErr_SetString(PyExc_MemoryError, msg.c_str());
+  throw py::error_already_set();
+}
+
+// Runs f (a model call) without the GIL, on the model's lock; out of memory as above.
 template <class F>
 std::vector<std::vector<float>> compute(std::mutex& mu, const std::string& what, F&& f) {
-  std::vector<std::vector<float>> rows;
-  bool oom = false;
-  {
+  return memory_checked(what, [&] {
     py::gil_scoped_release nogil;
     std::lock_guard<std::mutex> turn(mu);
-    try {
-      rows = f();
-    } catch (const std::bad_alloc&) {
-      oom = true;
-    }
-  }
-  if (oom) {
-    PyErr_SetString(PyExc_MemoryError, (what + ": out of memory (fewer or smaller inputs per call, or a smaller "
-                                               "batch_size, need less)")
-                                           .c_str());
-    throw py::error_already_set();
-  }
-  return rows;
+    return f();
+  });
 }
 
 class PyModel {
@@ -149,8 +158,10 @@ class PyModel {
     lo.precision = precision;
     lo.batch_size = batch_size;
     lo.device = device;
-    py::gil_scoped_release nogil;
-    return openclip::Model::load(name, pretrained, lo);
+    return memory_checked("create_model: " + name, [&] {
+      py::gil_scoped_release nogil;
+      return openclip::Model::load(name, pretrained, lo);
+    });
   }
 
   py::array_t<float> encode_paths(const std::vector<std::string>& paths, bool normalize) {
@@ -197,11 +208,10 @@ py::array_t<int64_t> tokenize(const std::vector<std::string>& texts, int context
   check_context_length("tokenize", context_length);
   static const oc::Tokenizer tok = oc::Tokenizer::load_default();
   std::vector<size_t> bad;
-  std::vector<int32_t> ids;
-  {
+  const std::vector<int32_t> ids = memory_checked("tokenize: " + std::to_string(texts.size()) + " texts", [&] {
     py::gil_scoped_release nogil;
-    ids = tok.tokenize_batch(texts, context_length, &bad);
-  }
+    return tok.tokenize_batch(texts, context_length, &bad);
+  });
   if (!bad.empty()) throw oc::Error("text " + std::to_string(bad[0]) + " is not valid UTF-8");
   py::array_t<int64_t> out({py::ssize_t(texts.size()), py::ssize_t(context_length)});
   std::copy(ids.begin(), ids.end(), out.mutable_data());
@@ -259,17 +269,24 @@ int train(const std::vector<std::string>& args) {
     return 0;
   }
   const oc::TrainArgs a = oc::resolve_train_args(o);
-  py::gil_scoped_release nogil;
-  return oc::train(a);
+  return memory_checked("train", [&] {
+    py::gil_scoped_release nogil;
+    return oc::train(a);
+  });
 }
 
 }  // namespace
 
 PYBIND11_MODULE(_core, m) {
-  // Any other out-of-memory: a MemoryError that says so, not pybind11's bare "std::bad_alloc".
+  // Any other out-of-memory (converting the arguments, a call without memory_checked): a
+  // MemoryError that says so, not pybind11's bare "std::bad_alloc".
   py::register_exception_translator([](std::exception_ptr p) {
     try {
       if (p) std::rethrow_exception(p);
+    } catch (const oc::OutOfMemory& e) {
+      PyErr_SetString(PyExc_MemoryError, (std::string("openclip_cpp: out of memory allocating ") +
+                                          std::to_string(e.bytes()) + " bytes (" + e.what() + ")")
+                                             .c_str());
     } catch (const std::bad_alloc&) {
       PyErr_SetString(PyExc_MemoryError,
                       "openclip_cpp: out of memory (std::bad_alloc): the call needed more memory "

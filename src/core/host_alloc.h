@@ -14,7 +14,8 @@ namespace oc {
 class HostAllocator {
  public:
   virtual ~HostAllocator() = default;
-  // Throws oc::Error naming the bytes when the memory cannot be had; never null for bytes > 0.
+  // Throws oc::OutOfMemory (core/out_of_memory.h) naming the bytes when the memory cannot be
+  // had; never null for bytes > 0.
   virtual void* allocate(size_t bytes) = 0;
   // `p` from allocate(bytes) of this allocator.
   virtual void release(void* p, size_t bytes) noexcept = 0;

@@ -5,6 +5,7 @@
 
 #include "core/check.h"
 #include "core/checked.h"
+#include "core/out_of_memory.h"
 
 namespace oc::ops {
 
@@ -62,8 +63,8 @@ Buffer Backend::alloc(size_t bytes, std::string_view what) {
   if (bytes == 0) return Buffer(this, nullptr, 0);
   void* p = allocate(bytes);
   if (!p)
-    OC_USER_ERROR("backend {}: cannot allocate {} bytes ({:.2f} GiB) for {}{}", name(), bytes,
-                  double(bytes) / double(1ull << 30), what, alloc_failure_hint(bytes));
+    throw OutOfMemory(bytes, fmt::format("backend {}: cannot allocate {} bytes ({:.2f} GiB) for {}{}", name(), bytes,
+                                         double(bytes) / double(1ull << 30), what, alloc_failure_hint(bytes)));
   return Buffer(this, p, bytes);
 }
 

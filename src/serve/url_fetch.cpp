@@ -48,7 +48,8 @@ size_t on_body(char* data, size_t size, size_t n, void* user) {
 
 curl_socket_t open_socket(void* user, curlsocktype, curl_sockaddr* a) {
   auto* t = static_cast<Transfer*>(user);
-  if (!t->opt->allow_private && is_private_address(&a->addr)) {
+  const UrlFetchOptions& o = *t->opt;
+  if (o.refuse ? o.refuse(&a->addr) : !o.allow_private && is_private_address(&a->addr)) {
     char buf[INET6_ADDRSTRLEN] = "?";
     const void* ip = a->family == AF_INET
                          ? static_cast<const void*>(&reinterpret_cast<sockaddr_in*>(&a->addr)->sin_addr)

@@ -10,6 +10,7 @@
 #include <sys/socket.h>
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -20,6 +21,10 @@ struct UrlFetchOptions {
   double timeout_s = 10;
   int max_redirects = 5;
   bool allow_private = false;  // loopback, private, link-local, CGNAT, multicast, reserved
+  // The addresses refused (empty: is_private_address unless allow_private). The tests set it
+  // to tell two origins on 127.0.0.1 apart, so that a redirect's hop can be refused while the
+  // first one is allowed (no public address is reachable from a test).
+  std::function<bool(const sockaddr*)> refuse;
 };
 
 struct UrlFetched {

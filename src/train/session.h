@@ -12,8 +12,8 @@
 #include <string>
 #include <vector>
 
+#include "core/step_rate.h"
 #include "data/loader.h"
-#include "train/step_batches.h"
 #include "dist/comm.h"
 #include "io/tfevents.h"
 #include "model/clip.h"
@@ -24,6 +24,7 @@
 #include "train/args.h"
 #include "train/checkpoint.h"
 #include "train/run_dir.h"
+#include "train/step_batches.h"
 
 namespace oc {
 
@@ -74,6 +75,7 @@ struct TrainSession {
   ModelSource source;  // what --model / --pretrained resolved to (config, weights file, preprocessing)
   std::unique_ptr<io::EventWriter> tb;  // rank 0 with --report-to tensorboard
   double train_seconds = 0;             // steps and data waits so far (evaluation and saves excluded)
+  StepRate step_rate;                   // the smoothed step time of the ETAs (step_log.cpp)
   int64_t final_epoch = 0;              // the last epoch (a.epochs, or earlier when TrainArgs::replan ends the run)
   int64_t plan_end = 0;                 // optimizer steps TrainArgs::replan asked for (0: no plan)
   explicit TrainSession(const TrainArgs& args) : a(args), final_epoch(args.epochs) {}

@@ -15,8 +15,7 @@ std::string fmt_g(double v) { return fmt::format("{:#g}", v); }
 void StepLogger::log(int64_t step, int64_t i_accum, int64_t batch_i, double lr, double loss, double scale,
                      const StepTimes& t) {
   data_.add(t.data), batch_.add(t.batch);
-  if (epoch_steps_.n == 0) first_step_s_ = t.batch;
-  epoch_steps_.add(t.batch);
+  s_.step_rate.add(t.batch);
   // OpenCLIP: batch_count == num_batches_per_epoch (num_batches // accum_freq) also logs the
   // epoch's last step when the batches are not a multiple of --accum-freq (the rest is dropped).
   if (i_accum % s_.a.log_every_n_steps == 0 || i_accum + 1 == s_.feed.steps_per_epoch) {
@@ -24,11 +23,6 @@ void StepLogger::log(int64_t step, int64_t i_accum, int64_t batch_i, double lr, 
     data_ = {}, batch_ = {};
   }
   progress(step, i_accum, batch_i, loss, t);
-}
-
-double StepLogger::step_seconds() const {
-  const Meter& m = epoch_steps_;
-  return m.n > 1 ? (m.sum - first_step_s_) / double(m.n - 1) : m.avg();
 }
 
 int64_t StepLogger::steps_left(int64_t step) const {
@@ -49,8 +43,8 @@ void StepLogger::line(int64_t step, int64_t i_accum, int64_t batch_i, double lr,
   const double sps = double(a.batch_size) * a.accum_freq * world_size / t.batch;
   const double sps_rank = sps / world_size;
   // The whole run's remaining time (to the end of the last epoch, or of TrainArgs::replan's
-  // plan) at this epoch's mean step time.
-  const double eta = step_seconds() * double(steps_left(step));
+  // plan) at the smoothed step time (core/step_rate.h).
+  const double eta = s_.step_rate.eta(steps_left(step));
   log::info("Train Epoch: {} [{:>{}}/{} ({:.0f}%)] Data (t): {:.3f} Batch (t): {:.3f}, {}/s, {}/s/gpu LR: {:5f} "
             "Logit Scale: {:.3f} Contrastive_loss: {:#.5g} ({:#.5g}) Loss: {:#.5g} ({:#.5g}) ETA: {:.0f}s",
             epoch_, samples, std::to_string(f.samples_per_epoch).size(), f.samples_per_epoch,
@@ -75,8 +69,8 @@ void StepLogger::progress(int64_t step, int64_t i_accum, int64_t batch_i, double
   log::progress(fmt::format("epoch {} [{}{}] {}/{} loss {:.4f} {:.1f} samples/s ETA epoch {} run {}", epoch_,
                             std::string(size_t(done), '='), std::string(size_t(width - done), ' '), batch_i, n, loss,
                             double(s_.a.batch_size) * s_.a.accum_freq / std::max(1e-9, t.batch),
-                            format_duration(step_seconds() * double(epoch_left)),
-                            format_duration(step_seconds() * double(steps_left(step)))));
+                            format_duration(s_.step_rate.eta(epoch_left)),
+                            format_duration(s_.step_rate.eta(steps_left(step)))));
 }
 
 }  // namespace oc

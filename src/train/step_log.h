@@ -15,7 +15,8 @@ struct StepTimes {
 
 class StepLogger {
  public:
-  StepLogger(TrainSession& s, int64_t epoch) : s_(s), epoch_(epoch) {}
+  // The epoch's first step is a warm-up for the ETA (TrainSession::step_rate).
+  StepLogger(TrainSession& s, int64_t epoch) : s_(s), epoch_(epoch) { s_.step_rate.new_epoch(); }
   // After the optimizer step `step` (the i_accum-th of the epoch), batch_i batches done.
   void log(int64_t step, int64_t i_accum, int64_t batch_i, double lr, double loss, double scale, const StepTimes& t);
 
@@ -28,15 +29,10 @@ class StepLogger {
   };
   void line(int64_t step, int64_t i_accum, int64_t batch_i, double lr, double loss, double scale, const StepTimes& t);
   void progress(int64_t step, int64_t i_accum, int64_t batch_i, double loss, const StepTimes& t) const;
-  // Seconds per optimizer step for the ETA: the mean over this epoch's steps so far, the
-  // first left out once there are others (it includes the data loader's start), so the ETA
-  // moves smoothly instead of following one step's time.
-  double step_seconds() const;
   int64_t steps_left(int64_t step) const;  // to the end of the run (or of replan's plan)
   TrainSession& s_;
   int64_t epoch_;
-  Meter loss_, data_, batch_, epoch_steps_;
-  double first_step_s_ = 0;
+  Meter loss_, data_, batch_;
 };
 
 }  // namespace oc

@@ -12,6 +12,7 @@ import shutil
 import struct
 import subprocess
 import sys
+import textwrap
 import threading
 import unittest
 import zlib
@@ -170,6 +171,47 @@ class OpenclipCpp(unittest.TestCase):
         with self.assertRaises(RuntimeError) as e:
             oc.create_model(deep, "")
         self.assertIn("nested more than 128 deep", str(e.exception))
+
+    def test_out_of_memory_is_a_memory_error_naming_the_call(self):
+        """Issue 42 #13: out of memory was pybind11's bare 'std::bad_alloc' (or a RuntimeError for
+        a backend buffer). In a subprocess whose address space is limited to a little above what
+        it already uses (VmSize + 256 MiB, taken after the OpenMP threads and oneDNN's kernels
+        exist, so those reservations are inside it), each call that cannot get its memory raises
+        MemoryError naming the call (and the bytes, where the library knows them), and the
+        process and the model keep working."""
+        script = textwrap.dedent("""
+            import json, resource, sys
+            import numpy as np
+            import openclip_cpp as oc
+            weights = sys.argv[1]
+            model = oc.create_model("test-tiny", weights)
+            small = np.random.default_rng(1).integers(0, 256, size=(40, 36, 3), dtype=np.uint8)
+            ref = model.encode_image(small)
+            model.encode_text(["warm"])
+            big = np.zeros((16384, 16384, 3), np.uint8)  # 768 MiB of address space, never touched
+            vm = next(int(l.split()[1]) * 1024 for l in open("/proc/self/status") if l.startswith("VmSize:"))
+            limit = vm + (256 << 20)
+            resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+            got = {}
+            for name, call in (("image", lambda: model.encode_image(big)),
+                               ("model", lambda: oc.create_model("test-tiny", weights, batch_size=1 << 20))):
+                try:
+                    call()
+                    got[name] = "no error"
+                except MemoryError as e:
+                    got[name] = "MemoryError: " + str(e)
+                except Exception as e:
+                    got[name] = type(e).__name__ + ": " + str(e)
+            got["still works"] = bool(np.array_equal(model.encode_image(small), ref))
+            print(json.dumps(got))
+        """)
+        r = subprocess.run([sys.executable, "-c", script, self.weights], capture_output=True, text=True, timeout=240)
+        self.assertEqual(r.returncode, 0, r.stderr[-3000:])
+        got = json.loads(r.stdout.strip().splitlines()[-1])
+        self.assertRegex(got["image"], r"^MemoryError: encode_image: 1 images: out of memory \(")
+        self.assertRegex(got["model"], r"^MemoryError: create_model: test-tiny: out of memory allocating [0-9]+ bytes "
+                                       r"\(backend cpu: cannot allocate [0-9]+ bytes")
+        self.assertTrue(got["still works"])
 
     def test_bad_context_lengths_and_ids_are_value_errors(self):
         """Issue 42: tokenize(["a"], 2**31 - 1) allocated 8 GB of ids before anything was checked

@@ -1,10 +1,16 @@
-"""The wheel (ctest -L long): scripts/build_wheel.sh builds it, a fresh venv installs it (with
-Debian's site packages: numpy, PIL and torch 1.13, whose own oneDNN then shares the process),
-and there, away from the source and build trees, the OpenCLIP-shaped API must give OpenCLIP's
-embeddings: a random-init test-tiny model saved by OpenCLIP 2.24 (.pyref, made by
-scripts/setup_pyref.sh), images as paths, PIL images and arrays, texts through get_tokenizer.
-Also `python -m openclip_cpp --version`. Skipped (77) with the reason when PyPI, .pyref or
-Debian's torch are missing. Environment (set by CMake): OPENCLIP_SOURCE_DIR, OPENCLIP_TEST_SCRATCH.
+"""The wheel (ctest -L long): built, installed into a fresh venv (with Debian's site packages:
+numpy, PIL and torch 1.13, whose own oneDNN then shares the process), and there, away from the
+source and build trees, the OpenCLIP-shaped API must give OpenCLIP's embeddings: a random-init
+test-tiny model saved by OpenCLIP 2.24 (.pyref, made by scripts/setup_pyref.sh), images as
+paths, PIL images and arrays, texts through get_tokenizer. Also `python -m openclip_cpp --version`.
+Two ways in (argv[1]):
+  wheel  (test python_wheel): scripts/build_wheel.sh's repaired wheel, installed with --no-index;
+  pip    (test python_pip_install): `pip install SRC` as a user types it, with build isolation
+         (pip fetches scikit-build-core and pybind11 from PyPI into a throw-away environment),
+         through ccache when it is there, in OPENCLIP_PIP_BUILD_DIR (next to the build folder,
+         so that ccache's base_dir-relative paths are the tree's and its objects are reused).
+Skipped (77) with the reason when PyPI, .pyref or Debian's torch are missing. Environment (set
+by CMake): OPENCLIP_SOURCE_DIR, OPENCLIP_TEST_SCRATCH, OPENCLIP_PIP_BUILD_DIR, OPENCLIP_TREE_CC/CXX.
 """
 import os
 import shutil
@@ -84,13 +90,8 @@ def rel_diff(a, b):
     return float(np.abs(a - b).max() / np.abs(b).max())
 
 
-def main():
-    if not os.path.exists(PYREF):
-        skip(".pyref (OpenCLIP 2.24) is missing: run scripts/setup_pyref.sh")
-    if subprocess.run(["/usr/bin/python3", "-c", "import torch, PIL, numpy"], capture_output=True).returncode != 0:
-        skip("Debian's python3-torch, python3-pil or python3-numpy is missing")
-    shutil.rmtree(SCRATCH, ignore_errors=True)
-    os.makedirs(SCRATCH)
+def install_built_wheel(py):
+    """scripts/build_wheel.sh's wheel into the venv of `py`."""
     t0 = time.time()
     r = subprocess.run([os.path.join(SRC, "scripts", "build_wheel.sh"), os.path.join(SCRATCH, "dist")],
                        capture_output=True, text=True)
@@ -100,10 +101,56 @@ def main():
         raise AssertionError("build_wheel.sh failed:\n" + r.stderr[-4000:])
     wheel = r.stdout.strip().splitlines()[-1]
     print(r.stderr.strip().splitlines()[-1], f"(whole script {time.time() - t0:.0f} s)")
+    run([py, "-m", "pip", "install", "-q", "--no-deps", "--no-index", "--disable-pip-version-check", wheel])
+
+
+def pip_install_source(py):
+    """`pip install SRC` with build isolation, as a user types it, into the venv of `py`."""
+    probe = subprocess.run([py, "-m", "pip", "install", "--dry-run", "--ignore-installed", "--no-deps", "-q",
+                            "--disable-pip-version-check", "--timeout", "30", "scikit-build-core>=0.10", "pybind11"],
+                           capture_output=True, text=True)
+    if probe.returncode != 0:
+        skip("PyPI cannot be reached (the isolated build fetches scikit-build-core and pybind11): "
+             + (probe.stderr.strip().splitlines() or ["?"])[-1])
+    env = dict(os.environ)
+    build_dir = os.environ.get("OPENCLIP_PIP_BUILD_DIR", os.path.join(SCRATCH, "build"))
+    if shutil.which("ccache"):
+        env["CMAKE_ARGS"] = (env.get("CMAKE_ARGS", "") + " -DCMAKE_CXX_COMPILER_LAUNCHER=ccache"
+                             " -DCMAKE_C_COMPILER_LAUNCHER=ccache").strip()
+        env.setdefault("CCACHE_BASEDIR", os.path.dirname(os.path.abspath(SRC)))  # worktrees side by side share
+        # scikit-build-core sets CC/CXX to Python's sysconfig compilers (x86_64-linux-gnu-g++ on
+        # Debian) unless they are set: the same g++ under another name, which ccache hashes, so
+        # every object missed. The tree's compilers (from CMake) are given instead.
+        for var in ("CC", "CXX"):
+            if os.environ.get("OPENCLIP_TREE_" + var):
+                env.setdefault(var, os.environ["OPENCLIP_TREE_" + var])
+    env.setdefault("CMAKE_BUILD_PARALLEL_LEVEL", "2")
+    t0 = time.time()
+    r = subprocess.run([py, "-m", "pip", "install", "-v", "--disable-pip-version-check", "--timeout", "30",
+                        "--config-settings=build-dir=" + build_dir, SRC], capture_output=True, text=True, env=env)
+    if r.returncode != 0:
+        raise AssertionError("pip install (build isolation) failed:\n" + (r.stdout + r.stderr)[-6000:])
+    installed = [line.strip() for line in (r.stdout + r.stderr).splitlines() if "Successfully installed" in line]
+    print(f"pip install SRC with build isolation: {time.time() - t0:.0f} s wall;", "; ".join(installed))
+
+
+def main():
+    mode = sys.argv[1] if len(sys.argv) > 1 else "wheel"
+    if mode not in ("wheel", "pip"):
+        raise SystemExit(f"usage: {sys.argv[0]} [wheel|pip]")
+    if not os.path.exists(PYREF):
+        skip(".pyref (OpenCLIP 2.24) is missing: run scripts/setup_pyref.sh")
+    if subprocess.run(["/usr/bin/python3", "-c", "import torch, PIL, numpy"], capture_output=True).returncode != 0:
+        skip("Debian's python3-torch, python3-pil or python3-numpy is missing")
+    shutil.rmtree(SCRATCH, ignore_errors=True)
+    os.makedirs(SCRATCH)
     venv = os.path.join(SCRATCH, "venv")
     run(["/usr/bin/python3", "-m", "venv", "--system-site-packages", venv])
     py = os.path.join(venv, "bin", "python")
-    run([py, "-m", "pip", "install", "-q", "--no-deps", "--no-index", "--disable-pip-version-check", wheel])
+    if mode == "wheel":
+        install_built_wheel(py)
+    else:
+        pip_install_source(py)
     # Away from the trees: no PYTHONPATH, no OPENCLIP_DATA_DIR, another working directory.
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "OPENCLIP_DATA_DIR")}
     work = os.path.join(SCRATCH, "work")

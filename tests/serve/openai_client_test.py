@@ -189,6 +189,19 @@ class OpenAIClient(unittest.TestCase):
             self.assertEqual(short.shape, (2, 8))
             want = full[:, :8] / np.linalg.norm(full[:, :8].astype(np.float64), axis=1, keepdims=True)
             np.testing.assert_allclose(short, want, rtol=1e-6, atol=1e-7)  # float32 rounding of a renormalized row
+        # The whole size is allowed (the full, normalized rows); one more, 0, a negative, a
+        # fraction, a string or a bool is OpenAI's 400 naming "dimensions", the server unharmed.
+        dim = full.shape[1]
+        whole, _ = self.embed(input=["a dog", "a cat"], dimensions=dim)
+        unit = full / np.linalg.norm(full.astype(np.float64), axis=1, keepdims=True)
+        np.testing.assert_allclose(whole, unit, rtol=1e-6, atol=1e-7)
+        for bad in (dim + 1, 0, -1, 8.5, "8", True, 2**63):
+            status, body = self.post("/v1/embeddings", {"model": "test-tiny", "input": "a", "dimensions": bad})
+            self.assertEqual(status, 400, (bad, body))
+            self.assertEqual(sorted(body["error"]), ["code", "message", "param", "type"], bad)
+            self.assertEqual((body["error"]["type"], body["error"]["param"]), ("invalid_request_error", "dimensions"), bad)
+            self.assertIn(f'"dimensions" must be an integer from 1 to {dim}', body["error"]["message"], bad)
+        self.assert_bad(openai.BadRequestError, {"input": "a", "dimensions": dim + 1}, f"from 1 to {dim}", "dimensions")
 
     def assert_bad(self, exc, kw, needle, param=None):
         with self.assertRaises(exc) as e:

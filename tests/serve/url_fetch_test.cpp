@@ -106,6 +106,46 @@ TEST_F(UrlFetchOrigin, PrivateAddressRefusedUnlessAllowed) {
   EXPECT_NE(n.error.find("--allow-private-image-urls"), std::string::npos) << n.error;
 }
 
+// A first hop that is allowed, redirecting to one that is not (a public page sending the
+// server to 169.254.169.254 or its own network): the redirect's connection is checked too. No
+// public address is reachable here, so two origins on 127.0.0.1 stand in: the refusal is
+// told to refuse the fixture's port only, and a second server redirects to it.
+TEST_F(UrlFetchOrigin, ARedirectToARefusedAddressIsRefused) {
+  httplib::Server first;
+  const std::string target = url("/a.png");
+  first.Get("/own.png", [](const httplib::Request&, httplib::Response& r) { r.set_content("OWN", "image/png"); });
+  first.Get("/away", [&](const httplib::Request&, httplib::Response& r) { r.set_redirect(target); });
+  const int first_port = first.bind_to_any_port("127.0.0.1");
+  ASSERT_GT(first_port, 0);
+  std::thread t([&] { first.listen_after_bind(); });
+  while (!first.is_running()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  UrlFetchOptions o;
+  int refused_calls = 0;
+  o.refuse = [&](const sockaddr* sa) {
+    const bool refuse = sa->sa_family == AF_INET && ntohs(reinterpret_cast<const sockaddr_in*>(sa)->sin_port) == port;
+    refused_calls += refuse;
+    return refuse;
+  };
+  const std::string first_url = "http://127.0.0.1:" + std::to_string(first_port);
+  auto own = fetch_url(first_url + "/own.png", o);  // the first origin itself is allowed
+  EXPECT_EQ(own.error, "");
+  EXPECT_EQ(std::string(own.body.begin(), own.body.end()), "OWN");
+  EXPECT_EQ(refused_calls, 0);
+  auto away = fetch_url(first_url + "/away", o);
+  EXPECT_TRUE(away.body.empty());
+  EXPECT_NE(away.error.find("the URL leads to 127.0.0.1"), std::string::npos) << away.error;
+  EXPECT_NE(away.error.find("--allow-private-image-urls"), std::string::npos) << away.error;
+  EXPECT_EQ(refused_calls, 1);
+  // Without the stand-in, the same redirect under --allow-private-image-urls is followed.
+  UrlFetchOptions allow;
+  allow.allow_private = true;
+  auto followed = fetch_url(first_url + "/away", allow);
+  EXPECT_EQ(followed.error, "");
+  EXPECT_EQ(std::string(followed.body.begin(), followed.body.end()), "PNGBYTES");
+  first.stop();
+  t.join();
+}
+
 TEST_F(UrlFetchOrigin, BoundedInSizeRedirectsSchemesAndTime) {
   UrlFetchOptions small;
   small.max_bytes = 4096;
