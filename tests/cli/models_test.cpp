@@ -10,7 +10,7 @@ namespace oc::test {
 namespace {
 
 TEST(CliModels, ListsTheConfigsByFamily) {
-  Run r = run(openclip() + " models");
+  ::oc::test::Run r = run(openclip() + " models");
   ASSERT_EQ(r.status, 0) << r.out;
   for (const char* s : {"OpenCLIP ViT (", "timm ViT (", "ModifiedResNet (", "  ViT-B-32\n", "  RN50\n",
                         "  ViT-B-16-SigLIP\n", "built-in configs"})
@@ -19,7 +19,7 @@ TEST(CliModels, ListsTheConfigsByFamily) {
 }
 
 TEST(CliModels, ChecksABuiltinName) {
-  Run r = run(openclip() + " models --check ViT-B-32");
+  ::oc::test::Run r = run(openclip() + " models --check ViT-B-32");
   ASSERT_EQ(r.status, 0) << r.out;
   EXPECT_EQ(r.out.rfind("ViT-B-32: OpenCLIP ViT image tower", 0), 0u) << r.out;
   EXPECT_EQ(std::count(r.out.begin(), r.out.end(), '\n'), 1) << r.out;
@@ -31,7 +31,7 @@ TEST(CliModels, RefusesABadConfigNamingTheKey) {
       "patch_size": 8, "head_width": 32}, "text_cfg": {"context_length": 16, "vocab_size": 1000, "width": 64,
       "heads": 2, "layers": 2}})";
   fs::write_atomic(d + "/good.json", good);
-  Run ok = run(openclip() + " models --check " + d + "/good.json");
+  ::oc::test::Run ok = run(openclip() + " models --check " + d + "/good.json");
   ASSERT_EQ(ok.status, 0) << ok.out;
   EXPECT_NE(ok.out.find("good: OpenCLIP ViT image tower (32 px, patch 8, 2 blocks of width 64)"), std::string::npos)
       << ok.out;
@@ -51,7 +51,7 @@ TEST(CliModels, RefusesABadConfigNamingTheKey) {
     ASSERT_NE(at, std::string::npos) << b.from;
     text.replace(at, std::string(b.from).size(), b.to);
     fs::write_atomic(d + "/bad.json", text);
-    Run r = run(openclip() + " models --check " + d + "/bad.json");
+    ::oc::test::Run r = run(openclip() + " models --check " + d + "/bad.json");
     EXPECT_EQ(r.status, 1) << b.key << "\n" << r.out;
     EXPECT_NE(r.out.find(b.key), std::string::npos) << b.key << "\n" << r.out;
   }
