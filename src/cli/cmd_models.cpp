@@ -25,9 +25,10 @@ int run(const std::vector<std::string>& args) {
     for (const std::string& name : f.names) std::printf("  %s\n", name.c_str());
     n += f.names.size();
   }
-  std::printf("%zu built-in configs; --model also takes a JSON file in OpenCLIP's format (check one with "
-              "`openclip models --check FILE`)\n",
-              n);
+  std::printf(
+      "%zu built-in configs; --model also takes a JSON file in OpenCLIP's format (check one with "
+      "`openclip models --check FILE`)\n",
+      n);
   return 0;
 }
 

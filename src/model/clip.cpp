@@ -192,8 +192,7 @@ void Clip::encode_text(const int32_t* tokens, int64_t B, float* out, bool normal
 }
 
 Clip::Memory Clip::memory() const {
-  return {params_.mib() + w16_.mib() + w8_.mib(), grads_.mib(),
-          vision_->mib() + text_->mib()};
+  return {params_.mib() + w16_.mib() + w8_.mib(), grads_.mib(), vision_->mib() + text_->mib()};
 }
 
 }  // namespace oc

@@ -10,10 +10,10 @@
 #include "core/json_read.h"
 #include "model/config_keys.h"
 #include "model/config_limits.h"
-#include "model/resnet/config_resnet.h"
-#include "model/timm_vit/config_timm.h"
 #include "model/image_tower.h"
 #include "model/params.h"
+#include "model/resnet/config_resnet.h"
+#include "model/timm_vit/config_timm.h"
 #include "model/transformer.h"
 #include "text/text_tokenizer.h"
 
@@ -232,9 +232,9 @@ std::string model_config_json(const ModelCfg& c) {
   if (c.quick_gelu) j["quick_gelu"] = true;
   if (c.init_logit_scale != std::log(1.0 / 0.07)) j["init_logit_scale"] = c.init_logit_scale;
   if (c.init_logit_bias) j["init_logit_bias"] = *c.init_logit_bias;
-  j["vision_cfg"] = {{"image_size", c.vision.image_size}, {"layers", c.vision.layers}, {"width", c.vision.width},
-                     {"head_width", c.vision.head_width}, {"patch_size", c.vision.patch_size},
-                     {"mlp_ratio", c.vision.mlp_ratio}};
+  j["vision_cfg"] = {{"image_size", c.vision.image_size}, {"layers", c.vision.layers},
+                     {"width", c.vision.width},           {"head_width", c.vision.head_width},
+                     {"patch_size", c.vision.patch_size}, {"mlp_ratio", c.vision.mlp_ratio}};
   j["text_cfg"] = {{"context_length", c.text.context_length}, {"vocab_size", c.text.vocab_size},
                    {"width", c.text.width}, {"heads", c.text.heads}, {"layers", c.text.layers}};
   add_option_json(c, &j);

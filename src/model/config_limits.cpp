@@ -52,7 +52,8 @@ void text(const TextCfg& t, const std::string& w) {
 
 void check_head_width(const VisionCfg& v, const std::string& w) {
   in_range(v.head_width, 1, v.width, "head_width", w);
-  if (v.width % v.head_width) OC_USER_ERROR("{}: width {} is not a multiple of head_width {}", w, v.width, v.head_width);
+  if (v.width % v.head_width)
+    OC_USER_ERROR("{}: width {} is not a multiple of head_width {}", w, v.width, v.head_width);
 }
 
 void validate_model_numbers(const ModelCfg& c, const std::string& where, const std::string& vision_where,

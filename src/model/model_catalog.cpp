@@ -24,10 +24,11 @@ ConfigSummary check_model_config(const ModelCfg& cfg) {
 }
 
 std::string summary_line(const ModelCfg& c, const ConfigSummary& s) {
-  return fmt::format("{}: {} image tower ({}); text {} blocks of width {}, context {}, {} tokenizer; embed_dim {}; "
-                     "{:.2f} M parameters",
-                     c.name, s.family, s.image, c.text.layers, c.text.width, c.text.context_length, s.tokenizer,
-                     c.embed_dim, double(s.params) / 1e6);
+  return fmt::format(
+      "{}: {} image tower ({}); text {} blocks of width {}, context {}, {} tokenizer; embed_dim {}; "
+      "{:.2f} M parameters",
+      c.name, s.family, s.image, c.text.layers, c.text.width, c.text.context_length, s.tokenizer, c.embed_dim,
+      double(s.params) / 1e6);
 }
 
 std::vector<FamilyConfigs> builtin_configs_by_family() {

@@ -163,7 +163,8 @@ ClipParams bind_params(const ModelCfg& c, const ParamTable& t, float* base) {
   p.tok_emb = at(t, base, tp + "token_embedding.weight");
   p.ln_final_w = at(t, base, tp + "ln_final.weight");
   p.ln_final_b = at(t, base, tp + "ln_final.bias");
-  for (int i = 0; i < c.text.layers; ++i) p.t_blocks.push_back(bind_transformer_block(t, base, text_block_prefix(c, i)));
+  for (int i = 0; i < c.text.layers; ++i)
+    p.t_blocks.push_back(bind_transformer_block(t, base, text_block_prefix(c, i)));
   return p;
 }
 

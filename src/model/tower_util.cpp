@@ -19,7 +19,8 @@ void BufferPlan::allocate(ops::FloatArena& arena) {
 }
 
 StackDims stack_dims(int64_t B, int64_t T, const StackShape& s, ops::Prec prec, const StackMemory& mem,
-                     const std::vector<BlockWeights16>* w16, const std::vector<BlockWeightsInt8>* w8, ops::Backend* be) {
+                     const std::vector<BlockWeights16>* w16, const std::vector<BlockWeightsInt8>* w8,
+                     ops::Backend* be) {
   StackDims d;
   d.be = be;
   d.B = B, d.T = T, d.W = s.W, d.H = s.H, d.F = s.F, d.layers = s.L, d.causal = s.causal;
@@ -37,8 +38,8 @@ StackDims stack_dims(int64_t B, int64_t T, const StackShape& s, ops::Prec prec, 
   return d;
 }
 
-void images_to_patches(ops::Backend& be, float* patches, float* upload, const float* images, bool in_backend,
-                       int64_t B, int64_t S, int64_t P) {
+void images_to_patches(ops::Backend& be, float* patches, float* upload, const float* images, bool in_backend, int64_t B,
+                       int64_t S, int64_t P) {
   const float* img = images;
   if (!in_backend && !be.host_memory()) {  // the host backends read it in place
     be.copy_from_host(upload, img, sizeof(float) * size_t(B * 3 * S * S));

@@ -43,7 +43,7 @@ StackDims stack_dims(int64_t B, int64_t T, const StackShape& s, ops::Prec prec, 
 // The patches [B, (S/P)^2, 3 P P] of images [B, 3, S, S] into `patches`: from host memory
 // (uploaded into `upload` first on a device backend; the host backends read them in place) or
 // from backend memory (`in_backend`).
-void images_to_patches(ops::Backend& be, float* patches, float* upload, const float* images, bool in_backend,
-                       int64_t B, int64_t S, int64_t P);
+void images_to_patches(ops::Backend& be, float* patches, float* upload, const float* images, bool in_backend, int64_t B,
+                       int64_t S, int64_t P);
 
 }  // namespace oc

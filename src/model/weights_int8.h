@@ -31,7 +31,8 @@ class Int8Weights {
  public:
   // Quantizes the vision and/or text weights of `w` (bound to `base`, laid out by `table`) on
   // `be`; the others are released.
-  void build(const ParamTable& table, const Int8Sources& w, const float* base, ops::Backend& be, bool vision, bool text);
+  void build(const ParamTable& table, const Int8Sources& w, const float* base, ops::Backend& be, bool vision,
+             bool text);
   void clear();
   const std::vector<BlockWeightsInt8>& vision() const { return v_; }
   const std::vector<BlockWeightsInt8>& text() const { return t_; }

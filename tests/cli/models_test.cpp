@@ -40,12 +40,12 @@ TEST(CliModels, RefusesABadConfigNamingTheKey) {
     const char* to;
     const char* key;  // named in the refusal
   };
-  for (const Bad& b : {Bad{"\"width\": 64,\n      \"patch_size\"", "\"width\": 64, \"mlp_ratio\": -4,\n      \"patch_size\"",
-                           "mlp_ratio"},
-                       Bad{"\"patch_size\": 8", "\"patch_size\": 7", "patch_size"},
-                       Bad{"\"heads\": 2,", "\"heads\": 2, \"hf_tokenizer_name\": \"no/such-tokenizer\",",
-                           "hf_tokenizer_name"},
-                       Bad{"\"embed_dim\": 64,", "\"embed_dim\": 64, \"no_such_key\": 1,", "no_such_key"}}) {
+  for (const Bad& b :
+       {Bad{"\"width\": 64,\n      \"patch_size\"", "\"width\": 64, \"mlp_ratio\": -4,\n      \"patch_size\"",
+            "mlp_ratio"},
+        Bad{"\"patch_size\": 8", "\"patch_size\": 7", "patch_size"},
+        Bad{"\"heads\": 2,", "\"heads\": 2, \"hf_tokenizer_name\": \"no/such-tokenizer\",", "hf_tokenizer_name"},
+        Bad{"\"embed_dim\": 64,", "\"embed_dim\": 64, \"no_such_key\": 1,", "no_such_key"}}) {
     std::string text = good;
     const size_t at = text.find(b.from);
     ASSERT_NE(at, std::string::npos) << b.from;

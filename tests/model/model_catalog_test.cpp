@@ -1,10 +1,11 @@
 // The configs by image tower family and the check of one config (model/model_catalog.h).
+#include "model/model_catalog.h"
+
 #include <gtest/gtest.h>
 
 #include <algorithm>
 
 #include "core/check.h"
-#include "model/model_catalog.h"
 #include "model/params.h"
 
 namespace oc {

@@ -5,9 +5,9 @@
 
 #include "core/check.h"
 #include "core/log.h"
-#include "model/pos_embed_resize.h"
 #include "model/config_limits.h"
 #include "model/param_init.h"
+#include "model/pos_embed_resize.h"
 #include "model/vit/vit_tower.h"
 
 namespace oc {
@@ -73,7 +73,8 @@ VitParams bind_vit(const ModelCfg& c, const ParamTable& t, float* base, const Vi
   if (!c.vision.no_ln_pre) p.ln_pre_w = at("visual.ln_pre.weight"), p.ln_pre_b = at("visual.ln_pre.bias");
   p.ln_post_w = at("visual.ln_post.weight");
   p.ln_post_b = at("visual.ln_post.bias");
-  for (int i = 0; i < c.vision.layers; ++i) p.v_blocks.push_back(bind_transformer_block(t, base, tower.block_prefix(i)));
+  for (int i = 0; i < c.vision.layers; ++i)
+    p.v_blocks.push_back(bind_transformer_block(t, base, tower.block_prefix(i)));
   return p;
 }
 }  // namespace

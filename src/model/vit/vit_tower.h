@@ -88,7 +88,7 @@ class VisionTower final : public ImageTower {
   void pool_forward(const VitParams& p, int64_t B);
   void pool_backward(const VitParams& p, const VitParams& g, int64_t B);
   bool dropping() const { return drop_; }
-  StackDims stack_dims(int64_t B, ops::Prec prec) const;  // the block stack at the tokens in use
+  StackDims stack_dims(int64_t B, ops::Prec prec) const;                    // the block stack at the tokens in use
   void patch_embed_forward(const VitParams& p, int64_t B, ops::Prec prec);  // patches_ -> patch_out_
 
   ModelCfg cfg_;
@@ -109,8 +109,8 @@ class VisionTower final : public ImageTower {
   bool training_ = false;
   std::vector<int32_t> cls_index_;  // B_max zeros: the class token's position, for pooling
   float* images_ = nullptr;         // [B,3,S,S] the batch in backend memory (device backends only)
-  float *patches_, *patch_out_, *x0_, *pre_mean_, *pre_rstd_, *cls_in_, *pooled_, *post_mean_, *post_rstd_,
-      *feat_raw_, *feat_, *norm_, *d_feat_raw_, *d_pooled_, *d_cls_in_, *d_stack_out_, *d_x0_, *d_patch_out_;
+  float *patches_, *patch_out_, *x0_, *pre_mean_, *pre_rstd_, *cls_in_, *pooled_, *post_mean_, *post_rstd_, *feat_raw_,
+      *feat_, *norm_, *d_feat_raw_, *d_pooled_, *d_cls_in_, *d_stack_out_, *d_x0_, *d_patch_out_;
 };
 
 }  // namespace oc
