@@ -125,6 +125,11 @@ struct RunToolArgs {
   bool json = false;
 };
 
+// models [--check FILE|NAME].
+struct ModelsArgs {
+  std::string check;  // a config to validate (name or JSON file); empty: list the built-in ones
+};
+
 struct TokenizeArgs {
   std::string vocab, hf_tokenizer, hf_tokenizer_vocab, model, input;
   int context_length = 0;

@@ -163,7 +163,7 @@ void add_download_flags(FlagList* l) {
 }
 
 void add_other_flags(FlagList* l) {
-  l->section("logs, report, tokenize");
+  l->section("logs, report, tokenize, models");
   l->add("tag", T::String, "train/loss", "scalar tag (logs export: 'all' for every tag)")
       .on({"logs export", "logs compare"}).bind(&cli::RunToolArgs::tag);
   l->add("format", T::String, "csv", "output format").on({"logs export"}).choices({"csv", "json"})
@@ -189,6 +189,8 @@ void add_other_flags(FlagList* l) {
       .bind(&cli::TokenizeArgs::context_length).bind(&cli::TokenizeArgs::context_length_given);
   l->add("input", T::String, "-", "input file, - for stdin").on(tk).bind(&cli::TokenizeArgs::input);
   l->add("decode", T::Flag, "", "ids -> text instead of text -> ids").on(tk).bind(&cli::TokenizeArgs::decode);
+  l->add("check", T::String, "", "validate one config without building the model: a built-in name or a JSON file "
+         "(one line and exit 0, or the refusing key and exit 1)").on({"models"}).bind(&cli::ModelsArgs::check);
 }
 
 void add_serve_flags(FlagList* l) {

@@ -111,6 +111,10 @@ const std::vector<CommandInfo>& command_infos() {
        ""},
       {"serve", "Serve embeddings, zero-shot classification and index search over HTTP.", ""},
       {"info", "Describe this machine and its devices.", ""},
+      {"models",
+       "List the model configs this build accepts, by image tower family; with --check, validate one (a built-in "
+       "name or a JSON file) without building the model: one line and exit 0, or the refusing key and exit 1.",
+       ""},
       {"convert", "Convert model weights between .pt/.pth/.bin (torch.save) and .safetensors.", "IN OUT"},
   };
   return c;

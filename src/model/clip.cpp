@@ -13,28 +13,28 @@
 
 namespace oc {
 
-Clip::Clip(ModelCfg cfg, ops::Backend& be) : cfg_(std::move(cfg)), be_(&be), table_(make_param_table(cfg_)) {
-  vision_.set_backend(be);
-  text_.set_backend(be);
+Clip::Clip(ModelCfg cfg, ops::Backend& be)
+    : cfg_(std::move(cfg)),
+      be_(&be),
+      table_(make_param_table(cfg_)),
+      vision_(make_image_tower(cfg_, be)),
+      text_(make_text_tower(cfg_, be)) {
   params_.bind(be, fmt::format("{} parameters", cfg_.name));
   grads_.bind(be, fmt::format("{} gradients", cfg_.name));
   params_.resize(table_.total, /*zero=*/true);
   p_ = bind_params(cfg_, table_, params_.data());
-  if (cfg_.vision.resnet()) resnet_ = std::make_unique<ResNetTower>(), resnet_->set_backend(be);
+  vision_->bind(table_, params_.data(), nullptr);
+  text_->bind(p_, nullptr);
 }
 
 void Clip::init(uint64_t seed) {
   init_params(cfg_, table_, *be_, params(), seed);  // params(): the bf16 copies are stale
-  vision_.set_patch_dropout_seed(mix_seed(seed, 0x70617463));  // patch dropout draws follow the init seed
+  vision_->set_patch_dropout_seed(mix_seed(seed, 0x70617463));  // patch dropout draws follow the init seed
 }
 
 Precision Clip::checked_int8() const {
-  if (resnet_)
-    OC_USER_ERROR("--precision int8: {} has a ModifiedResNet image tower; the int8 path is built for ViT towers only",
-                  cfg_.name);
-  if (cfg_.vision.timm())
-    OC_USER_ERROR("--precision int8: {} has a timm image tower ({}); the int8 path is built for OpenCLIP's ViT only",
-                  cfg_.name, cfg_.vision.timm_model_name);
+  if (const std::string why = vision_->int8_refusal(); !why.empty())
+    OC_USER_ERROR("--precision int8: {} {}", cfg_.name, why);
   if (ops::has_int8(*be_)) return Precision::Int8;
   if (be_->name() != "cpu")
     OC_USER_ERROR("--precision int8: the {} backend has no int8 GEMMs; use --device cpu", be_->name());
@@ -49,8 +49,8 @@ void Clip::set_precision(Precision p) {
   if (p == Precision::Int8 && training_)
     OC_USER_ERROR("--precision int8 is for inference only (embed, eval, serve, ...)");
   if (p != Precision::Int8) w8_.clear();
-  vision_.set_int8_weights(p == Precision::Int8 ? &w8_ : nullptr);
-  text_.set_int8_weights(p == Precision::Int8 ? &w8_.text() : nullptr);
+  vision_->set_int8_weights(p == Precision::Int8 ? &w8_ : nullptr);
+  text_->set_int8_weights(p == Precision::Int8 ? &w8_.text() : nullptr);
   const bool replan = B_max_ > 0 && (p != Precision::Fp32) != bf16_acts();
   if (p != prec_) release_f32();  // prepared for the precision that was
   prec_ = p;
@@ -62,9 +62,9 @@ void Clip::set_precision(Precision p) {
 void Clip::refresh_bf16(bool vision, bool text) {
   OC_PROFILE("bf16_weights");
   if (!w16_.planned()) {
-    w16_.plan(table_, p_, params_.data(), *be_);
-    vision_.set_bf16_weights(&w16_.vision());
-    text_.set_bf16_weights(&w16_.text());
+    w16_.plan(table_, vision_->blocks(), p_.t_blocks, params_.data(), *be_);
+    vision_->set_bf16_weights(&w16_.vision());
+    text_->set_bf16_weights(&w16_.text());
   }
   // Weights in the GEMM kernel's own layout for inference only: ~10% faster forward GEMMs
   // (encode_image 67 -> 79 images/s at batch 64 on AMX), but in training no step-time change
@@ -79,7 +79,8 @@ void Clip::refresh_int8(bool vision, bool text) {
   vision = vision && (w8_stale_vision_ || !w8_.has_vision());
   text = text && (w8_stale_text_ || !w8_.has_text());
   if (!vision && !text) return;
-  w8_.build(table_, p_, params_.data(), *be_, vision, text);
+  w8_.build(table_, {.vision = &vision_->blocks(), .vision_patch = vision_->int8_patch_weight(), .text = &p_.t_blocks},
+            params_.data(), *be_, vision, text);
   if (vision) w8_stale_vision_ = false;
   if (text) w8_stale_text_ = false;
 }
@@ -101,7 +102,7 @@ void each_gemm_weight(const ParamTable& table, const float* base, const std::vec
 
 void Clip::prepare_f32(bool vision, bool text) {
   if (vision && !f32_prepared_vision_) {
-    each_gemm_weight(table_, params_.data(), p_.v_blocks,
+    each_gemm_weight(table_, params_.data(), vision_->blocks(),
                      [&](const float* w, int64_t n, int64_t k) { be_->prepare_weight_f32(w, n, k); });
     f32_prepared_vision_ = true;
   }
@@ -114,37 +115,33 @@ void Clip::prepare_f32(bool vision, bool text) {
 
 void Clip::release_f32() {
   auto release = [&](const float* w, int64_t, int64_t) { be_->release_weight_f32(w); };
-  if (f32_prepared_vision_) each_gemm_weight(table_, params_.data(), p_.v_blocks, release);
+  if (f32_prepared_vision_) each_gemm_weight(table_, params_.data(), vision_->blocks(), release);
   if (f32_prepared_text_) each_gemm_weight(table_, params_.data(), p_.t_blocks, release);
   f32_prepared_vision_ = f32_prepared_text_ = false;
+}
+
+void Clip::plan(int64_t B_max, bool training, bool checkpoint) {
+  training_ = training;
+  B_max_ = B_max;
+  const TowerPlan tp{.B_max = B_max, .training = training, .checkpoint = checkpoint, .bf16_acts = bf16_acts()};
+  vision_->plan(tp);
+  text_->plan(tp);
 }
 
 void Clip::plan_training(int64_t B_max, bool checkpoint) {
   if (prec_ == Precision::Int8) OC_USER_ERROR("--precision int8 is for inference only (embed, eval, serve, ...)");
   release_f32();  // the optimizer writes the weights from now on
-  training_ = true;
   checkpoint_ = checkpoint;
-  B_max_ = B_max;
   if (grads_.size() != table_.total) {
     grads_.resize(table_.total, /*zero=*/true);
     g_ = bind_params(cfg_, table_, grads_.data());
+    vision_->bind(table_, params_.data(), grads_.data());
+    text_->bind(p_, &g_);
   }
-  if (resnet_)
-    resnet_->plan(cfg_, p_.rn, B_max, true);
-  else
-    vision_.plan(cfg_, B_max, true, checkpoint, bf16_acts());
-  text_.plan(cfg_, B_max, true, checkpoint, bf16_acts());
+  plan(B_max, true, checkpoint);
 }
 
-void Clip::plan_inference(int64_t B_max) {
-  training_ = false;
-  B_max_ = B_max;
-  if (resnet_)
-    resnet_->plan(cfg_, p_.rn, B_max, false);
-  else
-    vision_.plan(cfg_, B_max, false, false, bf16_acts());
-  text_.plan(cfg_, B_max, false, false, bf16_acts());
-}
+void Clip::plan_inference(int64_t B_max) { plan(B_max, false, false); }
 
 Clip::Features Clip::forward(const float* images, const int32_t* tokens, int64_t B, ImagesIn in) {
   OC_CHECK(training_, "forward() keeps activations for backward: call plan_training first");
@@ -153,19 +150,15 @@ Clip::Features Clip::forward(const float* images, const int32_t* tokens, int64_t
   const ops::Prec mp = matmul_prec(prec_);
   if (bf16_acts()) refresh_bf16(true, true);  // once per step: the optimizer has moved the weights
   Features f;
-  f.image = resnet_ ? resnet_->forward(p_, images, B, mp, /*normalize=*/true, /*train_bn=*/!freeze_bn_stats_)
-                    : vision_.forward(p_, images, B, mp, /*normalize=*/true, /*drop_patches=*/true, in);
-  f.text = text_.forward(p_, tokens, B, mp);
+  f.image = vision_->forward(images, B, mp, {.normalize = true, .train = true, .in = in});
+  f.text = text_->forward(tokens, B, mp);
   return f;
 }
 
 void Clip::backward(const float* d_image, const float* d_text) {
   const ops::Prec mp = matmul_prec(prec_);
-  if (resnet_)
-    resnet_->backward(p_, g_, d_image, mp);
-  else
-    vision_.backward(p_, g_, d_image, mp);
-  text_.backward(p_, g_, d_text, mp);
+  vision_->backward(d_image, mp);
+  text_->backward(d_text, mp);
 }
 
 void Clip::encode_image(const float* images, int64_t B, float* out, bool normalize) {
@@ -178,8 +171,7 @@ void Clip::encode_image(const float* images, int64_t B, float* out, bool normali
   if (!bf16_acts() && !training_) prepare_f32(true, false);
   for (int64_t b0 = 0; b0 < B; b0 += B_max_) {
     const int64_t n = std::min(B_max_, B - b0);
-    const float* f = resnet_ ? resnet_->forward(p_, images + b0 * img, n, matmul_prec(prec_), normalize, false)
-                             : vision_.forward(p_, images + b0 * img, n, matmul_prec(prec_), normalize);
+    const float* f = vision_->forward(images + b0 * img, n, matmul_prec(prec_), {.normalize = normalize});
     be_->copy_to_host(out + b0 * E, f, sizeof(float) * size_t(n * E));
   }
 }
@@ -194,14 +186,13 @@ void Clip::encode_text(const int32_t* tokens, int64_t B, float* out, bool normal
   if (!bf16_acts() && !training_) prepare_f32(false, true);
   for (int64_t b0 = 0; b0 < B; b0 += B_max_) {
     const int64_t n = std::min(B_max_, B - b0);
-    const float* f = text_.forward(p_, tokens + b0 * ctx, n, matmul_prec(prec_), normalize);
+    const float* f = text_->forward(tokens + b0 * ctx, n, matmul_prec(prec_), normalize);
     be_->copy_to_host(out + b0 * E, f, sizeof(float) * size_t(n * E));
   }
 }
 
 Clip::Memory Clip::memory() const {
-  return {params_.mib() + w16_.mib() + w8_.mib(), grads_.mib(),
-          (resnet_ ? resnet_->mib() : vision_.mib()) + text_.mib()};
+  return {params_.mib() + w16_.mib() + w8_.mib(), grads_.mib(), vision_->mib() + text_->mib()};
 }
 
 }  // namespace oc

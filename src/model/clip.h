@@ -8,10 +8,10 @@
 #include <string>
 
 #include "model/config.h"
-#include "model/modified_resnet.h"
+#include "model/image_tower.h"
 #include "model/params.h"
 #include "model/precision.h"
-#include "model/towers.h"
+#include "model/text_tower.h"
 #include "model/weights_bf16.h"
 #include "model/weights_int8.h"
 
@@ -51,7 +51,7 @@ class Clip {
   void zero_grads() { grads_.zero(); }
 
   // Re-plans the activation memory when the bf16-ness changes after planning. Int8 (inference
-  // only) is refused for image towers other than OpenCLIP's ViT, and on a backend without int8
+  // only) is refused for an image tower that cannot run it (int8_refusal), and on a backend without int8
   // GEMMs; on a CPU without VNNI it warns and runs amp_bf16 (native bf16) or fp32 instead.
   void set_precision(Precision p);
   Precision precision() const { return prec_; }
@@ -65,9 +65,8 @@ class Clip {
   // `in`: where the images are (ImagesIn::Backend: a Backend::prefetch the caller awaited;
   // only where takes_backend_images()). The token ids are host memory.
   Features forward(const float* images, const int32_t* tokens, int64_t B, ImagesIn in = ImagesIn::Host);
-  // Whether forward takes images in backend memory: the ViT towers whose patch grid covers
-  // the image; ModifiedResNet re-lays them out channels-last on the host first.
-  bool takes_backend_images() const { return !resnet_ && vision_.takes_backend_images(); }
+  // Whether forward takes images in backend memory (the image tower's input().backend_images).
+  bool takes_backend_images() const { return vision_->input().backend_images; }
   // Accumulates parameter gradients from d(loss)/d(normalized features) of the last forward.
   void backward(const float* d_image, const float* d_text);
 
@@ -76,15 +75,12 @@ class Clip {
   void encode_text(const int32_t* tokens, int64_t B, float* out, bool normalize = true);
 
   float logit_scale() const { return be_->read_scalar(p_.logit_scale); }
-  // ModifiedResNet image towers (vision.resnet()): BatchNorm in eval mode in the training
-  // forward too (OpenCLIP's lock(freeze_bn_stats=True), --lock-image-freeze-bn-stats).
-  void set_freeze_bn_stats(bool frozen) { freeze_bn_stats_ = frozen; }
-  TextTower& text_tower() { return text_; }
-  VisionTower& vision_tower() { return vision_; }
-  // The image tower's transformer blocks, whose gradients are complete when vision_tower()'s
-  // block hook fires (data-parallel buckets, step/grad_allreduce.cpp); ModifiedResNet has none
-  // (its parameters are all in the bucket reduced after backward).
-  int64_t image_blocks() const { return resnet_ ? 0 : cfg_.vision.layers; }
+  // BatchNorm in eval mode in the training forward too, for a tower that has BatchNorms
+  // (OpenCLIP's lock(freeze_bn_stats=True), --lock-image-freeze-bn-stats).
+  void set_freeze_bn_stats(bool frozen) { vision_->set_freeze_bn_stats(frozen); }
+  TextTower& text_tower() { return *text_; }
+  ImageTower& vision_tower() { return *vision_; }
+  const ImageTower& vision_tower() const { return *vision_; }
   // MiB of each arena (parameters, gradients, activations), for the start-up log.
   struct Memory {
     double params, grads, activations;
@@ -97,10 +93,8 @@ class Clip {
   ParamTable table_;
   ops::FloatArena params_, grads_;
   ClipParams p_, g_;
-  VisionTower vision_;
-  std::unique_ptr<ResNetTower> resnet_;  // instead of vision_ for the RN configs
-  bool freeze_bn_stats_ = false;
-  TextTower text_;
+  std::unique_ptr<ImageTower> vision_;  // make_image_tower: the config's family
+  std::unique_ptr<TextTower> text_;
   Precision prec_ = Precision::Fp32;
   bool training_ = false, checkpoint_ = false;
   // amp_bf16: the GEMM weights in bf16. Training refreshes them on every forward (the
@@ -119,6 +113,7 @@ class Clip {
   void refresh_int8(bool vision, bool text);
   Precision checked_int8() const;  // set_precision's Int8: the precision that runs
   void prepare_f32(bool vision, bool text);
+  void plan(int64_t B_max, bool training, bool checkpoint);
   void release_f32();
   int64_t B_max_ = 0;
 };

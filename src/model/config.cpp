@@ -10,8 +10,11 @@
 #include "core/json_read.h"
 #include "model/config_keys.h"
 #include "model/config_limits.h"
-#include "model/config_timm.h"
+#include "model/image_tower.h"
 #include "model/params.h"
+#include "model/resnet/config_resnet.h"
+#include "model/timm_vit/config_timm.h"
+#include "model/transformer.h"
 #include "text/text_tokenizer.h"
 
 namespace oc {
@@ -118,26 +121,6 @@ std::vector<std::string> builtin_model_names() {
   return names;
 }
 
-namespace {
-// ModifiedResNet: "layers" is [l1, l2, l3, l4]. The tower's total stride (32) stands in for the
-// patch size, so grid() and tokens() give the attention pool's map and tokens; "layers" keeps
-// the number of Bottlenecks.
-void read_resnet_layers(const json& v, VisionCfg* c, const std::string& where) {
-  const json& l = v["layers"];
-  if (l.size() != 4) OC_USER_ERROR("{}: \"layers\" as a list (a ResNet) must have 4 entries, got {}", where, l.size());
-  for (const json& n : l) {
-    if (!n.is_number_integer() || n.get<int64_t>() < 1 || n.get<int64_t>() > ModelLimits::kMaxLayers)
-      OC_USER_ERROR("{}: \"layers\" entries must be integers in [1, {}], got {}", where, ModelLimits::kMaxLayers,
-                    n.dump());
-    c->resnet_layers.push_back(n.get<int>());
-  }
-  if (v.contains("patch_size") && !v["patch_size"].is_null())
-    OC_USER_ERROR("{}: a ResNet tower (\"layers\" as a list) has no \"patch_size\"; set it to null", where);
-  c->patch_size = 32;
-  c->layers = c->resnet_layers[0] + c->resnet_layers[1] + c->resnet_layers[2] + c->resnet_layers[3];
-}
-}  // namespace
-
 ModelCfg parse_model_config(const std::string& text, const std::string& name, const std::string& source) {
   const std::string where = "model config " + (source.empty() ? name : source);
   json j = parse_json(text, where);
@@ -168,7 +151,7 @@ ModelCfg parse_model_config(const std::string& text, const std::string& name, co
   } else {
     refuse_timm_head_keys(v, vw);
     read_field(v, "image_size", &c.vision.image_size, vw);
-    if (v.contains("layers") && v["layers"].is_array())
+    if (is_resnet_vision_cfg(v))
       read_resnet_layers(v, &c.vision, vw);
     else
       read_field(v, "layers", &c.vision.layers, vw);
@@ -239,7 +222,7 @@ void add_option_json(const ModelCfg& c, json* j) {
   if (c.text.mlp_ratio != 4.0) t["mlp_ratio"] = c.text.mlp_ratio;
   if (c.text.ln_eps != 1e-5) t["norm_kwargs"] = {{"eps", c.text.ln_eps}};
   if (c.custom_text) (*j)["custom_text"] = true;
-  if (c.vision.timm()) v = timm_vision_json(c.vision);
+  make_image_tower(c)->write_vision_cfg(&v);
 }
 }  // namespace
 
@@ -249,42 +232,22 @@ std::string model_config_json(const ModelCfg& c) {
   if (c.quick_gelu) j["quick_gelu"] = true;
   if (c.init_logit_scale != std::log(1.0 / 0.07)) j["init_logit_scale"] = c.init_logit_scale;
   if (c.init_logit_bias) j["init_logit_bias"] = *c.init_logit_bias;
-  j["vision_cfg"] = {{"image_size", c.vision.image_size}, {"layers", c.vision.layers}, {"width", c.vision.width},
-                     {"head_width", c.vision.head_width}, {"patch_size", c.vision.patch_size},
-                     {"mlp_ratio", c.vision.mlp_ratio}};
-  if (c.vision.resnet()) {
-    j["vision_cfg"]["layers"] = c.vision.resnet_layers;
-    j["vision_cfg"]["patch_size"] = nullptr;
-    j["vision_cfg"].erase("mlp_ratio");
-  }
+  j["vision_cfg"] = {{"image_size", c.vision.image_size}, {"layers", c.vision.layers},
+                     {"width", c.vision.width},           {"head_width", c.vision.head_width},
+                     {"patch_size", c.vision.patch_size}, {"mlp_ratio", c.vision.mlp_ratio}};
   j["text_cfg"] = {{"context_length", c.text.context_length}, {"vocab_size", c.text.vocab_size},
                    {"width", c.text.width}, {"heads", c.text.heads}, {"layers", c.text.layers}};
   add_option_json(c, &j);
   return j.dump(2);
 }
 
-namespace {
-// MACs of one transformer block over T tokens.
-double block_macs(double T, double w, double f) { return T * (3 * w * w + w * w + 2 * f * w) + 2 * T * T * w; }
-}  // namespace
-
 int64_t count_params(const ModelCfg& c) { return make_param_table(c).count(); }
 
-double forward_gflops_image(const ModelCfg& c) {
-  if (c.vision.resnet()) return 2 * resnet_forward_macs(c) / 1e9;
-  const auto& v = c.vision;
-  double T = v.tokens(), macs = double(v.grid() * v.grid()) * v.width * 3 * v.patch_size * v.patch_size;
-  macs += v.layers * block_macs(T, v.width, v.mlp_width());
-  if (v.timm())  // the MAP head: q of one latent, kv of every token, its attention, proj and MLP
-    macs += double(v.width) * v.width * (2 + 2 * T) + 2 * T * v.width + 2.0 * v.mlp_width() * v.width;
-  else
-    macs += double(v.width) * c.embed_dim;
-  return 2 * macs / 1e9;
-}
+double forward_gflops_image(const ModelCfg& c) { return 2 * make_image_tower(c)->forward_macs() / 1e9; }
 
 double forward_gflops_text(const ModelCfg& c, int T) {
   const auto& t = c.text;
-  double macs = t.layers * block_macs(T, t.width, t.mlp_width()) + double(t.width) * c.embed_dim;
+  double macs = t.layers * transformer_block_macs(T, t.width, t.mlp_width()) + double(t.width) * c.embed_dim;
   return 2 * macs / 1e9;
 }
 

@@ -23,7 +23,7 @@ struct VisionCfg {
   bool avg_pool = false;                // pool_type "avg" (mean of the patch tokens); else "tok"
   bool final_ln_after_pool = false;     // ln_post on the pooled vector instead of every token
   double ln_eps = 1e-5;                 // every LayerNorm of the tower (timm's: 1e-6)
-  // A timm tower (vision_cfg.timm_model_name, model/config_timm.h): OpenCLIP's TimmModel
+  // A timm tower (vision_cfg.timm_model_name, model/timm_vit/config_timm.h): OpenCLIP's TimmModel
   // around timm's VisionTransformer without class token, with MAP pooling and no projection
   // (the SigLIP configs); the sizes above are then the timm model's. Empty: OpenCLIP's ViT.
   std::string timm_model_name;

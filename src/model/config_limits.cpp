@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "core/check.h"
+#include "model/image_tower.h"
 
 namespace oc {
 namespace {
@@ -27,23 +28,11 @@ void mlp_ratio(double r, int width, const std::string& where) {
 void vision(const VisionCfg& v, const std::string& w) {
   in_range(v.image_size, 1, L::kMaxImageSize, "image_size", w);
   in_range(v.patch_size, 1, v.image_size, "patch_size", w);
-  if (v.image_size % v.patch_size && !v.timm())  // timm's stride-P conv drops the remainder (SO400M at 384)
-    OC_USER_ERROR("{}: image_size {} is not a multiple of patch_size {}", w, v.image_size, v.patch_size);
   if (v.grid() > L::kMaxGrid)
     OC_USER_ERROR("{}: image_size / patch_size = {} is over {} (at most {} tokens)", w, v.grid(), L::kMaxGrid,
                   L::kMaxGrid * L::kMaxGrid + 1);
   in_range(v.layers, 1, L::kMaxLayers, "layers", w);
   in_range(v.width, 1, L::kMaxWidth, "width", w);
-  if (v.resnet()) {  // ModifiedResNet: the stem halves the width; the attention pool runs at width * 32
-    if (v.width % 2) OC_USER_ERROR("{}: a ResNet's width must be even, got {}", w, v.width);
-    in_range(v.head_width, 1, v.width * 32, "head_width", w);
-    if (v.width * 32 % v.head_width)
-      OC_USER_ERROR("{}: width * 32 = {} is not a multiple of head_width {}", w, v.width * 32, v.head_width);
-  } else {
-    in_range(v.head_width, 1, v.width, "head_width", w);
-    if (v.width % v.head_width)
-      OC_USER_ERROR("{}: width {} is not a multiple of head_width {}", w, v.width, v.head_width);
-  }
   mlp_ratio(v.mlp_ratio, v.width, w);
   finite(v.ls_init_value, "ls_init_value", w);
 }
@@ -61,12 +50,19 @@ void text(const TextCfg& t, const std::string& w) {
 }
 }  // namespace
 
+void check_head_width(const VisionCfg& v, const std::string& w) {
+  in_range(v.head_width, 1, v.width, "head_width", w);
+  if (v.width % v.head_width)
+    OC_USER_ERROR("{}: width {} is not a multiple of head_width {}", w, v.width, v.head_width);
+}
+
 void validate_model_numbers(const ModelCfg& c, const std::string& where, const std::string& vision_where,
                             const std::string& text_where) {
   in_range(c.embed_dim, 1, L::kMaxWidth, "embed_dim", where);
   finite(c.init_logit_scale, "init_logit_scale", where);
   finite(c.init_logit_bias, "init_logit_bias", where);
   vision(c.vision, vision_where);
+  make_image_tower(c)->check_config(vision_where);  // the family's own: patch grid, heads
   text(c.text, text_where);
 }
 

@@ -26,6 +26,9 @@ struct ModelLimits {
 // checks it, so that a config inside every bound above still cannot ask for terabytes.
 inline constexpr Cap kModelParamCap{"the 64 GiB cap on a model's fp32 parameters", uint64_t(64) << 30};
 
+// head_width in [1, width] and a divisor of it (the ViT towers' heads).
+void check_head_width(const VisionCfg& v, const std::string& where);
+
 // Throws oc::Error naming the section (`where`, `vision_where`, `text_where`) and the key.
 void validate_model_numbers(const ModelCfg& c, const std::string& where, const std::string& vision_where,
                             const std::string& text_where);

@@ -100,6 +100,12 @@ class StackMemory {
         *ln_buf_ = nullptr, *stat_buf_ = nullptr;
 };
 
+// Multiply-accumulates of one block over T tokens (width w, MLP width f): the four GEMMs and
+// the attention's two batched products.
+inline double transformer_block_macs(double T, double w, double f) {
+  return T * (3 * w * w + w * w + 2 * f * w) + 2 * T * T * w;
+}
+
 // Runs the stack on mem.layer(0).x (the caller writes the input there); the result lands in
 // mem.out(B, T).
 void stack_forward(const std::vector<BlockParams>& p, StackMemory& mem, const StackDims& d);

@@ -141,13 +141,7 @@ void adapt_pretrained(const Clip& model, NamedTensors& sd) {
       sd.emplace_back("logit_bias", std::move(zero));
     }
   // resize_pos_embed: OpenCLIP's own ViT only (the tower with a grid_size attribute).
-  if (!cfg.vision.timm() && !cfg.vision.resnet())
-    if (HostTensor* pos = find("visual.positional_embedding");
-        pos && pos->shape.size() == 2 && pos->shape[0] != cfg.vision.tokens()) {
-      log::info("Resizing position embedding grid-size from {0}x{0} to {1}x{1}",
-                int(std::sqrt(double(pos->shape[0] - 1))), cfg.vision.grid());
-      *pos = resize_pos_embed(*pos, cfg.vision.grid(), "visual.positional_embedding");
-    }
+  model.vision_tower().adapt_pretrained(sd);
   // resize_text_pos_embed reads state_dict['positional_embedding']: CLIP's layout (a
   // CustomTextCLIP's text.positional_embedding is never resized), same width only.
   if (!cfg.custom_text)

@@ -4,7 +4,8 @@
 
 namespace oc {
 
-void Bf16Weights::plan(const ParamTable& table, const ClipParams& p, const float* base, ops::Backend& be) {
+void Bf16Weights::plan(const ParamTable& table, const std::vector<BlockParams>& vision,
+                       const std::vector<BlockParams>& text, const float* base, ops::Backend& be) {
   release_prepared();
   be_ = &be;
   arena_ = be.alloc(table.total * sizeof(bf16), "the bf16 copy of the weights (amp_bf16)");
@@ -26,8 +27,8 @@ void Bf16Weights::plan(const ParamTable& table, const ClipParams& p, const float
       out.push_back(w);
     }
   };
-  bind(p.v_blocks, v_spans_, v_);
-  bind(p.t_blocks, t_spans_, t_);
+  bind(vision, v_spans_, v_);
+  bind(text, t_spans_, t_);
 }
 
 void Bf16Weights::refresh(bool vision, bool text, bool prepare) {

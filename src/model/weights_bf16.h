@@ -26,9 +26,11 @@ class Bf16Weights {
   Bf16Weights(const Bf16Weights&) = delete;
   Bf16Weights& operator=(const Bf16Weights&) = delete;
   ~Bf16Weights() { release_prepared(); }
-  // Binds to the parameter arena `base` laid out by `table`, with `p` bound to it; the copy
-  // is allocated from (and converted by) `be`, the backend that owns `base`.
-  void plan(const ParamTable& table, const ClipParams& p, const float* base, ops::Backend& be);
+  // Binds to the parameter arena `base` laid out by `table`, with the image and text towers'
+  // blocks bound to it; the copy is allocated from (and converted by) `be`, the backend that
+  // owns `base`.
+  void plan(const ParamTable& table, const std::vector<BlockParams>& vision, const std::vector<BlockParams>& text,
+            const float* base, ops::Backend& be);
   // Converts the vision and/or text GEMM weights from the fp32 masters (threaded). With
   // `prepare`, hands each to the backend's prepare_weight_bf16 (a faster layout for the GEMMs
   // that read it, one more copy of the weights); without, releases what was prepared.

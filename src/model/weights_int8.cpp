@@ -35,14 +35,14 @@ void quantize_blocks(const ParamTable& table, const std::vector<BlockParams>& bl
 }
 }  // namespace
 
-void Int8Weights::build(const ParamTable& table, const ClipParams& p, const float* base, ops::Backend& be, bool vision,
+void Int8Weights::build(const ParamTable& table, const Int8Sources& w, const float* base, ops::Backend& be, bool vision,
                         bool text) {
   OC_PROFILE("int8_weights");
   if (vision) {
-    quantize_blocks(table, p.v_blocks, base, be, own_v_, v_);
-    patch_ = p.v_conv ? quantize_param(table, base, p.v_conv, be) : nullptr;
+    quantize_blocks(table, *w.vision, base, be, own_v_, v_);
+    patch_ = w.vision_patch ? quantize_param(table, base, w.vision_patch, be) : nullptr;
   }
-  if (text) quantize_blocks(table, p.t_blocks, base, be, own_t_, t_);
+  if (text) quantize_blocks(table, *w.text, base, be, own_t_, t_);
 }
 
 void Int8Weights::clear() { own_v_.clear(), own_t_.clear(), v_.clear(), t_.clear(), patch_.reset(); }

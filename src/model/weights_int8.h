@@ -20,11 +20,19 @@ struct BlockWeightsInt8 {
   const ops::Int8Weight* proj_w;  // [W, F]
 };
 
+// The weights int8 quantizes, bound into one parameter arena.
+struct Int8Sources {
+  const std::vector<BlockParams>* vision = nullptr;  // the image tower's blocks
+  const float* vision_patch = nullptr;               // its patch embedding GEMM weight [W, 3 P P], or null
+  const std::vector<BlockParams>* text = nullptr;    // the text tower's blocks
+};
+
 class Int8Weights {
  public:
-  // Quantizes the vision and/or text blocks' weights of `p` (bound to `base`, laid out by
-  // `table`) on `be`; the others are released.
-  void build(const ParamTable& table, const ClipParams& p, const float* base, ops::Backend& be, bool vision, bool text);
+  // Quantizes the vision and/or text weights of `w` (bound to `base`, laid out by `table`) on
+  // `be`; the others are released.
+  void build(const ParamTable& table, const Int8Sources& w, const float* base, ops::Backend& be, bool vision,
+             bool text);
   void clear();
   const std::vector<BlockWeightsInt8>& vision() const { return v_; }
   const std::vector<BlockWeightsInt8>& text() const { return t_; }

@@ -24,9 +24,9 @@ bool prefix_range(const ParamTable& t, const std::string& prefix, size_t* b, siz
 GradAllReduce::GradAllReduce(Clip& model, dist::Communicator& comm) : model_(model), comm_(model.backend(), comm) {
   const ParamTable& t = model.table();
   std::vector<Range> blocks;
-  for (int64_t l = 0; l < model.image_blocks(); ++l) {
+  for (int64_t l = 0; l < model.vision_tower().hooked_blocks(); ++l) {
     Range r{};
-    OC_CHECK(prefix_range(t, vision_block_prefix(model.cfg(), int(l)), &r.begin, &r.end), "vision block {}", l);
+    OC_CHECK(prefix_range(t, model.vision_tower().block_prefix(int(l)), &r.begin, &r.end), "vision block {}", l);
     vision_.push_back(r), blocks.push_back(r);
   }
   for (int64_t l = 0; l < model.cfg().text.layers; ++l) {

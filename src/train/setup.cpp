@@ -31,13 +31,10 @@ ModelCfg model_config(const TrainArgs& a, ModelCfg cfg) {
   if (a.force_context_length > 0) cfg.text.context_length = a.force_context_length;
   if (a.force_patch_dropout >= 0) {  // OpenCLIP: vision_cfg["patch_dropout"] = force_patch_dropout
     if (a.force_patch_dropout >= 1) OC_USER_ERROR("--force-patch-dropout {} must be in [0, 1)", a.force_patch_dropout);
-    // timm's PatchDropout (what OpenCLIP's TimmModel hands the rate to) is not implemented:
-    // refused rather than ignored.
-    if (cfg.vision.timm() && a.force_patch_dropout > 0)
-      OC_USER_ERROR(
-          "--force-patch-dropout {}: model {} has a timm image tower ({}), whose patch dropout (timm's "
-          "PatchDropout) openclip-cpp does not implement; only OpenCLIP's own ViT takes it",
-          a.force_patch_dropout, cfg.name, cfg.vision.timm_model_name);
+    // A tower that would drop patches in OpenCLIP but not here refuses rather than ignores it.
+    if (a.force_patch_dropout > 0)
+      if (const std::string why = make_image_tower(cfg)->patch_dropout_refusal(); !why.empty())
+        OC_USER_ERROR("--force-patch-dropout {}: model {} {}", a.force_patch_dropout, cfg.name, why);
     cfg.vision.patch_dropout = a.force_patch_dropout;
   }
   if (a.force_image_size > 0) {

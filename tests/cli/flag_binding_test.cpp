@@ -44,6 +44,7 @@ TEST(FlagBinding, EveryCommandFillsItsSettings) {
   fills("data download", (cli::DownloadArgs*)nullptr);
   for (const char* c : {"logs export", "logs compare", "report", "info"}) fills(c, (cli::RunToolArgs*)nullptr);
   fills("tokenize", (cli::TokenizeArgs*)nullptr);
+  fills("models", (cli::ModelsArgs*)nullptr);
   fills("serve", (cli::ServeArgs*)nullptr);
   fills("demo", (cli::DemoArgs*)nullptr);
   for (const CommandInfo& c : command_infos()) {

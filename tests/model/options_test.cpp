@@ -12,6 +12,7 @@
 #include "core/check.h"
 #include "core/rng.h"
 #include "model/clip.h"
+#include "model/vit/vit_tower.h"
 #include "step/contrastive_step.h"
 #include "synthetic_batch.h"
 

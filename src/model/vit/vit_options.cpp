@@ -1,24 +1,21 @@
-// The OpenCLIP 2.24.0 tower options beyond plain CLIP (vision_cfg / text_cfg keys), as
-// VisionTransformer and TextTransformer compute them (transformer.py):
-//   vision: PatchDropout (training forwards only; our seeded stream, per rank in training,
-//           its position saved in checkpoints), no_ln_pre, pool_type tok|avg, final_ln_after_pool;
-//   text:   pool_type argmax|first|last, no_causal_mask (full context), proj_bias (nn.Linear).
-// LayerScale lives in the blocks (transformer.cpp, block_bf16.cpp).
+// The OpenCLIP 2.24.0 vision tower options beyond plain CLIP (vision_cfg keys), as
+// VisionTransformer computes them (transformer.py): PatchDropout (training forwards only; our
+// seeded stream, per rank in training, its position saved in checkpoints), no_ln_pre,
+// pool_type tok|avg, final_ln_after_pool. LayerScale lives in the blocks (transformer.cpp,
+// block_bf16.cpp).
 #include <algorithm>
 #include <cstring>
 
 #include "core/check.h"
 #include "core/rng.h"
-#include "model/towers.h"
+#include "model/vit/vit_tower.h"
 #include "ops/embed.h"
 #include "ops/layernorm.h"
 #include "ops/linear.h"
 #include "ops/tokens.h"
-#include "text/text_tokenizer.h"
 
 namespace oc {
 
-// ------------------------------------------------------------------------ vision
 int64_t VisionTower::patches_kept(int64_t Np, double prob) {
   return std::max<int64_t>(1, int64_t(double(Np) * (1.0 - prob)));  // Python's int() truncates
 }
@@ -73,7 +70,7 @@ void VisionTower::patch_dropout_backward(int64_t B) {
                                          .B = B, .Tn = T, .K = T_, .C = W});
 }
 
-void VisionTower::ln_pre_forward(const ClipParams& p, float* out, const float* emb, int64_t B) {
+void VisionTower::ln_pre_forward(const VitParams& p, float* out, const float* emb, int64_t B) {
   const int64_t W = cfg_.vision.width;
   if (cfg_.vision.no_ln_pre) be_->copy(out, emb, sizeof(float) * size_t(B * T_ * W));
   else
@@ -82,7 +79,7 @@ void VisionTower::ln_pre_forward(const ClipParams& p, float* out, const float* e
                                        .eps = cfg_.vision.ln_eps});
 }
 
-void VisionTower::ln_pre_backward(const ClipParams& p, const ClipParams& g, float* d_emb, int64_t B) {
+void VisionTower::ln_pre_backward(const VitParams& p, const VitParams& g, float* d_emb, int64_t B) {
   const int64_t W = cfg_.vision.width, N = B * T_;
   if (cfg_.vision.no_ln_pre) return be_->copy(d_emb, mem_.d_res(), sizeof(float) * size_t(N * W));
   be_->zero(d_emb, sizeof(float) * size_t(N * W));
@@ -95,7 +92,7 @@ void VisionTower::ln_pre_backward(const ClipParams& p, const ClipParams& g, floa
 // tok: ln_post(x)[:, 0] (LayerNorm is per token, so ln_post of the class token alone);
 // avg: mean of the patch tokens, after ln_post of every token, or (final_ln_after_pool)
 // ln_post of the mean.
-void VisionTower::pool_forward(const ClipParams& p, int64_t B) {
+void VisionTower::pool_forward(const VitParams& p, int64_t B) {
   const auto& v = cfg_.vision;
   const int64_t W = v.width;
   const float* x = mem_.out(B, T_);
@@ -116,7 +113,7 @@ void VisionTower::pool_forward(const ClipParams& p, int64_t B) {
                                      .eps = cfg_.vision.ln_eps});
 }
 
-void VisionTower::pool_backward(const ClipParams& p, const ClipParams& g, int64_t B) {
+void VisionTower::pool_backward(const VitParams& p, const VitParams& g, int64_t B) {
   const auto& v = cfg_.vision;
   const int64_t W = v.width, N = B * T_;
   be_->zero(d_stack_out_, sizeof(float) * size_t(N * W));
@@ -140,59 +137,6 @@ void VisionTower::pool_backward(const ClipParams& p, const ClipParams& g, int64_
   else
     be_->run(ops::GatherRowsBackwardArgs{.dinp = d_stack_out_, .dout = d_cls_in_, .idx = {cls_index_.data(), size_t(B)},
                                          .B = B, .Tn = T_, .C = W});
-}
-
-// ------------------------------------------------------------------------ text
-// Validates the ids and sets each row's pooled position: argmax of the ids (the first
-// maximum, as torch.argmax: the end-of-text token), the first or the last position. Returns
-// how many positions to compute: with a causal mask nothing after the pooled position reaches
-// the output; without one every position does.
-int64_t TextTower::pool_positions(const int32_t* tokens, int64_t B) {
-  const auto& t = cfg_.text;
-  const int64_t ctx = t.context_length, V = t.vocab_size;
-  int64_t T = 1;
-  for (int64_t b = 0; b < B; ++b) {
-    const int32_t* row = tokens + b * ctx;
-    int64_t best = 0;
-    for (int64_t i = 0; i < ctx; ++i) {
-      if ((row[i] < 0 || row[i] >= V) && !t.hf_tokenizer_name.empty())
-        OC_USER_ERROR(
-            "token id {} at row {}, position {} is outside the vocabulary [0, {}): this model tokenizes "
-            "with {} ({}), and the ids were made by another tokenizer. The data loader and "
-            "evaluation still tokenize with CLIP's BPE: tokenize with `openclip tokenize --model {}` "
-            "for this model",
-            row[i], b, i, V, t.hf_tokenizer_name,
-            is_sentencepiece_tokenizer_name(t.hf_tokenizer_name) ? "SentencePiece" : "WordPiece", cfg_.name);
-      if (row[i] < 0 || row[i] >= V)
-        OC_USER_ERROR("token id {} at row {}, position {} is outside the vocabulary [0, {})", row[i], b, i, V);
-      if (row[i] > row[best]) best = i;
-    }
-    const int64_t pos = t.pool == TextCfg::Pool::Argmax ? best : t.pool == TextCfg::Pool::First ? 0 : ctx - 1;
-    eot_[size_t(b)] = int32_t(pos);
-    T = std::max(T, pos + 1);
-  }
-  return t.no_causal_mask ? ctx : T;
-}
-
-// text_projection: x @ P ([W,E] parameter), or with proj_bias nn.Linear: x @ weight^T + bias.
-void TextTower::project_forward(const ClipParams& p, int64_t B, ops::Prec prec) {
-  const int64_t W = cfg_.text.width, E = cfg_.embed_dim;
-  if (cfg_.text.proj_bias)
-    be_->run(ops::LinearForwardArgs{.out = feat_raw_, .inp = pooled_, .weight = p.t_proj, .bias = p.t_proj_b, .M = B,
-                                    .K = W, .N = E, .prec = prec});
-  else
-    be_->run(
-        ops::ProjForwardArgs{.out = feat_raw_, .inp = pooled_, .w = p.t_proj, .M = B, .K = W, .N = E, .prec = prec});
-}
-
-void TextTower::project_backward(const ClipParams& p, const ClipParams& g, int64_t B, ops::Prec prec) {
-  const int64_t W = cfg_.text.width, E = cfg_.embed_dim;
-  if (cfg_.text.proj_bias)
-    be_->run(ops::LinearBackwardArgs{.dinp = d_pooled_, .dweight = g.t_proj, .dbias = g.t_proj_b, .dout = d_feat_raw_,
-                                     .inp = pooled_, .weight = p.t_proj, .M = B, .K = W, .N = E, .prec = prec});
-  else
-    be_->run(ops::ProjBackwardArgs{.dinp = d_pooled_, .dw = g.t_proj, .dout = d_feat_raw_, .inp = pooled_,
-                                   .w = p.t_proj, .M = B, .K = W, .N = E, .prec = prec});
 }
 
 }  // namespace oc

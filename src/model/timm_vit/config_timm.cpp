@@ -1,8 +1,10 @@
-#include "model/config_timm.h"
+#include "model/timm_vit/config_timm.h"
 
 #include <array>
 
 #include "core/check.h"
+#include "model/config_limits.h"
+#include "model/timm_vit/timm_vit_tower.h"
 
 namespace oc {
 namespace {
@@ -90,6 +92,10 @@ void refuse_timm_head_keys(const json& v, const std::string& where) {
       OC_USER_ERROR("{}: \"{}\" {} without \"timm_model_name\" has no tower to apply to; remove the key", where, key,
                     v[key].dump());
 }
+
+void TimmVitTower::write_vision_cfg(nlohmann::json* v) const { *v = timm_vision_json(cfg_.vision); }
+
+void TimmVitTower::check_config(const std::string& where) const { check_head_width(cfg_.vision, where); }
 
 json timm_vision_json(const VisionCfg& c) {
   return {{"image_size", c.image_size},

@@ -1,13 +1,11 @@
-// The timm tower's forward and backward (VisionTower's timm_* members; the rest of the tower
-// is towers.cpp) and the MAP head (model/timm_vit.h).
-#include "model/timm_vit.h"
+// timm's AttentionPoolLatent (map_head.h).
+#include "model/timm_vit/map_head.h"
 
 #include <algorithm>
 #include <vector>
 
 #include "core/check.h"
 #include "core/checked.h"
-#include "model/towers.h"
 #include "ops/activation.h"
 #include "ops/cross_attention.h"
 #include "ops/layernorm.h"
@@ -15,7 +13,6 @@
 
 namespace oc {
 
-// ------------------------------------------------------------------------ MAP head
 void MapHead::plan(ops::Backend& be, const std::string& label, int64_t B, int64_t T, int64_t W, int64_t H, int64_t F,
                    double eps, bool training) {
   be_ = &be, B_max_ = B, T_ = T, W_ = W, H_ = H, F_ = F, eps_ = eps;
@@ -94,55 +91,6 @@ void MapHead::attention_backward(const MapHeadParams& p, const MapHeadParams& g,
   be_->run(ops::LinearBackwardArgs{.dinp = d_lat_, .dweight = g.q_w, .dbias = g.q_b, .dout = dq_, .inp = lat_,
                                    .weight = p.q_w, .M = B, .K = W, .N = W, .prec = prec});
   for (int64_t b = 0; b < B; ++b) be_->run(ops::AddInplaceArgs{.y = g.latent, .x = d_lat_ + b * W, .n = W});
-}
-
-// ------------------------------------------------------------------------ the tower
-void VisionTower::timm_plan(int64_t B) {
-  const auto& v = cfg_.vision;
-  map_.plan(*be_, mem_.label(), B, v.tokens(), v.width, v.heads(), v.mlp_width(), v.ln_eps, training_);
-}
-
-const float* VisionTower::crop_to_grid(const float* images, int64_t B) {
-  const int64_t S = cfg_.vision.image_size, C = int64_t(cfg_.vision.grid()) * cfg_.vision.patch_size;
-  crop_.resize(size_t(B * 3 * C * C));
-  for (int64_t bc = 0; bc < B * 3; ++bc)
-    for (int64_t y = 0; y < C; ++y)
-      std::copy(images + (bc * S + y) * S, images + (bc * S + y) * S + C, crop_.data() + (bc * C + y) * C);
-  return crop_.data();
-}
-
-// patches_ [B,Np,3PP] -> feat_raw_ [B,W] (the pooled embedding; TimmModel's head is empty).
-void VisionTower::timm_forward(const ClipParams& p, int64_t B, ops::Prec prec) {
-  const auto& v = cfg_.vision;
-  const int64_t W = v.width, Np = v.tokens(), K = 3 * v.patch_size * v.patch_size;
-  T_ = Np;
-  BlockActs a0 = mem_.layer(0, B, Np);
-  // patch_embed: the stride-P conv as a linear layer on the patches, with its bias.
-  be_->run(ops::LinearForwardArgs{.out = a0.x, .inp = patches_, .weight = p.v_conv, .bias = p.v_conv_b, .M = B * Np,
-                                  .K = K, .N = W, .prec = prec});
-  for (int64_t b = 0; b < B; ++b) be_->run(ops::AddInplaceArgs{.y = a0.x + b * Np * W, .x = p.v_pos, .n = Np * W});
-  stack_forward(p.v_blocks, mem_, stack_dims(B, prec));
-  be_->run(ops::LayerNormForwardArgs{.out = ln_all_, .mean = post_mean_, .rstd = post_rstd_, .inp = mem_.out(B, Np),
-                                     .weight = p.ln_post_w, .bias = p.ln_post_b, .N = B * Np, .C = W,
-                                     .eps = v.ln_eps});  // trunk.norm on every token
-  map_.forward(p.v_map, ln_all_, feat_raw_, B, prec);
-}
-
-// d_feat_raw_ [B,W] -> parameter gradients.
-void VisionTower::timm_backward(const ClipParams& p, const ClipParams& g, int64_t B, ops::Prec prec) {
-  const auto& v = cfg_.vision;
-  const int64_t W = v.width, Np = v.tokens(), K = 3 * v.patch_size * v.patch_size, N = B * Np;
-  float* d_ln = d_x0_;  // [B,Np,W]
-  map_.backward(p.v_map, g.v_map, d_feat_raw_, d_ln, B, prec);
-  be_->zero(d_stack_out_, sizeof(float) * size_t(N * W));
-  be_->run(ops::LayerNormBackwardArgs{.dinp = d_stack_out_, .dweight = g.ln_post_w, .dbias = g.ln_post_b,
-                                      .dout = d_ln, .inp = mem_.out(B, Np), .weight = p.ln_post_w, .mean = post_mean_,
-                                      .rstd = post_rstd_, .N = N, .C = W});
-  stack_backward(p.v_blocks, g.v_blocks, mem_, d_stack_out_, stack_dims(B, prec));
-  const float* dx = mem_.d_res();  // d (patch_embed + pos_embed)
-  for (int64_t b = 0; b < B; ++b) be_->run(ops::AddInplaceArgs{.y = g.v_pos, .x = dx + b * Np * W, .n = Np * W});
-  be_->run(ops::LinearBackwardArgs{.dinp = nullptr, .dweight = g.v_conv, .dbias = g.v_conv_b, .dout = dx,
-                                   .inp = patches_, .weight = p.v_conv, .M = N, .K = K, .N = W, .prec = prec});
 }
 
 }  // namespace oc

@@ -1,19 +1,29 @@
-// timm's VisionTransformer as OpenCLIP 2.24's TimmModel wraps it for the SigLIP configs
-// (vision_cfg.timm_model_name, model/config_timm.h), inside VisionTower (timm_vit.cpp):
-//   x = patch_embed(img) (conv with bias) + pos_embed  (no class token, no norm_pre)
-//   x = blocks(x)  (the shared pre-norm stack, LayerNorm eps 1e-6, exact GELU)
-//   x = norm(x)    (every token)
-//   pooled = attn_pool(x)  (the MAP head below); TimmModel's head for timm_proj "none" is
-//   empty, so the pooled [B, W] row is the image embedding (embed_dim == W).
+// timm's AttentionPoolLatent, the MAP head of the timm ViT tower (timm_vit_tower.h).
 #pragma once
 #include <cstdint>
 #include <string>
 
-#include "model/params.h"
 #include "ops/backend.h"
 #include "ops/gemm.h"
 
 namespace oc {
+
+// timm's AttentionPoolLatent parameters (visual.trunk.attn_pool.*), width W, mlp width F.
+struct MapHeadParams {
+  float* latent = nullptr;  // [1,1,W]  the learned query
+  float* q_w = nullptr;     // [W,W]    q (nn.Linear)
+  float* q_b = nullptr;     // [W]
+  float* kv_w = nullptr;    // [2W,W]   kv (rows k|v)
+  float* kv_b = nullptr;    // [2W]
+  float* proj_w = nullptr;  // [W,W]
+  float* proj_b = nullptr;  // [W]
+  float* ln_w = nullptr;    // [W]      norm
+  float* ln_b = nullptr;    // [W]
+  float* fc1_w = nullptr;   // [F,W]    mlp.fc1
+  float* fc1_b = nullptr;   // [F]
+  float* fc2_w = nullptr;   // [W,F]    mlp.fc2
+  float* fc2_b = nullptr;   // [W]
+};
 
 // timm's AttentionPoolLatent with one latent (latent_len 1, pool_type 'token'), on tokens
 // x[B,T,W] with H heads and MLP width F:

@@ -16,24 +16,54 @@
 #include <string>
 #include <vector>
 
-#include "model/config.h"
-#include "model/params.h"
+#include "model/image_tower.h"
+#include "model/resnet/config_resnet.h"
+#include "model/resnet/resnet_params.h"
 #include "ops/backend.h"
+#include "ops/conv.h"
 
 namespace oc {
 
-class ResNetTower {
+class ResNetTower final : public ImageTower {
  public:
-  void set_backend(ops::Backend& be) { be_ = &be; }  // before plan()
-  // rn: the bound parameters (their channel counts shape the activations).
-  void plan(const ModelCfg& cfg, const ResNetParams& rn, int64_t B_max, bool training);
-  // images [B,3,S,S] (host memory, NCHW as the loaders write it) -> features [B,E]
-  // (L2-normalized when normalize). train_bn: BatchNorm in train mode (the training step).
-  const float* forward(const ClipParams& p, const float* images, int64_t B, ops::Prec prec, bool normalize,
-                       bool train_bn);
+  ResNetTower(const ModelCfg& cfg, ops::Backend& be) : cfg_(cfg), be_(&be) {}
+  const char* family() const override { return "ModifiedResNet"; }
+  std::string describe() const override;
+
+  // resnet_params.cpp: the parameters (and BatchNorm buffers), their binding and initialisation.
+  void write_vision_cfg(nlohmann::json* v) const override;
+  void check_config(const std::string& where) const override { check_resnet_widths(cfg_.vision, where); }
+
+  void add_params(ParamTable& t) const override { add_resnet_params(t, cfg_); }
+  bool init_param(const ParamInfo& p, const ParamTable& t, std::span<float> out, Rng& rng) const override;
+  void bind(const ParamTable& t, float* params, float* grads) override;
+  const std::vector<BlockParams>& blocks() const override { return no_blocks_; }
+  std::string block_prefix(int i) const override;
+  // ModifiedResNet.lock: every parameter frozen; partial locking is refused (asserted).
+  void check_unlocked_groups(int unlocked) const override;
+  int lock_groups() const override { return 1; }
+  int lock_group(const std::string& name) const override { return name.rfind("visual.", 0) == 0 ? 0 : -1; }
+  void set_freeze_bn_stats(bool frozen) override { freeze_bn_stats_ = frozen; }
+  std::string int8_refusal() const override {
+    return "has a ModifiedResNet image tower; the int8 path is built for ViT towers only";
+  }
+
+  // The bound parameters' channel counts shape the activations: after bind().
+  void plan(const TowerPlan& plan) override;
+  // NCHW from the host (the loaders' layout), transposed to channels-last here.
+  ImageInput input() const override {
+    return {.host_layout = ImageInput::Layout::NCHW, .compute_layout = ImageInput::Layout::NHWC,
+            .backend_images = false};
+  }
+  // images [B,3,S,S] (host memory) -> features [B,E]. opts.train: BatchNorm in train mode (the
+  // training step) unless set_freeze_bn_stats.
+  const float* forward(const float* images, int64_t B, ops::Prec prec, const ImageForward& opts) override;
   // d_feat [B,E]: gradient w.r.t. the normalized features of the last forward.
-  void backward(const ClipParams& p, const ClipParams& g, const float* d_feat, ops::Prec prec);
-  double mib() const;
+  void backward(const float* d_feat, ops::Prec prec) override;
+  double mib() const override;
+  double forward_macs() const override { return resnet_forward_macs(cfg_); }
+  // Every gradient is complete only when backward returns (one bucket after it).
+  void set_block_hook(std::function<void(int64_t)>) override {}
 
  private:
   // One conv -> BatchNorm [-> ReLU] with its saved activations.
@@ -63,7 +93,10 @@ class ResNetTower {
   void pool_backward(const AttnPoolParams& p, const AttnPoolParams& g, float* d_feat, ops::Prec prec);
 
   ModelCfg cfg_;
-  ops::Backend* be_ = &ops::default_backend();
+  ops::Backend* be_;
+  ResNetParams p_, g_;  // g_: bound when the model trains
+  bool freeze_bn_stats_ = false;
+  std::vector<BlockParams> no_blocks_;
   std::vector<ops::Buffer> bufs_;
   size_t floats_ = 0;
   int64_t B_max_ = 0, B_ = 0;

@@ -5,7 +5,8 @@
 #include <cmath>
 
 #include "core/check.h"
-#include "model/params.h"
+#include "model/param_init.h"
+#include "model/timm_vit/timm_vit_tower.h"
 
 namespace oc {
 namespace {
@@ -39,11 +40,6 @@ BlockParams bind_timm_block(const ParamTable& t, float* base, const std::string&
                      at("mlp.fc1.weight"),   at("mlp.fc1.bias"),   at("mlp.fc2.weight"),  at("mlp.fc2.bias")};
 }
 
-bool ends_with(const std::string& s, const char* suffix) {
-  const size_t n = std::char_traits<char>::length(suffix);
-  return s.size() >= n && s.compare(s.size() - n, n, suffix) == 0;
-}
-
 // N(0, 1) truncated to [a, b] by rejection, times std (timm's trunc_normal_tf_; its
 // trunc_normal_(std=0.02) truncates at +-2 absolute, i.e. +-100 std: a plain normal).
 void fill_trunc_normal(std::span<float> out, double std, double a, double b, Rng& rng) {
@@ -54,19 +50,15 @@ void fill_trunc_normal(std::span<float> out, double std, double a, double b, Rng
   }
 }
 
-void fill_uniform(std::span<float> out, double bound, Rng& rng) {
-  for (float& x : out) x = float((2 * rng.uniform() - 1) * bound);
-}
-
 }  // namespace
 
-void add_timm_vision_params(ParamTable& t, const ModelCfg& c) {
-  const auto& v = c.vision;
+void TimmVitTower::add_params(ParamTable& t) const {
+  const auto& v = cfg_.vision;
   const int64_t W = v.width, F = v.mlp_width(), P = v.patch_size;
   t.add(kTrunk + "pos_embed", {1, v.tokens(), W});
   t.add(kTrunk + "patch_embed.proj.weight", {W, 3, P, P});
   t.add(kTrunk + "patch_embed.proj.bias", {W});
-  for (int i = 0; i < v.layers; ++i) add_timm_block(t, vision_block_prefix(c, i), W, F);
+  for (int i = 0; i < v.layers; ++i) add_timm_block(t, block_prefix(i), W, F);
   t.add(kTrunk + "norm.weight", {W});
   t.add(kTrunk + "norm.bias", {W});
   t.add(kPool + "latent", {1, 1, W});
@@ -79,16 +71,35 @@ void add_timm_vision_params(ParamTable& t, const ModelCfg& c) {
   add_linear(t, kPool + "mlp.fc2", W, F);
 }
 
-void bind_timm_vision(const ModelCfg& c, const ParamTable& t, float* base, ClipParams* p) {
+// patch_embed, the blocks, and the MAP head: q of one latent, kv of every token, its
+// attention, proj and MLP.
+double TimmVitTower::forward_macs() const {
+  const auto& v = cfg_.vision;
+  const double T = v.tokens(), W = v.width;
+  double macs = double(v.grid() * v.grid()) * v.width * 3 * v.patch_size * v.patch_size;
+  macs += v.layers * transformer_block_macs(T, v.width, v.mlp_width());
+  return macs + (W * W * (2 + 2 * T) + 2 * T * W + 2.0 * v.mlp_width() * W);
+}
+
+std::string TimmVitTower::describe() const {
+  const auto& v = cfg_.vision;
+  return fmt::format("{}, {} px, patch {}, {} blocks of width {}", v.timm_model_name, v.image_size, v.patch_size,
+                     v.layers, v.width);
+}
+
+std::string TimmVitTower::block_prefix(int i) const { return kTrunk + "blocks." + std::to_string(i) + "."; }
+
+namespace {
+TimmVitParams bind_timm(const ModelCfg& c, const ParamTable& t, float* base, const TimmVitTower& tower) {
   auto at = [&](const std::string& n) { return param_at(t, base, n); };
-  p->v_cls = p->v_proj = p->ln_pre_w = p->ln_pre_b = nullptr;
-  p->v_pos = at(kTrunk + "pos_embed");
-  p->v_conv = at(kTrunk + "patch_embed.proj.weight");
-  p->v_conv_b = at(kTrunk + "patch_embed.proj.bias");
-  p->ln_post_w = at(kTrunk + "norm.weight");
-  p->ln_post_b = at(kTrunk + "norm.bias");
-  for (int i = 0; i < c.vision.layers; ++i) p->v_blocks.push_back(bind_timm_block(t, base, vision_block_prefix(c, i)));
-  MapHeadParams& m = p->v_map;
+  TimmVitParams p;
+  p.pos = at(kTrunk + "pos_embed");
+  p.conv_w = at(kTrunk + "patch_embed.proj.weight");
+  p.conv_b = at(kTrunk + "patch_embed.proj.bias");
+  p.norm_w = at(kTrunk + "norm.weight");
+  p.norm_b = at(kTrunk + "norm.bias");
+  for (int i = 0; i < c.vision.layers; ++i) p.blocks.push_back(bind_timm_block(t, base, tower.block_prefix(i)));
+  MapHeadParams& m = p.map;
   m.latent = at(kPool + "latent");
   m.q_w = at(kPool + "q.weight"), m.q_b = at(kPool + "q.bias");
   m.kv_w = at(kPool + "kv.weight"), m.kv_b = at(kPool + "kv.bias");
@@ -96,9 +107,18 @@ void bind_timm_vision(const ModelCfg& c, const ParamTable& t, float* base, ClipP
   m.ln_w = at(kPool + "norm.weight"), m.ln_b = at(kPool + "norm.bias");
   m.fc1_w = at(kPool + "mlp.fc1.weight"), m.fc1_b = at(kPool + "mlp.fc1.bias");
   m.fc2_w = at(kPool + "mlp.fc2.weight"), m.fc2_b = at(kPool + "mlp.fc2.bias");
+  return p;
+}
+}  // namespace
+
+void TimmVitTower::bind(const ParamTable& t, float* params, float* grads) {
+  p_ = bind_timm(cfg_, t, params, *this);
+  g_ = grads ? bind_timm(cfg_, t, grads, *this) : TimmVitParams{};
 }
 
-bool init_timm_param(const ParamInfo& p, const ParamTable& t, std::span<float> out, Rng& rng) {
+// timm's init: trunc_normal(0.02) Linear weights, zero biases, pos_embed trunc_normal(0.02),
+// latent trunc_normal(W^-0.5), the patch conv PyTorch's default.
+bool TimmVitTower::init_param(const ParamInfo& p, const ParamTable& t, std::span<float> out, Rng& rng) const {
   const std::string& n = p.name;
   if (n.rfind(kTrunk, 0) != 0) return false;
   const bool norm = n.find("norm") != std::string::npos;  // norm1, norm2, norm, attn_pool.norm

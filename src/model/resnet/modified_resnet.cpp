@@ -1,4 +1,4 @@
-#include "model/modified_resnet.h"
+#include "model/resnet/modified_resnet.h"
 
 #include <algorithm>
 #include <utility>
@@ -33,9 +33,13 @@ void ResNetTower::plan_unit(Unit& u, const ConvBnParams& c, int64_t H, int64_t W
   u.rstd = buf(size_t(c.cout));
 }
 
-void ResNetTower::plan(const ModelCfg& cfg, const ResNetParams& rn, int64_t B, bool training) {
-  OC_CHECK(cfg.vision.resnet(), "ResNetTower planned for the ViT config {}", cfg.name);
-  cfg_ = cfg, B_max_ = B, training_ = training;
+void ResNetTower::plan(const TowerPlan& plan) {
+  const ModelCfg& cfg = cfg_;
+  const ResNetParams& rn = p_;
+  const int64_t B = plan.B_max;
+  const bool training = plan.training;
+  OC_CHECK(rn.blocks.size() > 0, "ResNetTower planned before its parameters were bound");
+  B_max_ = B, training_ = training;
   bufs_.clear(), floats_ = 0;
   const int64_t S = cfg.vision.image_size, C = 32 * int64_t(cfg.vision.width), E = cfg.embed_dim;
   size_t biggest = 0;  // the largest map, for the gradient buffers
@@ -156,8 +160,9 @@ void ResNetTower::pool_forward(const AttnPoolParams& p, const float* feat, ops::
                                   .prec = prec});
 }
 
-const float* ResNetTower::forward(const ClipParams& p, const float* images, int64_t B, ops::Prec prec, bool normalize,
-                                  bool train_bn) {
+const float* ResNetTower::forward(const float* images, int64_t B, ops::Prec prec, const ImageForward& opts) {
+  const bool train_bn = opts.train && !freeze_bn_stats_, normalize = opts.normalize;
+  OC_CHECK(opts.in == ImagesIn::Host, "{}: the ResNet tower reads its images on the host", cfg_.name);
   OC_CHECK(B > 0 && B <= B_max_, "ResNet tower planned for batch <= {}, got {}", B_max_, B);
   B_ = B, train_bn_ = train_bn;
   const int64_t S = cfg_.vision.image_size;
@@ -167,11 +172,11 @@ const float* ResNetTower::forward(const ClipParams& p, const float* images, int6
       for (int64_t hw = 0; hw < S * S; ++hw) nhwc_[size_t((b * S * S + hw) * 3 + c)] = images[(b * 3 + c) * S * S + hw];
   be_->copy_from_host(img_, nhwc_.data(), nhwc_.size() * sizeof(float));
   const float* x = img_;
-  for (int i = 0; i < 3; ++i) unit_forward(stem_[i], p.rn.stem[i], x, prec), x = stem_[i].y;
+  for (int i = 0; i < 3; ++i) unit_forward(stem_[i], p_.stem[i], x, prec), x = stem_[i].y;
   be_->run(ops::AvgPoolForwardArgs{
-      .out = stem_pool_, .inp = x, .N = B, .H = stem_[2].OH, .W = stem_[2].OW, .C = p.rn.stem[2].cout, .k = 2});
-  for (size_t i = 0; i < blocks_.size(); ++i) block_forward(blocks_[i], p.rn.blocks[i], prec);
-  pool_forward(p.rn.pool, blocks_.back().u3.y, prec);
+      .out = stem_pool_, .inp = x, .N = B, .H = stem_[2].OH, .W = stem_[2].OW, .C = p_.stem[2].cout, .k = 2});
+  for (size_t i = 0; i < blocks_.size(); ++i) block_forward(blocks_[i], p_.blocks[i], prec);
+  pool_forward(p_.pool, blocks_.back().u3.y, prec);
   if (!normalize) return feat_raw_;
   be_->run(ops::L2NormForwardArgs{.out = feat_, .norm = norm_, .inp = feat_raw_, .N = B, .C = cfg_.embed_dim});
   return feat_;
@@ -258,21 +263,21 @@ void ResNetTower::pool_backward(const AttnPoolParams& p, const AttnPoolParams& g
   be_->run(ops::AttnPoolTokensBackwardArgs{.dfeat = d_feat, .dpos = g.pos, .dx = d_tok_, .N = B_, .HW = HW, .C = C});
 }
 
-void ResNetTower::backward(const ClipParams& p, const ClipParams& g, const float* d_feat, ops::Prec prec) {
-  OC_CHECK(training_, "ResNet tower was planned for inference; backward needs training activations");
+void ResNetTower::backward(const float* d_feat, ops::Prec prec) {
+  OC_CHECK(training_ && g_.stem[0].conv, "ResNet tower was planned for inference; backward needs training activations");
   be_->run(ops::L2NormBackwardArgs{
       .dinp = d_feat_raw_, .dout = d_feat, .out = feat_, .norm = norm_, .N = B_, .C = cfg_.embed_dim});
   float *cur = dA_, *next = dB_;
-  pool_backward(p.rn.pool, g.rn.pool, cur, prec);
+  pool_backward(p_.pool, g_.pool, cur, prec);
   for (size_t i = blocks_.size(); i-- > 0;) {
-    block_backward(blocks_[i], p.rn.blocks[i], g.rn.blocks[i], cur, next, prec);
+    block_backward(blocks_[i], p_.blocks[i], g_.blocks[i], cur, next, prec);
     std::swap(cur, next);
   }
   be_->run(ops::AvgPoolBackwardArgs{
-      .dinp = next, .dout = cur, .N = B_, .H = stem_[2].OH, .W = stem_[2].OW, .C = p.rn.stem[2].cout, .k = 2});
-  unit_backward(stem_[2], p.rn.stem[2], g.rn.stem[2], next, stem_[1].y, cur, prec);
-  unit_backward(stem_[1], p.rn.stem[1], g.rn.stem[1], cur, stem_[0].y, next, prec);
-  unit_backward(stem_[0], p.rn.stem[0], g.rn.stem[0], next, img_, nullptr, prec);  // no gradient for the images
+      .dinp = next, .dout = cur, .N = B_, .H = stem_[2].OH, .W = stem_[2].OW, .C = p_.stem[2].cout, .k = 2});
+  unit_backward(stem_[2], p_.stem[2], g_.stem[2], next, stem_[1].y, cur, prec);
+  unit_backward(stem_[1], p_.stem[1], g_.stem[1], cur, stem_[0].y, next, prec);
+  unit_backward(stem_[0], p_.stem[0], g_.stem[0], next, img_, nullptr, prec);  // no gradient for the images
 }
 
 }  // namespace oc

@@ -1,10 +1,13 @@
-#include "model/resnet_params.h"
+#include "model/resnet/resnet_params.h"
+
+#include <fmt/ranges.h>
 
 #include <cmath>
 
 #include "core/check.h"
 #include "core/rng.h"
 #include "model/params.h"
+#include "model/resnet/modified_resnet.h"
 
 namespace oc {
 namespace {
@@ -166,6 +169,34 @@ double resnet_forward_macs(const ModelCfg& c) {
   const double C = w * 32, T = s * s + 1;
   // q of the mean token, k/v of every token, its attention over them, c_proj
   return macs + (1 + 2 * T) * C * C + 2 * T * C + C * c.embed_dim;
+}
+
+// ---- the tower's parameter interface (modified_resnet.h) ------------------------------
+bool ResNetTower::init_param(const ParamInfo& p, const ParamTable&, std::span<float> out, Rng& rng) const {
+  if (p.name.rfind("visual.", 0) != 0) return false;
+  OC_CHECK(init_resnet_param(cfg_, p, out.data(), rng), "no initialisation rule for parameter {}", p.name);
+  return true;
+}
+
+void ResNetTower::bind(const ParamTable& t, float* params, float* grads) {
+  p_ = bind_resnet_params(cfg_, t, params);
+  g_ = grads ? bind_resnet_params(cfg_, t, grads) : ResNetParams{};
+}
+
+std::string ResNetTower::describe() const {
+  const auto& v = cfg_.vision;
+  return fmt::format("{} px, stages [{}], width {}", v.image_size, fmt::join(v.resnet_layers, ", "), v.width);
+}
+
+std::string ResNetTower::block_prefix(int i) const {
+  OC_FAIL("the ResNet tower of {} has no transformer block {}", cfg_.name, i);
+}
+
+void ResNetTower::check_unlocked_groups(int unlocked) const {
+  if (unlocked != 0)
+    OC_USER_ERROR("--lock-image-unlocked-groups {}: a ResNet image tower ({}) can only be locked whole (OpenCLIP's "
+                  "ModifiedResNet.lock asserts unlocked_groups == 0)",
+                  unlocked, cfg_.name);
 }
 
 }  // namespace oc
