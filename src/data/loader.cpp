@@ -210,6 +210,7 @@ size_t DataLoader::pool_cap() const {
 
 void DataLoader::set_batch_memory(const BatchMemory& m) {
   OC_CHECK(m.alloc, "a batch memory without an allocator");
+  OC_CHECK(!(m.pixels && m.channels_last), "a batch memory of pixels (HWC already) asks for channels-last floats");
   stop();
   memory_ = m;
   pool_ = std::make_shared<BatchPool>(pool_cap());  // the old pool's batches live in other memory
@@ -281,6 +282,7 @@ void DataLoader::launch(const std::vector<WorkerPos>& from, int next_worker) {
     ctx.pool = pool_.get();
     ctx.host_alloc = memory_.alloc;
     ctx.pixels = memory_.pixels;
+    ctx.channels_last = memory_.channels_last;
     ctx.epoch = pos_.epoch;
     ctx.worker = w;
     ctx.num_workers = nw_;

@@ -39,7 +39,8 @@ struct Batch {
   int64_t index = 0;  // within the epoch, 0-based, in consumption order
   int size = 0;       // rows (batch_size; fewer only for the last eval batch)
   int image_size = 0, context_length = 0;
-  HostVector<float> images;      // [size, 3, image_size, image_size]; empty with BatchMemory::pixels
+  HostVector<float> images;      // [size, 3, image_size, image_size] ([size, S, S, 3] with
+                                 // BatchMemory::channels_last); empty with BatchMemory::pixels
   HostVector<uint8_t> pixels;    // [size, image_size, image_size, 3] HWC, only with BatchMemory::pixels
   std::vector<int32_t> tokens;   // [size, context_length]
   std::vector<int64_t> labels;   // [size]: .cls / label column, -1 where absent
@@ -61,6 +62,10 @@ struct BatchMemory {
   // consumer normalises them (ops/pixels.h, on the backend: a quarter of the bytes to copy),
   // to exactly the floats the loader would have made (image/transform.h, normalize_chw).
   bool pixels = false;
+  // The normalised floats in each image's HWC order ([size, S, S, 3]), for a tower that
+  // computes channels-last (model/image_tower.h ImageInput): no transpose on either side.
+  // Pixels are HWC already; this is for the floats only.
+  bool channels_last = false;
 };
 
 struct LoaderPosition {

@@ -102,8 +102,16 @@ bool make_sample(const ProducerCtx& ctx, const SampleIn& in, uint64_t aug_seed, 
       else preprocess_eval(*img, cfg.preprocess, out);
     }
   };
-  if (ctx.pixels) transform(std::span<uint8_t>(b->pixels.data() + size_t(row) * plane, plane));
-  else transform(std::span<float>(b->images.data() + size_t(row) * plane, plane));
+  if (ctx.pixels) {
+    transform(std::span<uint8_t>(b->pixels.data() + size_t(row) * plane, plane));
+  } else if (ctx.channels_last) {  // the pixels, then the floats in the same HWC order
+    thread_local std::vector<uint8_t> hwc;
+    hwc.resize(plane);
+    transform(std::span<uint8_t>(hwc));
+    normalize_hwc(hwc.data(), b->image_size, cfg.preprocess, std::span<float>(b->images.data() + size_t(row) * plane, plane));
+  } else {
+    transform(std::span<float>(b->images.data() + size_t(row) * plane, plane));
+  }
   b->labels[size_t(row)] = in.label;
   b->keys[size_t(row)] = in.key;
   return true;

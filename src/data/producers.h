@@ -45,6 +45,7 @@ struct ProducerCtx {
   BatchPool* pool = nullptr;
   HostAllocator* host_alloc = &plain_host_allocator();  // a new batch's image memory
   bool pixels = false;                                   // uint8 pixels instead of floats (BatchMemory)
+  bool channels_last = false;                            // floats in HWC order (BatchMemory)
   int64_t epoch = 0;
   int worker = 0, num_workers = 1;
 };

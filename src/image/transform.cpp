@@ -48,6 +48,14 @@ void normalize_chw(const uint8_t* hwc, int size, const PreprocessCfg& cfg, std::
   }
 }
 
+void normalize_hwc(const uint8_t* hwc, int size, const PreprocessCfg& cfg, std::span<float> out) {
+  OC_CHECK(out.size() == size_t(3) * size * size, "output has {} floats, want {}x{}x3", out.size(), size, size);
+  const NormLut lut(cfg);
+  const size_t plane = size_t(size) * size;
+  for (size_t i = 0; i < plane; ++i)
+    for (size_t c = 0; c < 3; ++c) out[3 * i + c] = lut.v[c][hwc[3 * i + c]];
+}
+
 namespace {
 
 std::vector<uint8_t>& hwc_scratch(size_t n) {

@@ -56,6 +56,8 @@ void preprocess_train(const SourceImage& img, const PreprocessCfg& cfg, Rng& rng
 // ToTensor + Normalize in float32 as torchvision computes them: HWC uint8 (size x size) ->
 // CHW floats, (x / 255 - mean[c]) / std[c].
 void normalize_chw(const uint8_t* hwc, int size, const PreprocessCfg& cfg, std::span<float> out);
+// The same floats left in HWC order (a channels-last tower's batch, data/loader.h BatchMemory).
+void normalize_hwc(const uint8_t* hwc, int size, const PreprocessCfg& cfg, std::span<float> out);
 
 // Building blocks (exposed for tests and for the shard writers' resizing).
 ImageU8 resize(const ImageU8& img, int out_w, int out_h, Interp interp);  // PIL-style antialias

@@ -67,6 +67,8 @@ class Clip {
   Features forward(const float* images, const int32_t* tokens, int64_t B, ImagesIn in = ImagesIn::Host);
   // Whether forward takes images in backend memory (the image tower's input().backend_images).
   bool takes_backend_images() const { return vision_->input().backend_images; }
+  // The layout of images in backend memory (the tower's compute layout: no transpose there).
+  ImageInput::Layout backend_image_layout() const { return vision_->input().compute_layout; }
   // Accumulates parameter gradients from d(loss)/d(normalized features) of the last forward.
   void backward(const float* d_image, const float* d_text);
 

@@ -55,13 +55,17 @@ struct ImageForward {
 // The image batch a tower takes.
 struct ImageInput {
   enum class Layout { NCHW, NHWC };
-  // What forward reads: every tower takes the loaders' [B, 3, S, S] fp32 batch today.
+  // What forward reads with ImagesIn::Host: every tower takes [B, 3, S, S] fp32 (inference,
+  // the evals, serve, the tests write that).
   Layout host_layout = Layout::NCHW;
-  // What the tower computes in: ModifiedResNet's convolutions run channels-last and transpose
-  // the batch on the host first (a loader writing NHWC could skip that; not done yet).
+  // What the tower computes in, and the layout of its ImagesIn::Backend images: ModifiedResNet's
+  // convolutions run channels-last, so the trainer's loader writes its batches [B, S, S, 3]
+  // (data/loader.h BatchMemory::channels_last) and neither side transposes; host images are
+  // transposed by the tower.
   Layout compute_layout = Layout::NCHW;
   // Whether forward takes ImagesIn::Backend: the batch (or its uint8 pixels) uploaded ahead by
-  // the trainer (Backend::prefetch) and normalised on the backend (step/step_plan.h).
+  // the trainer (Backend::prefetch) and normalised on the backend (step/step_plan.h). A tower
+  // may read such images again in backward: the caller keeps them until then.
   bool backend_images = false;
 };
 

@@ -35,6 +35,8 @@ const float* BatchImages::get(const HostBatch& b, ImagesIn* where) {
   *where = ImagesIn::Backend;
   if (!b.pixels) return up->f32();
   OC_CHECK(b.mean && b.std, "a batch of pixels without Normalize's mean and std");
+  OC_CHECK(model_.backend_image_layout() == ImageInput::Layout::NCHW,
+           "{}: pixels are normalised into NCHW images, the tower computes channels-last", model_.cfg().name);
   if (normalized_.size() < size_t(n)) {
     normalized_.bind(be, fmt::format("{} normalised images, batch {}", model_.cfg().name, b.size));
     normalized_.resize(size_t(n), false);

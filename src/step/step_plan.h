@@ -20,7 +20,8 @@ namespace oc {
 // the previous step ran; docs/CUDA.md "Batches"): the plan awaits them before the first op
 // that reads them. Both need a model that takes_backend_images().
 struct HostBatch {
-  const float* images;    // [size, 3, image_size, image_size]; null when the batch has pixels
+  const float* images;    // [size, 3, image_size, image_size]; null when the batch has pixels.
+                          // Uploaded ones are in the tower's compute layout (Clip::backend_image_layout)
   const int32_t* tokens;  // [size, context_length]
   int64_t size;
   const ops::Prefetch* uploaded = nullptr;  // the images (or pixels) in backend memory, or null

@@ -11,7 +11,10 @@ StepBatches::StepBatches(data::DataLoader& loader, Clip& model, int per_step)
       be_(model.backend()),
       per_step_(per_step),
       prefetch_(model.takes_backend_images()),
-      pixels_(prefetch_ && !be_.host_memory()) {
+      channels_last_(prefetch_ && model.backend_image_layout() == ImageInput::Layout::NHWC),
+      // No backend normalises pixels into a channels-last batch yet: such a tower's floats
+      // are uploaded as they are.
+      pixels_(prefetch_ && !be_.host_memory() && !channels_last_) {
   OC_CHECK(per_step >= 1, "{} batches per step", per_step);
   const int64_t S = loader_.config().preprocess.size;
   OC_CHECK(!prefetch_ || S == model.cfg().vision.image_size, "the loader makes {}x{} images for a {}x{} tower", S, S,
@@ -20,7 +23,10 @@ StepBatches::StepBatches(data::DataLoader& loader, Clip& model, int per_step)
   mean_ = loader_.config().preprocess.mean, std_ = loader_.config().preprocess.std;
   // The step's batches and the next step's are held at once.
   if (prefetch_)
-    loader_.set_batch_memory({.alloc = &be_.host_allocator(), .consumer_batches = 2 * per_step, .pixels = pixels_});
+    loader_.set_batch_memory({.alloc = &be_.host_allocator(),
+                              .consumer_batches = 2 * per_step,
+                              .pixels = pixels_,
+                              .channels_last = channels_last_});
   pos_ = loader_.position();
 }
 

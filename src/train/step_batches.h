@@ -5,7 +5,9 @@
 // of the host). On a backend whose memory is not the host's, those batches carry uint8 pixels
 // (a quarter of the bytes), which the plan normalises on the backend into the floats the
 // loader would have made (ops/pixels.h); the host backends read the loader's floats in place,
-// normalised by its worker threads, as before. The batches and their order are the loader's,
+// normalised by its worker threads, as before. A tower computing channels-last (ModifiedResNet)
+// gets its floats in that layout from the loader (BatchMemory::channels_last), fp32 on every
+// backend for now. The batches and their order are the loader's,
 // whatever the timing; position() is the loader's position after the last batch a step took,
 // so a checkpoint saved between steps resumes at the first batch not trained on (the group
 // taken ahead is read again).
@@ -61,7 +63,7 @@ class StepBatches {
   data::DataLoader& loader_;
   ops::Backend& be_;
   int per_step_;
-  bool prefetch_, pixels_;
+  bool prefetch_, channels_last_, pixels_;  // channels_last_: the loader writes HWC floats
   int64_t image_bytes_;                  // of one sample's images (pixels when prefetching)
   std::array<float, 3> mean_{}, std_{};  // the loader's Normalize
   Group cur_, ahead_;

@@ -69,6 +69,42 @@ TEST(ResNet, FrozenBatchNormStatistics) {
   }
 }
 
+// The trainer's batches come channels-last in backend memory (ImagesIn::Backend, the loader's
+// BatchMemory::channels_last): the features and every gradient are bitwise those of the same
+// images NCHW from the host (the tower's own transpose), as the transpose is exact; the
+// running statistics too.
+TEST(ResNet, ChannelsLastBackendImagesGiveTheHostPathsBits) {
+  const ModelCfg cfg = load_model_config(kTiny);
+  const int64_t B = 2, S = cfg.vision.image_size, E = cfg.embed_dim, ctx = cfg.text.context_length;
+  std::vector<float> nchw(size_t(B * 3 * S * S)), nhwc(nchw.size());
+  for (size_t i = 0; i < nchw.size(); ++i) nchw[i] = float(std::sin(0.23 * double(i)));
+  for (int64_t b = 0; b < B; ++b)
+    for (int64_t c = 0; c < 3; ++c)
+      for (int64_t i = 0; i < S * S; ++i) nhwc[size_t((b * S * S + i) * 3 + c)] = nchw[size_t((b * 3 + c) * S * S + i)];
+  std::vector<int32_t> tokens(size_t(B * ctx), 0);
+  tokens[0] = tokens[size_t(ctx)] = 49406, tokens[1] = tokens[size_t(ctx) + 1] = 49407;
+  std::vector<float> d(size_t(B * E));
+  for (size_t i = 0; i < d.size(); ++i) d[i] = float(std::cos(0.7 * double(i)));
+  std::vector<float> feat[2], grads[2], params[2];
+  for (int k = 0; k < 2; ++k) {
+    Clip m(cfg);  // the cpu backend: its memory is the host's
+    ASSERT_TRUE(m.takes_backend_images());
+    ASSERT_EQ(m.backend_image_layout(), ImageInput::Layout::NHWC);
+    m.init(7);
+    m.plan_training(B);
+    m.zero_grads();
+    const Clip::Features f = k == 0 ? m.forward(nchw.data(), tokens.data(), B)
+                                    : m.forward(nhwc.data(), tokens.data(), B, ImagesIn::Backend);
+    feat[k].assign(f.image, f.image + B * E);
+    m.backward(d.data(), d.data());
+    grads[k].assign(m.grads(), m.grads() + m.table().total);
+    params[k].assign(m.params(), m.params() + m.table().total);  // the running statistics too
+  }
+  EXPECT_EQ(feat[0], feat[1]);
+  EXPECT_EQ(grads[0], grads[1]);
+  EXPECT_EQ(params[0], params[1]);
+}
+
 // amp_bf16: convolutions and projections on bf16-rounded operands with fp32 accumulation
 // (Prec::BF16), BatchNorm and the rest in fp32. bf16 keeps 8 bits: each rounded operand is off
 // by up to 2^-9 relative, ~20 layers deep; the embeddings stay within cosine 0.999 of fp32 (a

@@ -8,6 +8,7 @@
 
 #include <gtest/gtest.h>
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -109,25 +110,45 @@ TEST(StepBatches, GuardedBackendGetsTheLoadersBatchesUploadedAhead) { expect_ste
 
 TEST(StepBatches, HostBackendReadsTheLoadersBuffersInPlace) { expect_steps(ops::backend("cpu")); }
 
-// A tower that reads its images on the host (ModifiedResNet re-lays them out channels-last)
-// gets the host arrays and no uploads.
-TEST(StepBatches, HostImagesForATowerThatReadsThemOnTheHost) {
+// A tower that computes channels-last (ModifiedResNet) gets the loader's floats in HWC order,
+// uploaded ahead as they are (no pixels: nothing normalises them channels-last yet): each
+// image the plain loader's CHW floats, transposed, bit for bit.
+void expect_channels_last(ops::Backend& be) {
   const ModelCfg cfg = load_model_config(OPENCLIP_TEST_DIR "/model/configs/tiny-rn.json");
   data::DataConfig dc = synthetic_cfg();
-  dc.preprocess.size = cfg.vision.image_size;
+  const int64_t S = dc.preprocess.size = cfg.vision.image_size, plane = S * S;
+  data::DataLoader plain(dc, tokenizer());
+  plain.start_epoch(0);
+  const std::optional<data::Batch> want = plain.next();
+  ASSERT_TRUE(want);
   data::DataLoader dl(dc, tokenizer());
-  Clip model(cfg, test::guarded(2));
-  ASSERT_FALSE(model.takes_backend_images());
+  Clip model(cfg, be);
+  ASSERT_TRUE(model.takes_backend_images());
+  ASSERT_EQ(model.backend_image_layout(), ImageInput::Layout::NHWC);
   StepBatches steps(dl, model, 1);
-  EXPECT_FALSE(steps.prefetching());
+  EXPECT_TRUE(steps.prefetching());
+  EXPECT_FALSE(steps.pixels());
   dl.start_epoch(0);
   steps.restart();
   ASSERT_TRUE(steps.next_step());
-  EXPECT_EQ(steps.step()[0].uploaded, nullptr);
-  EXPECT_EQ(steps.step()[0].pixels, nullptr);
-  EXPECT_NE(steps.step()[0].images, nullptr);
-  EXPECT_EQ(steps.step()[0].size, 4);
+  const HostBatch& b = steps.step()[0];
+  ASSERT_EQ(b.size, 4);
+  EXPECT_EQ(b.pixels, nullptr);
+  ASSERT_NE(b.uploaded, nullptr);
+  ASSERT_EQ(b.uploaded->bytes(), want->images.size() * sizeof(float));
+  be.await(*b.uploaded);
+  std::vector<float> got(want->images.size()), hwc(want->images.size());
+  be.copy_to_host(got.data(), b.uploaded->data(), b.uploaded->bytes());
+  for (int64_t r = 0; r < 4; ++r)
+    for (int64_t c = 0; c < 3; ++c)
+      for (int64_t i = 0; i < plane; ++i)
+        hwc[size_t((r * plane + i) * 3 + c)] = want->images[size_t((r * 3 + c) * plane + i)];
+  EXPECT_EQ(got, hwc);
 }
+
+TEST(StepBatches, GuardedBackendGetsChannelsLastFloatsForAChannelsLastTower) { expect_channels_last(test::guarded(2)); }
+
+TEST(StepBatches, HostBackendReadsChannelsLastFloatsInPlace) { expect_channels_last(ops::backend("cpu")); }
 
 }  // namespace
 }  // namespace oc

@@ -162,16 +162,20 @@ void ResNetTower::pool_forward(const AttnPoolParams& p, const float* feat, ops::
 
 const float* ResNetTower::forward(const float* images, int64_t B, ops::Prec prec, const ImageForward& opts) {
   const bool train_bn = opts.train && !freeze_bn_stats_, normalize = opts.normalize;
-  OC_CHECK(opts.in == ImagesIn::Host, "{}: the ResNet tower reads its images on the host", cfg_.name);
   OC_CHECK(B > 0 && B <= B_max_, "ResNet tower planned for batch <= {}, got {}", B_max_, B);
   B_ = B, train_bn_ = train_bn;
   const int64_t S = cfg_.vision.image_size;
-  nhwc_.resize(size_t(B * S * S * 3));
-  for (int64_t b = 0; b < B; ++b)
-    for (int64_t c = 0; c < 3; ++c)
-      for (int64_t hw = 0; hw < S * S; ++hw) nhwc_[size_t((b * S * S + hw) * 3 + c)] = images[(b * 3 + c) * S * S + hw];
-  be_->copy_from_host(img_, nhwc_.data(), nhwc_.size() * sizeof(float));
-  const float* x = img_;
+  x0_ = images;  // in backend memory: channels-last already (input().compute_layout)
+  if (opts.in == ImagesIn::Host) {
+    nhwc_.resize(size_t(B * S * S * 3));
+    for (int64_t b = 0; b < B; ++b)
+      for (int64_t c = 0; c < 3; ++c)
+        for (int64_t hw = 0; hw < S * S; ++hw)
+          nhwc_[size_t((b * S * S + hw) * 3 + c)] = images[(b * 3 + c) * S * S + hw];
+    be_->copy_from_host(img_, nhwc_.data(), nhwc_.size() * sizeof(float));
+    x0_ = img_;
+  }
+  const float* x = x0_;
   for (int i = 0; i < 3; ++i) unit_forward(stem_[i], p_.stem[i], x, prec), x = stem_[i].y;
   be_->run(ops::AvgPoolForwardArgs{
       .out = stem_pool_, .inp = x, .N = B, .H = stem_[2].OH, .W = stem_[2].OW, .C = p_.stem[2].cout, .k = 2});
@@ -277,7 +281,7 @@ void ResNetTower::backward(const float* d_feat, ops::Prec prec) {
       .dinp = next, .dout = cur, .N = B_, .H = stem_[2].OH, .W = stem_[2].OW, .C = p_.stem[2].cout, .k = 2});
   unit_backward(stem_[2], p_.stem[2], g_.stem[2], next, stem_[1].y, cur, prec);
   unit_backward(stem_[1], p_.stem[1], g_.stem[1], cur, stem_[0].y, next, prec);
-  unit_backward(stem_[0], p_.stem[0], g_.stem[0], next, img_, nullptr, prec);  // no gradient for the images
+  unit_backward(stem_[0], p_.stem[0], g_.stem[0], next, x0_, nullptr, prec);  // no gradient for the images
 }
 
 }  // namespace oc

@@ -50,13 +50,15 @@ class ResNetTower final : public ImageTower {
 
   // The bound parameters' channel counts shape the activations: after bind().
   void plan(const TowerPlan& plan) override;
-  // NCHW from the host (the loaders' layout), transposed to channels-last here.
+  // NCHW from the host, transposed to channels-last here; the trainer's batches come
+  // channels-last in backend memory (the loader writes them so) and are read in place.
   ImageInput input() const override {
     return {.host_layout = ImageInput::Layout::NCHW, .compute_layout = ImageInput::Layout::NHWC,
-            .backend_images = false};
+            .backend_images = true};
   }
-  // images [B,3,S,S] (host memory) -> features [B,E]. opts.train: BatchNorm in train mode (the
-  // training step) unless set_freeze_bn_stats.
+  // images [B,3,S,S] in host memory, or [B,S,S,3] in backend memory (opts.in; kept until
+  // backward) -> features [B,E]. opts.train: BatchNorm in train mode (the training step)
+  // unless set_freeze_bn_stats.
   const float* forward(const float* images, int64_t B, ops::Prec prec, const ImageForward& opts) override;
   // d_feat [B,E]: gradient w.r.t. the normalized features of the last forward.
   void backward(const float* d_feat, ops::Prec prec) override;
@@ -102,7 +104,8 @@ class ResNetTower final : public ImageTower {
   int64_t B_max_ = 0, B_ = 0;
   bool training_ = false, train_bn_ = false;
   std::vector<float> nhwc_;  // the batch transposed to channels-last on the host
-  float *img_ = nullptr, *stem_pool_ = nullptr;
+  float *img_ = nullptr, *stem_pool_ = nullptr;  // img_: host images uploaded channels-last
+  const float* x0_ = nullptr;                      // the last forward's channels-last images
   Unit stem_[3];
   std::vector<Block> blocks_;
   // attention pool: tokens [B,T,C], the mean token's row [B,C] and its query [B,C], keys and
