@@ -19,6 +19,8 @@
 #include "ops/loss.h"
 #include "ops/pixels.h"
 #include "ops/pool.h"
+#include "ops/rope.h"
+#include "ops/swiglu.h"
 #include "ops/siglip_loss.h"
 #include "ops/tokens.h"
 
@@ -54,7 +56,9 @@
   X(Conv2dForwardArgs) X(Conv2dBackwardDataArgs) X(Conv2dBackwardWeightsArgs)             \
   X(BatchNormForwardArgs) X(BatchNormBackwardArgs) X(ReluForwardArgs) X(ReluBackwardArgs) \
   X(AvgPoolForwardArgs) X(AvgPoolBackwardArgs) X(AttnPoolTokensForwardArgs)               \
-  X(AttnPoolTokensBackwardArgs)
+  X(AttnPoolTokensBackwardArgs)                                                            \
+  /* EVA02 towers: 2D rotary embedding on q and k, the SwiGLU gate */                       \
+  X(RopeForwardArgs) X(RopeBackwardArgs) X(SwigluForwardArgs) X(SwigluBackwardArgs)
 
 // The declaration of one kernel entry point, `R run(const Args&);` (used inside the
 // namespaces of the host backends' kernels: OC_OPS(OC_DECLARE_KERNEL)).

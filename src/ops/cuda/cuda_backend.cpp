@@ -20,6 +20,7 @@
 #include "ops/cuda/gemm_lt.h"
 #include "ops/cuda/kernels.h"
 #include "ops/cuda/kernels_conv.h"
+#include "ops/cuda/kernels_eva.h"
 
 namespace oc::ops {
 namespace {
@@ -321,6 +322,12 @@ class CudaBackend final : public Backend {
   void run(const AttnPoolTokensForwardArgs& a) override;
   void run(const AttnPoolTokensBackwardArgs& a) override;
 
+  // ---- EVA02 towers: rotary embedding and SwiGLU (kernels_eva.cu), defined at the end ----
+  void run(const RopeForwardArgs& a) override;
+  void run(const RopeBackwardArgs& a) override;
+  void run(const SwigluForwardArgs& a) override;
+  void run(const SwigluBackwardArgs& a) override;
+
  protected:
   void* allocate(size_t bytes) override;
   void release(void* p) override;
@@ -443,6 +450,31 @@ void CudaBackend::run(const AttnPoolTokensForwardArgs& a) {
 void CudaBackend::run(const AttnPoolTokensBackwardArgs& a) {
   OC_CHECK(a.HW > 0 && a.C > 0, "attnpool_tokens_backward: bad shape HW={} C={}", a.HW, a.C);
   k::attnpool_tokens_backward(a.dfeat, a.dpos, a.dx, a.N, a.HW, a.C, s_);
+  OC_LAUNCHED();
+}
+
+
+// ---- EVA02 towers ----
+void check_rope(int64_t W, int64_t H, int64_t T, int64_t prefix) {
+  OC_CHECK(H > 0 && W % H == 0 && (W / H) % 2 == 0 && prefix >= 0 && prefix <= T,
+           "rope: bad shape W={} H={} T={} prefix={}", W, H, T, prefix);
+}
+void CudaBackend::run(const RopeForwardArgs& a) {
+  check_rope(a.W, a.H, a.T, a.prefix);
+  k::rope_rotate(a.qkv, a.sincos, a.B, a.T, a.W, a.H, a.prefix, false, s_);
+  OC_LAUNCHED();
+}
+void CudaBackend::run(const RopeBackwardArgs& a) {
+  check_rope(a.W, a.H, a.T, a.prefix);
+  k::rope_rotate(a.dqkv, a.sincos, a.B, a.T, a.W, a.H, a.prefix, true, s_);
+  OC_LAUNCHED();
+}
+void CudaBackend::run(const SwigluForwardArgs& a) {
+  k::swiglu_forward(a.out, a.gate, a.x, a.n, s_);
+  OC_LAUNCHED();
+}
+void CudaBackend::run(const SwigluBackwardArgs& a) {
+  k::swiglu_backward(a.dgate, a.dx, a.dout, a.gate, a.x, a.n, s_);
   OC_LAUNCHED();
 }
 
