@@ -13,6 +13,7 @@
 #include "model/image_tower.h"
 #include "model/params.h"
 #include "model/resnet/config_resnet.h"
+#include "model/eva/config_eva.h"
 #include "model/timm_vit/config_timm.h"
 #include "model/transformer.h"
 #include "text/text_tokenizer.h"
@@ -146,7 +147,9 @@ ModelCfg parse_model_config(const std::string& text, const std::string& name, co
   check_config_keys(v, ConfigSection::Vision, vw);
   if (v.contains("hf_model_name") && !v["hf_model_name"].is_null())
     OC_USER_ERROR("{}: \"hf_model_name\" towers are not supported", vw);
-  if (v.contains("timm_model_name") && !v["timm_model_name"].is_null()) {
+  if (v.contains("timm_model_name") && is_eva_vision_cfg(v)) {
+    read_eva_vision(v, &c.vision, vw);
+  } else if (v.contains("timm_model_name") && !v["timm_model_name"].is_null()) {
     read_timm_vision(v, c.embed_dim, &c.vision, vw);
   } else {
     refuse_timm_head_keys(v, vw);

@@ -10,6 +10,19 @@ weights are downloaded: models are built at random init and exchanged through fi
   eva_ref.py table GRID REF OUTDIR
       RotaryEmbeddingCat(64, in_pixels=False, feat_shape=(GRID, GRID), ref_feat_shape=(REF, REF))'s
       pos_embed buffer (float32, [GRID*GRID, 128]) into OUTDIR/table.f32.
+
+The model commands build OpenCLIP's built-in NAME (an EVA02 config) at random init
+(torch.manual_seed(0)) with LAYERS blocks in each tower (0: the config's depths; timm's
+Eva takes depth= from create_model's kwargs, so timm.create_model is wrapped, as siglip_ref.py
+does), batch 4 (resnet_ref.py's batch, encode, loss and AdamW steps: ClipLoss, lr 1e-4, wd 0.2):
+  eva_ref.py forward NAME LAYERS OUTDIR     w.pt, images.f32, tokens.i32, image.f32 / text.f32
+  eva_ref.py grad NAME LAYERS OUTDIR        as forward, then the ClipLoss of the batch in train
+                                            mode in fp32 and float64: loss.txt, loss64.txt,
+                                            grads.pt, grads64.pt (gradients by name)
+  eva_ref.py train NAME LAYERS N OUTDIR     as forward, then N AdamW steps: losses.txt
+  eva_ref.py load NAME LAYERS CKPT OUTDIR   create_model_and_transforms(NAME, pretrained=CKPT)'s
+                                            encode_image / encode_text of OUTDIR's batch:
+                                            image_loaded.f32 / text_loaded.f32
 """
 import os
 import sys
@@ -64,11 +77,72 @@ def table(grid, ref, out):
     tofile(rope.get_embed(), os.path.join(out, "table.f32"), np.float32)
 
 
+_WRAPPED = []
+
+
+def create(name, layers, pretrained=None):
+    import open_clip
+    if layers > 0 and not _WRAPPED:
+        _WRAPPED.append(layers)
+        open_clip.factory._MODEL_CONFIGS[name]["text_cfg"]["layers"] = layers
+        create_timm = open_clip.timm_model.timm.create_model
+
+        def create_at_depth(*args, **kwargs):
+            return create_timm(*args, depth=layers, **kwargs)
+
+        open_clip.timm_model.timm.create_model = create_at_depth
+    if pretrained:
+        return open_clip.create_model_and_transforms(name, pretrained=pretrained)[0]
+    return open_clip.create_model(name)
+
+
+def image_batch(model, out, read):
+    """resnet_ref.py's batch (read: its read_batch) for a tower whose image_size is a pair."""
+    import resnet_ref as R
+    S = model.visual.image_size
+    model.visual.image_size = S[0]
+    try:
+        return R.read_batch(model, out) if read else R.batch(model, out)
+    finally:
+        model.visual.image_size = S
+
+
+def model_command(cmd, name, layers, rest):
+    import resnet_ref as R
+    out = rest[-1]
+    torch.manual_seed(0)
+    torch.set_num_threads(2)
+    if cmd == "load":
+        model = create(name, layers, pretrained=rest[0])
+        images, tokens = image_batch(model, out, read=True)
+        R.encode(model, images, tokens, out, "_loaded")
+        return
+    model = create(name, layers)
+    torch.save(model.state_dict(), os.path.join(out, "w.pt"))
+    images, tokens = image_batch(model, out, read=False)
+    R.encode(model, images, tokens, out)
+    if cmd == "grad":
+        for dtype, suffix in ((torch.float32, ""), (torch.float64, "64")):
+            m = create(name, layers)
+            m.load_state_dict(torch.load(os.path.join(out, "w.pt")))
+            m = m.to(dtype).train()
+            loss = R.loss_of(m, images.to(dtype), tokens)
+            loss.backward()
+            open(os.path.join(out, f"loss{suffix}.txt"), "w").write(f"{loss.item():.17g}\n")
+            torch.save({n: p.grad for n, p in m.named_parameters()}, os.path.join(out, f"grads{suffix}.pt"))
+    elif cmd == "train":
+        losses = R.train(model, images, tokens, int(rest[0]))
+        open(os.path.join(out, "losses.txt"), "w").write("".join(f"{x:.17g}\n" for x in losses))
+
+
 if __name__ == "__main__":
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
     cmd = sys.argv[1]
     if cmd == "ops":
         ops(sys.argv[2])
     elif cmd == "table":
         table(int(sys.argv[2]), int(sys.argv[3]), sys.argv[4])
+    elif cmd in ("forward", "grad", "train", "load"):
+        model_command(cmd, sys.argv[2], int(sys.argv[3]), sys.argv[4:])
     else:
         sys.exit(f"unknown command {cmd}")
