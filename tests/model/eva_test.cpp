@@ -165,5 +165,34 @@ TEST(Eva, CheckpointLoadsBothWays) {
   expect_embeddings(m, dir, "_loaded");
 }
 
+// amp_bf16: fp32 activations, GEMMs and attention on bf16-rounded operands (Prec::BF16). bf16
+// keeps 8 bits (each rounded operand off by up to 2^-9 relative) over ~20 GEMMs: the embeddings
+// stay within cosine 0.999 of fp32 (a wrong op or layout would give ~0), and a training step
+// gives a finite loss near fp32's.
+TEST(Eva, AmpBf16StaysCloseToFp32) {
+  const ModelCfg cfg = eva_at_depth(kLayers);
+  const int64_t B = 2, S = cfg.vision.image_size, E = cfg.embed_dim;
+  std::vector<float> images(size_t(B * 3 * S * S));
+  for (size_t i = 0; i < images.size(); ++i) images[i] = float(std::cos(0.11 * double(i)));
+  Clip m(cfg);
+  m.init(5);
+  m.plan_inference(B);
+  std::vector<float> f32(size_t(B * E)), b16(f32.size());
+  m.encode_image(images.data(), B, f32.data());
+  m.set_precision(Precision::AmpBf16);
+  m.encode_image(images.data(), B, b16.data());
+  const auto [cos, rel] = compare_rows(b16, f32, E);
+  EXPECT_GT(cos, 0.999);
+  EXPECT_NE(b16, f32);  // the bf16 path ran
+  std::vector<int32_t> tokens(size_t(B * cfg.text.context_length), 0);
+  for (int64_t b = 0; b < B; ++b) tokens[size_t(b * cfg.text.context_length)] = 49406, tokens[size_t(b * cfg.text.context_length + 1 + b)] = 49407;
+  m.plan_training(B);
+  ContrastiveStep step(m, B);
+  const double loss16 = step.forward_backward(images.data(), tokens.data(), B);
+  m.set_precision(Precision::Fp32);
+  const double loss32 = step.forward_backward(images.data(), tokens.data(), B);
+  EXPECT_NEAR(loss16, loss32, 1e-2 * std::fabs(loss32));
+}
+
 }  // namespace
 }  // namespace oc

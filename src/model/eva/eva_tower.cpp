@@ -38,7 +38,8 @@ EvaDims EvaTower::dims(int64_t B, ops::Prec prec) const {
 }
 
 void EvaTower::plan(const TowerPlan& plan) {
-  OC_CHECK(!plan.bf16_acts, "the EVA02 tower has no bf16-activation path (amp_bf16 runs its GEMMs on bf16 operands)");
+  // amp_bf16 (plan.bf16_acts): the EVA blocks keep fp32 activations and run their GEMMs and
+  // attention on bf16-rounded operands (Prec::BF16 in forward/backward); no bf16 weight copies.
   const int64_t B = plan.B_max;
   B_max_ = B, training_ = plan.training;
   const auto& v = cfg_.vision;
