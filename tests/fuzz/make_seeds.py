@@ -219,8 +219,8 @@ def main():
     put("fuzz_tfevents", "events", b"".join(tfrecord(r) for r in recs))
     put("fuzz_tfevents", "partial_tail", b"".join(tfrecord(r) for r in recs[:2]) + tfrecord(recs[2])[:9])
 
-    # Model configs: two of ours.
-    for name in ("ViT-B-32.json", "fmnist-S.json", "test-tiny.json"):
+    # Model configs: some of ours (EVA02-B-16: a timm EVA02 tower, model/eva/).
+    for name in ("ViT-B-32.json", "fmnist-S.json", "test-tiny.json", "EVA02-B-16.json"):
         p = os.path.join(ROOT, "configs", "models", name)
         if os.path.exists(p):
             put("fuzz_model_config", name, open(p, "rb").read())
