@@ -16,8 +16,8 @@
 namespace oc::ops {
 
 struct RopeForwardArgs {
-  float* qkv;            // [B, T, 3W], q and k rotated in place
-  const float* sincos;   // [T - prefix, 2 D]
+  float* qkv;           // [B, T, 3W], q and k rotated in place
+  const float* sincos;  // [T - prefix, 2 D]
   int64_t B, T, W, H, prefix;
 };
 

@@ -50,7 +50,8 @@ TEST(Eva, ConfigsAndFamily) {
 TEST(Eva, HostileConfigsAreRefusedNamingTheKey) {
   auto cfg = [](const std::string& vision) {
     return R"({"embed_dim": 512, "custom_text": true, "text_cfg": {"width": 512, "heads": 8, "layers": 2},
-               "vision_cfg": )" + vision + "}";
+               "vision_cfg": )" +
+           vision + "}";
   };
   const std::string ok = R"("timm_model_name": "eva02_base_patch16_clip_224", "timm_pool": "token", "timm_proj": null)";
   EXPECT_NO_THROW(parse_model_config(cfg("{" + ok + "}"), "eva"));
@@ -125,9 +126,10 @@ TEST(Eva, GradientsMatchOpenClip) {
     if (err > worst) worst = err, worst_name = p.name;
   }
   EXPECT_LE(worst, std::max(1e-4, 2 * worst_torch)) << worst_name;
-  std::printf("[ EVA02-B-16 x%d ] loss %.9g (OpenCLIP fp64 %.9g, fp32 %.9g); worst gradient %s: %.3g (PyTorch fp32: "
-              "%.3g)\n",
-              kLayers, loss, want, want32, worst_name.c_str(), worst, worst_torch);
+  std::printf(
+      "[ EVA02-B-16 x%d ] loss %.9g (OpenCLIP fp64 %.9g, fp32 %.9g); worst gradient %s: %.3g (PyTorch fp32: "
+      "%.3g)\n",
+      kLayers, loss, want, want32, worst_name.c_str(), worst, worst_torch);
 }
 
 TEST(Eva, TenAdamWStepsMatchOpenClip) {
@@ -185,7 +187,8 @@ TEST(Eva, AmpBf16StaysCloseToFp32) {
   EXPECT_GT(cos, 0.999);
   EXPECT_NE(b16, f32);  // the bf16 path ran
   std::vector<int32_t> tokens(size_t(B * cfg.text.context_length), 0);
-  for (int64_t b = 0; b < B; ++b) tokens[size_t(b * cfg.text.context_length)] = 49406, tokens[size_t(b * cfg.text.context_length + 1 + b)] = 49407;
+  for (int64_t b = 0; b < B; ++b)
+    tokens[size_t(b * cfg.text.context_length)] = 49406, tokens[size_t(b * cfg.text.context_length + 1 + b)] = 49407;
   m.plan_training(B);
   ContrastiveStep step(m, B);
   const double loss16 = step.forward_backward(images.data(), tokens.data(), B);

@@ -25,19 +25,23 @@ void rope_cases(std::vector<OpCase>& v) {
     v.push_back({"rope_forward_" + s.name,
                  {IO(n), I(tab)},
                  [=](Backend& b, const Ptrs& p, float*) {
-                   b.run(RopeForwardArgs{.qkv = p.f(0), .sincos = p.f(1), .B = s.B, .T = s.T, .W = s.W, .H = s.H,
-                                         .prefix = s.prefix});
+                   b.run(RopeForwardArgs{
+                       .qkv = p.f(0), .sincos = p.f(1), .B = s.B, .T = s.T, .W = s.W, .H = s.H, .prefix = s.prefix});
                    return 0.0;
                  },
-                 kF32, kF32, !s.big});
+                 kF32,
+                 kF32,
+                 !s.big});
     v.push_back({"rope_backward_" + s.name,
                  {IO(n), I(tab)},
                  [=](Backend& b, const Ptrs& p, float*) {
-                   b.run(RopeBackwardArgs{.dqkv = p.f(0), .sincos = p.f(1), .B = s.B, .T = s.T, .W = s.W, .H = s.H,
-                                          .prefix = s.prefix});
+                   b.run(RopeBackwardArgs{
+                       .dqkv = p.f(0), .sincos = p.f(1), .B = s.B, .T = s.T, .W = s.W, .H = s.H, .prefix = s.prefix});
                    return 0.0;
                  },
-                 kF32, kF32, !s.big});
+                 kF32,
+                 kF32,
+                 !s.big});
   }
 }
 
@@ -52,7 +56,9 @@ void swiglu_cases(std::vector<OpCase>& v) {
                    b.run(SwigluForwardArgs{.out = p.f(0), .gate = p.f(1), .x = p.f(2), .n = n});
                    return 0.0;
                  },
-                 kF32, kF32, !big});
+                 kF32,
+                 kF32,
+                 !big});
     v.push_back({"swiglu_backward_" + tag,
                  {O(n), O(n), I(n), I(n, Draw::Normal, 2.0), I(n)},
                  [=](Backend& b, const Ptrs& p, float*) {
@@ -60,7 +66,9 @@ void swiglu_cases(std::vector<OpCase>& v) {
                        .dgate = p.f(0), .dx = p.f(1), .dout = p.f(2), .gate = p.f(3), .x = p.f(4), .n = n});
                    return 0.0;
                  },
-                 kF32, kF32, !big});
+                 kF32,
+                 kF32,
+                 !big});
     v.push_back({"swiglu_backward_inplace_" + tag,  // dgate over dout, as the tower runs it
                  {IO(n), O(n), I(n, Draw::Normal, 2.0), I(n)},
                  [=](Backend& b, const Ptrs& p, float*) {
@@ -68,7 +76,9 @@ void swiglu_cases(std::vector<OpCase>& v) {
                        .dgate = p.f(0), .dx = p.f(1), .dout = p.f(0), .gate = p.f(2), .x = p.f(3), .n = n});
                    return 0.0;
                  },
-                 kF32, kF32, !big});
+                 kF32,
+                 kF32,
+                 !big});
   }
 }
 

@@ -38,8 +38,7 @@ TEST(GradCheck, Rope) {
     for (int64_t c = 0; c < 3 * W; ++c) EXPECT_EQ(y[b * T * 3 * W + c], x[b * T * 3 * W + c]);
   for (int64_t r = 0; r < B * T; ++r)
     for (int64_t c = 2 * W; c < 3 * W; ++c) EXPECT_EQ(y[r * 3 * W + c], x[r * 3 * W + c]);
-  for (size_t i = 0; i < x.size(); i += 2)
-    EXPECT_NEAR(std::hypot(y[i], y[i + 1]), std::hypot(x[i], x[i + 1]), 1e-12);
+  for (size_t i = 0; i < x.size(); i += 2) EXPECT_NEAR(std::hypot(y[i], y[i + 1]), std::hypot(x[i], x[i + 1]), 1e-12);
   std::vector<double> dx = R;
   rope_rotate<double>(dx.data(), tab.data(), B, T, W, H, prefix, true);
   expect_grad("rope dqkv", x, dx, loss);

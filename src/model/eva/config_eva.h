@@ -16,7 +16,7 @@ namespace oc {
 struct EvaSpec {
   std::string_view name;
   int image_size, patch_size, width, layers, heads;
-  double mlp_ratio;  // timm's 4 * 2 / 3: SwiGLU's hidden width int(width * mlp_ratio)
+  double mlp_ratio;   // timm's 4 * 2 / 3: SwiGLU's hidden width int(width * mlp_ratio)
   int rope_ref_grid;  // ref_feat_shape: the rotary embedding's positions scale to this grid
 };
 const EvaSpec* find_eva(std::string_view timm_model_name);

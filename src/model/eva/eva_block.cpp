@@ -48,9 +48,7 @@ void EvaStack::plan(ops::Backend& be, const std::string& label, int64_t B_max, c
   be.fill(ones_, int64_t(N), 1.0f);
 }
 
-float* EvaStack::x_slot(int64_t l) const {
-  return xs_ + size_t(training_ ? l : l % 2) * size_t(B_max_ * d_.T * d_.W);
-}
+float* EvaStack::x_slot(int64_t l) const { return xs_ + size_t(training_ ? l : l % 2) * size_t(B_max_ * d_.T * d_.W); }
 
 EvaStack::Acts EvaStack::acts(int64_t l) const {
   const size_t N = size_t(d_.B * d_.T), W = size_t(d_.W), F = size_t(d_.F);
@@ -77,8 +75,16 @@ void EvaStack::layer_norm(float* out, float* stats, const float* inp, const floa
 void EvaStack::ln_backward(float* dinp, float* dw, float* db, const float* dout, const float* inp, const float* w,
                            const float* stats, int64_t C) const {
   const int64_t N = d_.B * d_.T;
-  be_->run(ops::LayerNormBackwardArgs{.dinp = dinp, .dweight = dw, .dbias = db, .dout = dout, .inp = inp,
-                                      .weight = w, .mean = stats, .rstd = stats + N, .N = N, .C = C});
+  be_->run(ops::LayerNormBackwardArgs{.dinp = dinp,
+                                      .dweight = dw,
+                                      .dbias = db,
+                                      .dout = dout,
+                                      .inp = inp,
+                                      .weight = w,
+                                      .mean = stats,
+                                      .rstd = stats + N,
+                                      .N = N,
+                                      .C = C});
 }
 
 void EvaStack::block_forward(const EvaBlockParams& p, const Acts& a, float* out, const float* sincos) const {
@@ -91,8 +97,15 @@ void EvaStack::block_forward(const EvaBlockParams& p, const Acts& a, float* out,
   be_->run(add_bias(a.qkv, 3 * W, ones_, p.q_b, N, W));
   be_->run(add_bias(a.qkv + 2 * W, 3 * W, ones_, p.v_b, N, W));
   be_->run(ops::RopeForwardArgs{.qkv = a.qkv, .sincos = sincos, .B = d_.B, .T = d_.T, .W = W, .H = d_.H, .prefix = 1});
-  be_->run(ops::AttentionForwardArgs{
-      .out = a.ao, .att = a.att, .qkv = a.qkv, .B = d_.B, .Tn = d_.T, .C = W, .H = d_.H, .causal = false, .prec = prec});
+  be_->run(ops::AttentionForwardArgs{.out = a.ao,
+                                     .att = a.att,
+                                     .qkv = a.qkv,
+                                     .B = d_.B,
+                                     .Tn = d_.T,
+                                     .C = W,
+                                     .H = d_.H,
+                                     .causal = false,
+                                     .prec = prec});
   layer_norm(ln_, a.sta, a.ao, p.an_w, p.an_b, W);
   be_->run(ops::LinearForwardArgs{
       .out = a.xm, .inp = ln_, .weight = p.proj_w, .bias = p.proj_b, .M = N, .K = W, .N = W, .prec = prec});
@@ -123,17 +136,41 @@ void EvaStack::mlp_backward(const EvaBlockParams& p, const EvaBlockParams& g, co
   const ops::Prec prec = d_.prec;
   be_->run(ops::SwigluForwardArgs{.out = h_, .gate = a.gate, .x = a.up, .n = N * F});  // recomputed
   layer_norm(ln_, stat_, h_, p.mn_w, p.mn_b, F);
-  be_->run(ops::LinearBackwardArgs{.dinp = d_big_, .dweight = g.fc2_w, .dbias = g.fc2_b, .dout = d_res, .inp = ln_,
-                                   .weight = p.fc2_w, .M = N, .K = F, .N = W, .prec = prec});
+  be_->run(ops::LinearBackwardArgs{.dinp = d_big_,
+                                   .dweight = g.fc2_w,
+                                   .dbias = g.fc2_b,
+                                   .dout = d_res,
+                                   .inp = ln_,
+                                   .weight = p.fc2_w,
+                                   .M = N,
+                                   .K = F,
+                                   .N = W,
+                                   .prec = prec});
   be_->zero(d_f_, sizeof(float) * size_t(N * F));
   ln_backward(d_f_, g.mn_w, g.mn_b, d_big_, h_, p.mn_w, a.st3, F);
   // d gate in place over d h; d up into d_big_ (d hn is consumed).
   be_->run(ops::SwigluBackwardArgs{.dgate = d_f_, .dx = d_big_, .dout = d_f_, .gate = a.gate, .x = a.up, .n = N * F});
   layer_norm(ln_, stat_, a.xm, p.ln2_w, p.ln2_b, W);
-  be_->run(ops::LinearBackwardArgs{.dinp = d_w_, .dweight = g.g_w, .dbias = g.g_b, .dout = d_f_, .inp = ln_,
-                                   .weight = p.g_w, .M = N, .K = W, .N = F, .prec = prec});
-  be_->run(ops::LinearBackwardArgs{.dinp = nullptr, .dweight = g.x_w, .dbias = g.x_b, .dout = d_big_, .inp = ln_,
-                                   .weight = p.x_w, .M = N, .K = W, .N = F, .prec = prec});
+  be_->run(ops::LinearBackwardArgs{.dinp = d_w_,
+                                   .dweight = g.g_w,
+                                   .dbias = g.g_b,
+                                   .dout = d_f_,
+                                   .inp = ln_,
+                                   .weight = p.g_w,
+                                   .M = N,
+                                   .K = W,
+                                   .N = F,
+                                   .prec = prec});
+  be_->run(ops::LinearBackwardArgs{.dinp = nullptr,
+                                   .dweight = g.x_w,
+                                   .dbias = g.x_b,
+                                   .dout = d_big_,
+                                   .inp = ln_,
+                                   .weight = p.x_w,
+                                   .M = N,
+                                   .K = W,
+                                   .N = F,
+                                   .prec = prec});
   be_->run(ops::GemmArgs{false, false, N, W, F, 1.0f, d_big_, F, p.x_w, W, 1.0f, d_w_, W, prec});  // d b += d up @ Wx
   ln_backward(d_res, g.ln2_w, g.ln2_b, d_w_, a.xm, p.ln2_w, a.st2, W);  // accumulates onto the residual's
 }
@@ -144,13 +181,31 @@ void EvaStack::attn_backward(const EvaBlockParams& p, const EvaBlockParams& g, c
   const int64_t N = d_.B * d_.T, W = d_.W;
   const ops::Prec prec = d_.prec;
   layer_norm(ln_, stat_, a.ao, p.an_w, p.an_b, W);
-  be_->run(ops::LinearBackwardArgs{.dinp = d_w_, .dweight = g.proj_w, .dbias = g.proj_b, .dout = d_res, .inp = ln_,
-                                   .weight = p.proj_w, .M = N, .K = W, .N = W, .prec = prec});
+  be_->run(ops::LinearBackwardArgs{.dinp = d_w_,
+                                   .dweight = g.proj_w,
+                                   .dbias = g.proj_b,
+                                   .dout = d_res,
+                                   .inp = ln_,
+                                   .weight = p.proj_w,
+                                   .M = N,
+                                   .K = W,
+                                   .N = W,
+                                   .prec = prec});
   be_->zero(d_w2_, sizeof(float) * size_t(N * W));
   ln_backward(d_w2_, g.an_w, g.an_b, d_w_, a.ao, p.an_w, a.sta, W);
-  be_->run(ops::AttentionBackwardArgs{.dqkv = d_big_, .scratch = d_att_, .dout = d_w2_, .qkv = a.qkv, .att = a.att,
-                                      .B = d_.B, .Tn = d_.T, .C = W, .H = d_.H, .causal = false, .prec = prec});
-  be_->run(ops::RopeBackwardArgs{.dqkv = d_big_, .sincos = sincos, .B = d_.B, .T = d_.T, .W = W, .H = d_.H, .prefix = 1});
+  be_->run(ops::AttentionBackwardArgs{.dqkv = d_big_,
+                                      .scratch = d_att_,
+                                      .dout = d_w2_,
+                                      .qkv = a.qkv,
+                                      .att = a.att,
+                                      .B = d_.B,
+                                      .Tn = d_.T,
+                                      .C = W,
+                                      .H = d_.H,
+                                      .causal = false,
+                                      .prec = prec});
+  be_->run(
+      ops::RopeBackwardArgs{.dqkv = d_big_, .sincos = sincos, .B = d_.B, .T = d_.T, .W = W, .H = d_.H, .prefix = 1});
   layer_norm(ln_, stat_, a.x, p.ln1_w, p.ln1_b, W);
   const float* wts[3] = {p.q_w, p.k_w, p.v_w};
   float* dwts[3] = {g.q_w, g.k_w, g.v_w};

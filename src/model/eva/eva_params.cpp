@@ -135,7 +135,8 @@ bool EvaTower::init_param(const ParamInfo& p, const ParamTable& t, std::span<flo
   } else {
     fill_trunc_normal(out, 0.02, rng);
     double scale = 1;
-    if (ends_with(n, "attn.proj.weight") || ends_with(n, "mlp.fc2.weight")) scale = 1 / std::sqrt(2.0 * (block_of(n) + 1));
+    if (ends_with(n, "attn.proj.weight") || ends_with(n, "mlp.fc2.weight"))
+      scale = 1 / std::sqrt(2.0 * (block_of(n) + 1));
     if (n == kTrunk + "head.weight") scale = 0.001;
     for (float& x : out) x = float(x * scale);
   }

@@ -19,22 +19,24 @@ std::string EvaTower::int8_refusal() const {
 }
 
 std::string EvaTower::patch_dropout_refusal() const {
-  return fmt::format("has an EVA02 image tower ({}), whose patch dropout (timm's PatchDropout, with the rotary "
-                     "embedding gathered per kept patch) openclip-cpp does not implement",
-                     cfg_.vision.timm_model_name);
+  return fmt::format(
+      "has an EVA02 image tower ({}), whose patch dropout (timm's PatchDropout, with the rotary "
+      "embedding gathered per kept patch) openclip-cpp does not implement",
+      cfg_.vision.timm_model_name);
 }
 
 void EvaTower::check_unlocked_groups(int unlocked) const {
   if (unlocked > 0)
-    OC_USER_ERROR("--lock-image-unlocked-groups with the EVA02 image tower of {} is not implemented (OpenCLIP groups "
-                  "its parameters with timm's group_matcher); --lock-image alone locks the whole tower",
-                  cfg_.name);
+    OC_USER_ERROR(
+        "--lock-image-unlocked-groups with the EVA02 image tower of {} is not implemented (OpenCLIP groups "
+        "its parameters with timm's group_matcher); --lock-image alone locks the whole tower",
+        cfg_.name);
 }
 
 EvaDims EvaTower::dims(int64_t B, ops::Prec prec) const {
   const auto& v = cfg_.vision;
-  return {.B = B, .T = T_, .W = v.width, .H = v.heads(), .F = v.mlp_width(), .L = v.layers, .eps = v.ln_eps,
-          .prec = prec};
+  return {
+      .B = B, .T = T_, .W = v.width, .H = v.heads(), .F = v.mlp_width(), .L = v.layers, .eps = v.ln_eps, .prec = prec};
 }
 
 void EvaTower::plan(const TowerPlan& plan) {
@@ -73,8 +75,14 @@ const float* EvaTower::forward(const float* images, int64_t B, ops::Prec prec, c
   const auto& v = cfg_.vision;
   const int64_t W = v.width, T = T_, Np = T - 1, P = v.patch_size, K = 3 * P * P, E = cfg_.embed_dim;
   images_to_patches(*be_, patches_, images_, images, opts.in == ImagesIn::Backend, B, v.image_size, P);
-  be_->run(ops::LinearForwardArgs{.out = embed_, .inp = patches_, .weight = p_.conv_w, .bias = p_.conv_b,
-                                  .M = B * Np, .K = K, .N = W, .prec = prec});
+  be_->run(ops::LinearForwardArgs{.out = embed_,
+                                  .inp = patches_,
+                                  .weight = p_.conv_w,
+                                  .bias = p_.conv_b,
+                                  .M = B * Np,
+                                  .K = K,
+                                  .N = W,
+                                  .prec = prec});
   float* x = stack_.in();
   const size_t row = sizeof(float) * size_t(W);
   for (int64_t b = 0; b < B; ++b) {
@@ -85,10 +93,17 @@ const float* EvaTower::forward(const float* images, int64_t B, ops::Prec prec, c
   stack_.forward(p_.blocks, sincos_, dims(B, prec));
   const float* out = stack_.out();
   for (int64_t b = 0; b < B; ++b) be_->copy(cls_ + b * W, out + b * T * W, row);
-  be_->run(ops::LayerNormForwardArgs{.out = cls_ln_, .mean = stats_, .rstd = stats_ + B, .inp = cls_,
-                                     .weight = p_.norm_w, .bias = p_.norm_b, .N = B, .C = W, .eps = v.ln_eps});
-  be_->run(ops::LinearForwardArgs{.out = feat_raw_, .inp = cls_ln_, .weight = p_.head_w, .bias = p_.head_b, .M = B,
-                                  .K = W, .N = E, .prec = prec});
+  be_->run(ops::LayerNormForwardArgs{.out = cls_ln_,
+                                     .mean = stats_,
+                                     .rstd = stats_ + B,
+                                     .inp = cls_,
+                                     .weight = p_.norm_w,
+                                     .bias = p_.norm_b,
+                                     .N = B,
+                                     .C = W,
+                                     .eps = v.ln_eps});
+  be_->run(ops::LinearForwardArgs{
+      .out = feat_raw_, .inp = cls_ln_, .weight = p_.head_w, .bias = p_.head_b, .M = B, .K = W, .N = E, .prec = prec});
   if (!opts.normalize) return feat_raw_;
   be_->run(ops::L2NormForwardArgs{.out = feat_, .norm = norm_, .inp = feat_raw_, .N = B, .C = E});
   return feat_;
@@ -99,11 +114,26 @@ void EvaTower::backward(const float* d_feat, ops::Prec prec) {
   const auto& v = cfg_.vision;
   const int64_t B = B_, W = v.width, T = T_, E = cfg_.embed_dim;
   be_->run(ops::L2NormBackwardArgs{.dinp = d_feat_raw_, .dout = d_feat, .out = feat_, .norm = norm_, .N = B, .C = E});
-  be_->run(ops::LinearBackwardArgs{.dinp = d_cls_ln_, .dweight = g_.head_w, .dbias = g_.head_b, .dout = d_feat_raw_,
-                                   .inp = cls_ln_, .weight = p_.head_w, .M = B, .K = W, .N = E, .prec = prec});
+  be_->run(ops::LinearBackwardArgs{.dinp = d_cls_ln_,
+                                   .dweight = g_.head_w,
+                                   .dbias = g_.head_b,
+                                   .dout = d_feat_raw_,
+                                   .inp = cls_ln_,
+                                   .weight = p_.head_w,
+                                   .M = B,
+                                   .K = W,
+                                   .N = E,
+                                   .prec = prec});
   be_->zero(d_cls_, sizeof(float) * size_t(B * W));
-  be_->run(ops::LayerNormBackwardArgs{.dinp = d_cls_, .dweight = g_.norm_w, .dbias = g_.norm_b, .dout = d_cls_ln_,
-                                      .inp = cls_, .weight = p_.norm_w, .mean = stats_, .rstd = stats_ + B, .N = B,
+  be_->run(ops::LayerNormBackwardArgs{.dinp = d_cls_,
+                                      .dweight = g_.norm_w,
+                                      .dbias = g_.norm_b,
+                                      .dout = d_cls_ln_,
+                                      .inp = cls_,
+                                      .weight = p_.norm_w,
+                                      .mean = stats_,
+                                      .rstd = stats_ + B,
+                                      .N = B,
                                       .C = W});
   be_->zero(d_stack_, sizeof(float) * size_t(B * T * W));
   for (int64_t b = 0; b < B; ++b) be_->copy(d_stack_ + b * T * W, d_cls_ + b * W, sizeof(float) * size_t(W));
@@ -119,8 +149,16 @@ void EvaTower::embed_backward(const float* dx, ops::Prec prec) {
     be_->run(ops::AddInplaceArgs{.y = g_.cls, .x = dx + b * T * W, .n = W});
     be_->copy(embed_ + b * Np * W, dx + (b * T + 1) * W, sizeof(float) * size_t(Np * W));  // d patch_embed
   }
-  be_->run(ops::LinearBackwardArgs{.dinp = nullptr, .dweight = g_.conv_w, .dbias = g_.conv_b, .dout = embed_,
-                                   .inp = patches_, .weight = p_.conv_w, .M = B * Np, .K = K, .N = W, .prec = prec});
+  be_->run(ops::LinearBackwardArgs{.dinp = nullptr,
+                                   .dweight = g_.conv_w,
+                                   .dbias = g_.conv_b,
+                                   .dout = embed_,
+                                   .inp = patches_,
+                                   .weight = p_.conv_w,
+                                   .M = B * Np,
+                                   .K = K,
+                                   .N = W,
+                                   .prec = prec});
 }
 
 }  // namespace oc

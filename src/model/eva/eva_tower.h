@@ -17,11 +17,11 @@
 namespace oc {
 
 struct EvaParams {
-  float* cls = nullptr;     // [1, 1, W]       visual.trunk.cls_token
-  float* pos = nullptr;     // [1, 1 + G*G, W] visual.trunk.pos_embed
-  float* conv_w = nullptr;  // [W, 3, P, P]    visual.trunk.patch_embed.proj.weight
-  float* conv_b = nullptr;  // [W]
-  std::vector<EvaBlockParams> blocks;  // visual.trunk.blocks.*
+  float* cls = nullptr;                        // [1, 1, W]       visual.trunk.cls_token
+  float* pos = nullptr;                        // [1, 1 + G*G, W] visual.trunk.pos_embed
+  float* conv_w = nullptr;                     // [W, 3, P, P]    visual.trunk.patch_embed.proj.weight
+  float* conv_b = nullptr;                     // [W]
+  std::vector<EvaBlockParams> blocks;          // visual.trunk.blocks.*
   float *norm_w = nullptr, *norm_b = nullptr;  // [W]     visual.trunk.norm
   float *head_w = nullptr, *head_b = nullptr;  // [E, W], [E] visual.trunk.head
 };

@@ -108,9 +108,9 @@ void swiglu_backward(T* dgate, T* dx, const T* dout, const T* gate, const T* x, 
   chunked(n, [&](int64_t b, int64_t m) { swiglu_bwd_span(dgate, dx, dout, gate, x, b, m); });
 }
 
-#define OC_INSTANTIATE(T)                                                                              \
-  template void rope_rotate<T>(T*, const T*, int64_t, int64_t, int64_t, int64_t, int64_t, bool);       \
-  template void swiglu_forward<T>(T*, const T*, const T*, int64_t);                                    \
+#define OC_INSTANTIATE(T)                                                                        \
+  template void rope_rotate<T>(T*, const T*, int64_t, int64_t, int64_t, int64_t, int64_t, bool); \
+  template void swiglu_forward<T>(T*, const T*, const T*, int64_t);                              \
   template void swiglu_backward<T>(T*, T*, const T*, const T*, const T*, int64_t);
 OC_INSTANTIATE(float)
 OC_INSTANTIATE(double)
