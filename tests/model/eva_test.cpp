@@ -1,40 +1,23 @@
 // EVA02 (model/eva/) against OpenCLIP 2.24.0 + timm 0.9.16 (tests/reference/eva_ref.py): the
 // configs and their refusals, the state_dict names, timm's rotary table, and EVA02-B-16 at 2
-// blocks per tower with the real widths (full depth: eva_long_test.cpp), from OpenCLIP's random
-// init on one batch of 4 (resnet_parity.h's checks, which take any CLIP):
+// blocks per tower with the real widths, from OpenCLIP's random init on one batch of 4
+// (resnet_parity.h's checks, which take any CLIP):
 //  - image and text embeddings: cosine >= 0.99999 and max |diff| 1e-4 of the largest entry;
-//  - the ClipLoss gradient of every parameter against PyTorch's float64 gradient: within 1e-4
-//    of its max wherever PyTorch fp32 is within 1e-5, and never more than twice PyTorch fp32's
-//    worst; the loss within 1e-5;
-//  - 10 AdamW steps (lr 1e-4, wd 0.2): each loss within 1e-5 of the first step's;
-//  - our checkpoint loads with open_clip.create_model_and_transforms and gives our embeddings.
+//  - our checkpoint loads with open_clip.create_model_and_transforms and gives our embeddings;
+//  - amp_bf16 against its defined arithmetic.
+// Gradients, 10 AdamW steps and the full-depth forward: eva_long_test.cpp (minutes).
 #include <gtest/gtest.h>
 
 #include "core/check.h"
 #include "error_of.h"
+#include "eva_parity.h"
 #include "model/eva/rope_table.h"
 #include "model/image_tower.h"
-#include "resnet_parity.h"
 
 namespace oc {
 namespace {
 
 using namespace oc::test;
-
-constexpr int kLayers = 2;
-
-ModelCfg eva_at_depth(int layers) {
-  ModelCfg cfg = load_model_config("EVA02-B-16");
-  if (layers > 0) cfg.vision.layers = cfg.text.layers = layers;
-  return cfg;
-}
-
-std::string eva_ref(const std::string& args) {
-  const std::string dir = fresh_dir("eva_ref");
-  auto r = run(pyref_python() + " " OPENCLIP_TEST_DIR "/reference/eva_ref.py " + args + " " + dir);
-  EXPECT_EQ(r.status, 0) << r.out;
-  return dir;
-}
 
 TEST(Eva, ConfigsAndFamily) {
   for (const char* name : {"EVA02-B-16", "EVA02-L-14", "EVA02-L-14-336"}) {
@@ -104,56 +87,6 @@ TEST(Eva, StateDictNamesAndForwardMatchOpenClip) {
   expect_embeddings(m, dir, "");
 }
 
-TEST(Eva, GradientsMatchOpenClip) {
-  OC_NEED_OPEN_CLIP();
-  const std::string dir = eva_ref(fmt::format("grad EVA02-B-16 {}", kLayers));
-  Clip m(eva_at_depth(kLayers));
-  load_weights(m, dir + "/w.pt");
-  const double loss = resnet_loss_and_grads(m, dir);
-  const double want32 = std::stod(fs::read_text(dir + "/loss.txt").value());
-  const double want = std::stod(fs::read_text(dir + "/loss64.txt").value());
-  EXPECT_NEAR(loss, want, std::max(1e-5 * std::fabs(want), 2 * std::fabs(want32 - want)));
-  const NamedTensors g32 = read_state_dict(dir + "/grads.pt"), g64 = read_state_dict(dir + "/grads64.pt");
-  double worst = 0, worst_torch = 0;
-  std::string worst_name;
-  for (const ParamInfo& p : m.table().params) {
-    const HostTensor* ref = find_tensor(g64, p.name);
-    ASSERT_TRUE(ref) << p.name;
-    const std::vector<float> a = param_to_host(m.backend(), m.grads(), p).to_f32(), b = ref->to_f32();
-    const double torch_err = rel_err(find_tensor(g32, p.name)->to_f32(), b), err = rel_err(a, b);
-    if (torch_err <= 1e-5) EXPECT_LT(err, 1e-4) << p.name << " gradient";
-    worst_torch = std::max(worst_torch, torch_err);
-    if (err > worst) worst = err, worst_name = p.name;
-  }
-  EXPECT_LE(worst, std::max(1e-4, 2 * worst_torch)) << worst_name;
-  std::printf(
-      "[ EVA02-B-16 x%d ] loss %.9g (OpenCLIP fp64 %.9g, fp32 %.9g); worst gradient %s: %.3g (PyTorch fp32: "
-      "%.3g)\n",
-      kLayers, loss, want, want32, worst_name.c_str(), worst, worst_torch);
-}
-
-TEST(Eva, TenAdamWStepsMatchOpenClip) {
-  OC_NEED_OPEN_CLIP();
-  const int steps = 10;
-  const std::string dir = eva_ref(fmt::format("train EVA02-B-16 {} {}", kLayers, steps));
-  Clip m(eva_at_depth(kLayers));
-  load_weights(m, dir + "/w.pt");
-  const auto images = read_raw_file<float>(dir + "/images.f32");
-  const auto tokens = read_raw_file<int32_t>(dir + "/tokens.i32");
-  m.plan_training(kResNetBatch);
-  ContrastiveStep step(m, kResNetBatch);
-  AdamW opt(m.table(), AdamWCfg{.lr = 1e-4, .beta1 = 0.9, .beta2 = 0.98, .eps = 1e-6, .wd = 0.2}, m.backend());
-  const std::vector<double> want = read_losses(dir + "/losses.txt");
-  ASSERT_EQ(want.size(), size_t(steps));
-  for (int s = 0; s < steps; ++s) {
-    const double loss = step.forward_backward(images.data(), tokens.data(), kResNetBatch);
-    opt.step(m.params(), m.grads(), 1e-4);
-    clamp_logit_scale(m.backend(), m.params() + m.table().find("logit_scale")->offset);
-    EXPECT_NEAR(loss, want[s], 1e-5 * std::fabs(want[0])) << "step " << s;
-    std::printf("[ EVA02-B-16 x%d ] step %d loss %.9g (OpenCLIP %.9g)\n", kLayers, s, loss, want[s]);
-  }
-}
-
 TEST(Eva, CheckpointLoadsBothWays) {
   OC_NEED_OPEN_CLIP();
   const std::string dir = eva_ref(fmt::format("forward EVA02-B-16 {}", kLayers));
@@ -165,6 +98,37 @@ TEST(Eva, CheckpointLoadsBothWays) {
                std::to_string(kLayers) + " " + ckpt + " " + dir);
   ASSERT_EQ(r.status, 0) << r.out;
   expect_embeddings(m, dir, "_loaded");
+}
+
+// amp_bf16 against its defined arithmetic (eva_ref.py amp, bf16_ref.py's contract: OpenCLIP's
+// model in float64 with both inputs of every matrix product rounded to bf16). Ours sums in fp32,
+// so an activation within fp32 rounding of a bf16 rounding boundary may round to the
+// neighbouring bf16 value (2^-8 relative); PyTorch summing the same rounded products in fp32
+// (image_amp32) is as far from the float64 contract as we are. Measured (2026-12-05, depth 2):
+// 1 - cosine 9.1e-6 ours, 1.1e-5 PyTorch fp32 with the rounding, 4.4e-5 fp32 without it. Bar:
+// within twice PyTorch's distance and under half of unrounded fp32's (a product whose operands
+// are not rounded, or rounded where the contract says not, lands at the latter).
+TEST(Eva, AmpBf16MatchesItsDefinedArithmetic) {
+  OC_NEED_OPEN_CLIP();
+  const std::string dir = eva_ref(fmt::format("amp EVA02-B-16 {}", kLayers));
+  Clip m(eva_at_depth(kLayers));
+  load_weights(m, dir + "/w.pt");
+  const auto images = read_raw_file<float>(dir + "/images.f32");
+  const int64_t B = kResNetBatch, E = m.cfg().embed_dim;
+  m.set_precision(Precision::AmpBf16);
+  m.plan_inference(B);
+  std::vector<float> ours(size_t(B * E));
+  m.encode_image(images.data(), B, ours.data(), /*normalize=*/false);
+  const auto want = read_raw_file<float>(dir + "/image_amp.f32");
+  const double d_ours = 1 - compare_rows(ours, want, E).first;
+  const double d_torch = 1 - compare_rows(read_raw_file<float>(dir + "/image_amp32.f32"), want, E).first;
+  const double d_fp32 = 1 - compare_rows(read_raw_file<float>(dir + "/image.f32"), want, E).first;
+  EXPECT_LE(d_ours, std::max(1e-7, 2 * d_torch));
+  EXPECT_LT(d_ours, 0.5 * d_fp32);
+  std::printf(
+      "[ EVA02-B-16 x%d ] amp_bf16 image, 1 - cosine to the defined arithmetic: ours %.3g, PyTorch fp32 sums "
+      "%.3g, fp32 unrounded %.3g\n",
+      kLayers, d_ours, d_torch, d_fp32);
 }
 
 // amp_bf16: fp32 activations, GEMMs and attention on bf16-rounded operands (Prec::BF16). bf16

@@ -20,6 +20,13 @@ does), batch 4 (resnet_ref.py's batch, encode, loss and AdamW steps: ClipLoss, l
                                             mode in fp32 and float64: loss.txt, loss64.txt,
                                             grads.pt, grads64.pt (gradients by name)
   eva_ref.py train NAME LAYERS N OUTDIR     as forward, then N AdamW steps: losses.txt
+  eva_ref.py amp NAME LAYERS OUTDIR         as forward, then image_amp.f32: encode_image under
+                                            openclip-cpp's amp_bf16 arithmetic (bf16_ref.py's
+                                            contract, machine-independent): OpenCLIP's model in
+                                            float64 with both inputs of every matrix product
+                                            (patch conv, Linear layers, q @ k^T, P @ V) rounded
+                                            to bf16, all else exact; image_amp32.f32: the same
+                                            in float32 (PyTorch's fp32 sums)
   eva_ref.py load NAME LAYERS CKPT OUTDIR   create_model_and_transforms(NAME, pretrained=CKPT)'s
                                             encode_image / encode_text of OUTDIR's batch:
                                             image_loaded.f32 / text_loaded.f32
@@ -107,6 +114,34 @@ def image_batch(model, out, read):
         model.visual.image_size = S
 
 
+def bf16_round(x):
+    """The bf16 value of x: float64 -> float32 -> bfloat16 (nearest even) -> float64."""
+    return x.to(torch.float32).to(torch.bfloat16).to(torch.float64)
+
+
+def encode_image_amp_defined(model, images, dtype=torch.float64):
+    """encode_image in `dtype` with every matrix product's inputs rounded to bf16 (float64: the
+    contract's exact sums; float32: PyTorch's own fp32 sums of the same rounded products, the
+    yardstick of how far fp32 accumulation alone moves the result). timm's EvaAttention scales q
+    before q @ k^T (openclip-cpp after it): the same rounding where the scale is a power of two
+    (head width 64: 1/8)."""
+    import torch.nn.functional as F
+    model = model.to(dtype).eval()
+    for m in model.visual.modules():
+        if hasattr(m, "fused_attn"):
+            m.fused_attn = False  # the explicit q @ k^T, softmax, P @ V
+    r = lambda x: bf16_round(x).to(dtype)  # noqa: E731
+    linear, conv2d, matmul = F.linear, F.conv2d, torch.Tensor.__matmul__
+    F.linear = lambda x, w, b=None: linear(r(x), r(w), b)
+    F.conv2d = lambda x, w, b=None, *a: conv2d(r(x), r(w), b, *a)
+    torch.Tensor.__matmul__ = lambda a, b: matmul(r(a), r(b))
+    try:
+        with torch.no_grad():
+            return model.encode_image(images.to(dtype))
+    finally:
+        F.linear, F.conv2d, torch.Tensor.__matmul__ = linear, conv2d, matmul
+
+
 def model_command(cmd, name, layers, rest):
     import resnet_ref as R
     out = rest[-1]
@@ -130,6 +165,9 @@ def model_command(cmd, name, layers, rest):
             loss.backward()
             open(os.path.join(out, f"loss{suffix}.txt"), "w").write(f"{loss.item():.17g}\n")
             torch.save({n: p.grad for n, p in m.named_parameters()}, os.path.join(out, f"grads{suffix}.pt"))
+    elif cmd == "amp":
+        tofile(encode_image_amp_defined(model, images), os.path.join(out, "image_amp.f32"), np.float32)
+        tofile(encode_image_amp_defined(model, images, torch.float32), os.path.join(out, "image_amp32.f32"), np.float32)
     elif cmd == "train":
         losses = R.train(model, images, tokens, int(rest[0]))
         open(os.path.join(out, "losses.txt"), "w").write("".join(f"{x:.17g}\n" for x in losses))
@@ -142,7 +180,7 @@ if __name__ == "__main__":
         ops(sys.argv[2])
     elif cmd == "table":
         table(int(sys.argv[2]), int(sys.argv[3]), sys.argv[4])
-    elif cmd in ("forward", "grad", "train", "load"):
+    elif cmd in ("forward", "grad", "train", "load", "amp"):
         model_command(cmd, sys.argv[2], int(sys.argv[3]), sys.argv[4:])
     else:
         sys.exit(f"unknown command {cmd}")
