@@ -30,12 +30,13 @@ ops::GemmArgs bias_grad(float* dbias, const float* ones, const float* dC, int64_
 
 }  // namespace
 
-void EvaStack::plan(ops::Backend& be, const std::string& label, int64_t B_max, const EvaDims& d, bool training) {
-  be_ = &be, d_ = d, B_max_ = B_max, training_ = training;
+void EvaStack::plan(ops::Backend& be, const std::string& label, int64_t B_max, const EvaDims& d, bool training,
+                    bool checkpoint) {
+  be_ = &be, d_ = d, B_max_ = B_max, training_ = training, checkpoint_ = training && checkpoint;
   const size_t N = size_t(B_max * d.T), W = size_t(d.W), F = size_t(d.F), att = size_t(B_max * d.H * d.T * d.T);
   auto pad = [](size_t n) { return (n + 15) / 16 * 16; };
   act_stride_ = 4 * pad(2 * N) + pad(3 * N * W) + pad(att) + 2 * pad(N * W) + 2 * pad(N * F);
-  const size_t slots = training ? size_t(d.L) : 1, xslots = training ? size_t(d.L + 1) : 2;
+  const size_t slots = training && !checkpoint_ ? size_t(d.L) : 1, xslots = training ? size_t(d.L + 1) : 2;
   arena_.bind(be, label + " (EVA02 blocks)");
   BufferPlan bp;
   bp.add(&xs_, xslots * N * W).add(&acts_, slots * act_stride_).add(&ones_, N).add(&ln_, N * std::max(W, F));
@@ -52,7 +53,7 @@ float* EvaStack::x_slot(int64_t l) const { return xs_ + size_t(training_ ? l : l
 
 EvaStack::Acts EvaStack::acts(int64_t l) const {
   const size_t N = size_t(d_.B * d_.T), W = size_t(d_.W), F = size_t(d_.F);
-  float* p = acts_ + size_t(training_ ? l : 0) * act_stride_;
+  float* p = acts_ + size_t(training_ && !checkpoint_ ? l : 0) * act_stride_;
   auto take = [&](size_t n) {
     float* r = p;
     p += (n + 15) / 16 * 16;
@@ -226,6 +227,7 @@ float* EvaStack::backward(const std::vector<EvaBlockParams>& p, const std::vecto
   d_.prec = d.prec;
   for (int64_t l = d_.L - 1; l >= 0; --l) {
     const Acts a = acts(l);
+    if (checkpoint_) block_forward(p[size_t(l)], a, d_w2_, sincos);  // recomputed; its output is not needed
     mlp_backward(p[size_t(l)], g[size_t(l)], a, d_out);
     attn_backward(p[size_t(l)], g[size_t(l)], a, d_out, sincos);
   }

@@ -42,7 +42,10 @@ struct EvaDims {
 // The block stack's activations and scratch, planned for (B_max, T) once.
 class EvaStack {
  public:
-  void plan(ops::Backend& be, const std::string& label, int64_t B_max, const EvaDims& d, bool training);
+  // checkpoint (--grad-checkpointing): keep only each block's input; backward recomputes a
+  // block's activations into one shared slot before differentiating it.
+  void plan(ops::Backend& be, const std::string& label, int64_t B_max, const EvaDims& d, bool training,
+            bool checkpoint = false);
   // The input of block 0 ([B, T, W]; the caller writes it) and the output of the last block.
   float* in() { return x_slot(0); }
   float* out() { return x_slot(d_.L); }
@@ -72,7 +75,7 @@ class EvaStack {
   ops::FloatArena arena_;
   EvaDims d_;  // the run's dimensions (B, prec); W, H, F, L, T as planned
   int64_t B_max_ = 0;
-  bool training_ = false;
+  bool training_ = false, checkpoint_ = false;
   size_t act_stride_ = 0;
   float *xs_ = nullptr, *acts_ = nullptr, *ones_ = nullptr, *ln_ = nullptr, *h_ = nullptr, *d_w_ = nullptr,
         *d_w2_ = nullptr, *d_big_ = nullptr, *d_f_ = nullptr, *d_att_ = nullptr, *stat_ = nullptr;

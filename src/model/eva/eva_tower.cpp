@@ -48,7 +48,7 @@ void EvaTower::plan(const TowerPlan& plan) {
   const int64_t W = v.width, G = v.grid(), Np = G * G, K = 3 * v.patch_size * v.patch_size, E = cfg_.embed_dim;
   T_ = Np + 1;
   const std::string label = fmt::format("{} vision tower, batch {}", cfg_.name, B);
-  stack_.plan(*be_, label, B, dims(B, ops::Prec::F32), plan.training);
+  stack_.plan(*be_, label, B, dims(B, ops::Prec::F32), plan.training, plan.checkpoint);
   const size_t BW = size_t(B * W), BE = size_t(B * E);
   extra_.bind(*be_, label + " (embedding, head)");
   BufferPlan bp;
