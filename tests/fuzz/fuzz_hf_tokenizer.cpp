@@ -7,7 +7,7 @@
 #include <string_view>
 
 #include "fuzz_util.h"
-#include "text/hf_unigram.h"
+#include "text/hf_tokenizer_json.h"
 #include "text/unicode.h"
 
 using namespace oc;
@@ -20,7 +20,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     in = in.substr(0, sep);
   }
   fuzz::guarded([&] {
-    text::HfUnigram tok(in, "fuzz.json");
+    text::HfTokenizerJson tok(in, "fuzz.json");
     const int32_t limit = tok.id_limit();
     fuzz::check(limit >= tok.vocab_size() && tok.vocab_size() > 0);
     std::vector<int32_t> ids;
