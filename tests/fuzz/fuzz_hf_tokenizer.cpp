@@ -1,6 +1,6 @@
 // libFuzzer target: a Hugging Face tokenizer.json through its whole pipeline (issue 42): the
 // JSON, the normalizers (Precompiled charsmap, Replace, Strip, Prepend), the pre-tokenizers,
-// the Unigram model and the post-processor at load, then texts encoded through them. The input
+// the model (Unigram or BPE) and the post-processor at load, then texts encoded through them. The input
 // is the file, optionally followed by "\n\x01\n" and one more text to encode. Every loaded
 // tokenizer must encode each valid UTF-8 text to ids below its id_limit, or return an error
 // (growth over the cap); never crash, hang or allocate without bound.
