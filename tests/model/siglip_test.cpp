@@ -35,7 +35,9 @@ TEST(SiglipConfig, EverySiglipConfigIsTheTimmModel) {
                         Want{"ViT-L-16-SigLIP-256", 256, 16, 1024, 24, 16, 4096, 64, 32000},
                         Want{"ViT-L-16-SigLIP-384", 384, 16, 1024, 24, 16, 4096, 64, 32000},
                         Want{"ViT-SO400M-14-SigLIP", 224, 14, 1152, 27, 16, 4304, 16, 32000},
-                        Want{"ViT-SO400M-14-SigLIP-384", 384, 14, 1152, 27, 16, 4304, 64, 32000}}) {
+                        Want{"ViT-SO400M-14-SigLIP-384", 384, 14, 1152, 27, 16, 4304, 64, 32000},
+                        // OpenCLIP 3.3's, on timm 1.0's vit_so400m_patch14_siglip_378
+                        Want{"ViT-SO400M-14-SigLIP-378", 378, 14, 1152, 27, 16, 4304, 64, 32000}}) {
     const ModelCfg c = load_model_config(w.name);
     const VisionCfg& v = c.vision;
     EXPECT_TRUE(v.timm()) << w.name;
