@@ -9,8 +9,12 @@
 #include <cmath>
 #include <cstdio>
 
+#include "core/fs.h"
+#include "core/machine.h"
 #include "error_of.h"
+#include "hub/fake_hub.h"
 #include "model/model_catalog.h"
+#include "model/model_tokenizer.h"
 #include "model/params.h"
 #include "model/timm_vit/config_timm.h"
 #include "siglip_ref.h"
@@ -131,6 +135,30 @@ TEST(Siglip2Config, ActKwargsOtherThanGeluApproximateAreRefused) {
               "act_kwargs": {"approximate": "tanh"}}, "text_cfg": {"width": 64, "heads": 2, "layers": 1}})");
   EXPECT_NE(e.find("\"act_kwargs\""), std::string::npos) << e;
   EXPECT_NE(e.find("vision_cfg"), std::string::npos) << e;
+}
+
+// A SigLIP2 config's tokenizer from its hub repository (no local copy): tokenizer_config.json
+// comes along, so its add_eos_token applies (the Gemma-layout test model: the file alone
+// gives <bos> text, with the config <bos> text <eos>).
+TEST(Siglip2Config, HubTokenizerBringsItsTokenizerConfig) {
+  const std::string name = "timm/ViT-B-16-SigLIP2";
+  for (const std::string& d : data_dirs())
+    for (const char* f : {"tokenizer.json", "spiece.model"})
+      if (fs::exists(fs::join(fs::join(d, name), f))) GTEST_SKIP() << "this machine has the tokenizer in " << d;
+  test::FakeHub hub;
+  const std::string src = OPENCLIP_TEST_DIR "/text/data/gemma_bpe/";
+  for (const char* f : {"tokenizer.json", "tokenizer_config.json"})
+    hub.files[name + "/" + f] = fs::read_text(src + f).value();
+  setenv("HF_ENDPOINT", hub.endpoint().c_str(), 1);
+  setenv("HF_HUB_CACHE", test::fresh_dir("siglip2_hub").c_str(), 1);
+  std::shared_ptr<const TextTokenizer> tok;
+  const std::string e = error_of([&] { tok = model_tokenizer(load_model_config("ViT-B-16-SigLIP2")); });
+  unsetenv("HF_ENDPOINT");
+  unsetenv("HF_HUB_CACHE");
+  ASSERT_EQ(e, "");
+  std::vector<int32_t> row(4);
+  ASSERT_TRUE(tok->tokenize("", row).ok());
+  EXPECT_EQ(row, (std::vector<int32_t>{2, 1, 0, 0}));
 }
 
 // max over rows of |a - b| / |b| (L2, rows of E).
