@@ -90,6 +90,27 @@ void read_norm_kwargs(const json& t, double* eps, const std::string& where) {
   if (!(*eps > 0 && *eps < 1)) OC_USER_ERROR("{}: \"norm_kwargs\": \"eps\" must be in (0, 1), got {}", where, *eps);
 }
 
+// act_kwargs: the keyword arguments of the activation class. OpenCLIP passes them to nn.GELU
+// (QuickGELU takes none); {"approximate": "tanh"} or {"approximate": "none"} are built.
+void read_act_kwargs(const json& t, bool quick_gelu, bool* gelu_tanh, const std::string& where) {
+  if (!t.contains("act_kwargs") || t["act_kwargs"].is_null()) return;
+  const json& k = t["act_kwargs"];
+  if (!k.is_object()) OC_USER_ERROR("{}: \"act_kwargs\" must be an object, got {}", where, k.dump());
+  for (auto& [key, value] : k.items()) {
+    if (key != "approximate")
+      OC_USER_ERROR("{}: \"act_kwargs\": \"{}\" is not implemented (only nn.GELU's \"approximate\" is)", where, key);
+    if (value != "tanh" && value != "none")
+      OC_USER_ERROR("{}: \"act_kwargs\": \"approximate\" must be \"tanh\" or \"none\" (nn.GELU's), got {}", where,
+                    value.dump());
+    if (quick_gelu)
+      OC_USER_ERROR(
+          "{}: \"act_kwargs\" with \"quick_gelu\": true: QuickGELU takes no arguments (OpenCLIP fails "
+          "building it); remove one of the keys",
+          where);
+    *gelu_tanh = value == "tanh";
+  }
+}
+
 // The OpenCLIP TextTransformer options (config_keys.cpp accepts them).
 void read_text_options(const json& t, TextCfg* c, const std::string& where) {
   read_layer_scale(t, &c->ls_init_value, where);
@@ -176,6 +197,7 @@ ModelCfg parse_model_config(const std::string& text, const std::string& name, co
   read_field(t, "layers", &c.text.layers, tw);
   read_field(t, "mlp_ratio", &c.text.mlp_ratio, tw);
   read_text_options(t, &c.text, tw);
+  read_act_kwargs(t, c.quick_gelu, &c.text.gelu_tanh, tw);
   validate_model_numbers(c, where, vw, tw);
   return c;
 }
@@ -224,6 +246,7 @@ void add_option_json(const ModelCfg& c, json* j) {
     t["tokenizer_kwargs"] = parse_json(c.text.tokenizer_kwargs_json, "text_cfg.tokenizer_kwargs");
   if (c.text.mlp_ratio != 4.0) t["mlp_ratio"] = c.text.mlp_ratio;
   if (c.text.ln_eps != 1e-5) t["norm_kwargs"] = {{"eps", c.text.ln_eps}};
+  if (c.text.gelu_tanh) t["act_kwargs"] = {{"approximate", "tanh"}};
   if (c.custom_text) (*j)["custom_text"] = true;
   make_image_tower(c)->write_vision_cfg(&v);
 }

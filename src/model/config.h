@@ -61,6 +61,9 @@ struct TextCfg {
   std::string hf_tokenizer_name;
   std::string tokenizer_kwargs_json;
   double ln_eps = 1e-5;  // every LayerNorm of the tower (text_cfg.norm_kwargs.eps)
+  // text_cfg.act_kwargs {"approximate": "tanh"} (the SigLIP2 configs): the MLP's nn.GELU with
+  // the tanh approximation instead of erf.
+  bool gelu_tanh = false;
   int mlp_width() const { return int(width * mlp_ratio); }
 };
 

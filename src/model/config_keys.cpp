@@ -82,7 +82,9 @@ const std::vector<Key>& text_keys() {
       {"hf_tokenizer_name", Kind::Read, nullptr, ""},
       {"tokenizer_kwargs", Kind::Read, nullptr, ""},
       {"ls_init_value", Kind::Read, nullptr, ""},
-      {"embed_cls", Kind::DefaultOnly, false, "a CLS token embedding, used by CoCa only (OpenCLIP 2.24.0's CLIP cannot run it: its positional embedding gets one row more than the text)"},
+      {"embed_cls", Kind::DefaultOnly, false,
+       "a CLS token embedding, used by CoCa only (OpenCLIP 2.24.0's CLIP cannot run it: its positional embedding gets "
+       "one row more than the text)"},
       {"pad_id", Kind::Read, nullptr, ""},
       {"no_causal_mask", Kind::Read, nullptr, ""},
       {"final_ln_after_pool", Kind::Read, nullptr, ""},
@@ -90,7 +92,7 @@ const std::vector<Key>& text_keys() {
       {"proj_bias", Kind::Read, nullptr, ""},
       {"proj_type", Kind::DefaultOnly, "linear", "another text projection"},
       {"output_tokens", Kind::DefaultOnly, false, "token outputs (CoCa)"},
-      {"act_kwargs", Kind::DefaultOnly, nullptr, "activation arguments"},
+      {"act_kwargs", Kind::Read, nullptr, ""},   // {"approximate": "tanh"} only (config.cpp; SigLIP2)
       {"norm_kwargs", Kind::Read, nullptr, ""},  // {"eps": x} only (config.cpp)
       {"hf_model_name", Kind::Refused, nullptr, "Hugging Face text towers are not built"},
       {"hf_model_pretrained", Kind::DefaultOnly, true, "Hugging Face weights"},

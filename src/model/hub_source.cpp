@@ -114,14 +114,27 @@ std::string hub_config_file(const HubRepoRef& r, const hub::HubOptions& o) {
   }
 }
 
+// A tokenizer.json's tokenizer_config.json, fetched beside it when the repository has one: it
+// sets the special tokens of a Gemma tokenizer (SigLIP2; text/sentencepiece.h).
+std::string with_tokenizer_config(const HubRepoRef& r, const std::string& path, const hub::HubOptions& o) {
+  if (path.empty() || fs::basename(path) != "tokenizer.json") return path;
+  if (hub::cached_file(r.repo, "tokenizer_config.json", r.revision, o).empty()) {
+    try {
+      (void)hub::hf_hub_download(r.repo, "tokenizer_config.json", r.revision, o);
+    } catch (const oc::Error&) {  // none: the file's own post-processor applies
+    }
+  }
+  return path;
+}
+
 std::string hub_repo_tokenizer(const HubRepoRef& r, bool sentencepiece, const hub::HubOptions& o) {
   const std::vector<std::string> names = sentencepiece ? std::vector<std::string>{"tokenizer.json", "spiece.model"}
                                                        : std::vector<std::string>{"vocab.txt"};
   for (const auto& f : names)
-    if (auto p = hub::cached_file(r.repo, f, r.revision, o); !p.empty()) return p;
+    if (auto p = hub::cached_file(r.repo, f, r.revision, o); !p.empty()) return with_tokenizer_config(r, p, o);
   for (const auto& f : names) {
     try {
-      return hub::hf_hub_download(r.repo, f, r.revision, o);
+      return with_tokenizer_config(r, hub::hf_hub_download(r.repo, f, r.revision, o), o);
     } catch (const oc::Error&) {  // not in the repository, or unreachable: the usual search follows
     }
   }

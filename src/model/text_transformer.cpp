@@ -23,7 +23,9 @@ StackDims TransformerTextTower::stack_dims(int64_t B, int64_t T, ops::Prec prec)
                      .F = t.mlp_width(),
                      .L = t.layers,
                      .causal = !t.no_causal_mask,
-                     .act = cfg_.quick_gelu ? ops::Act::QuickGelu : ops::Act::Gelu,
+                     .act = t.gelu_tanh       ? ops::Act::GeluTanh
+                            : cfg_.quick_gelu ? ops::Act::QuickGelu
+                                              : ops::Act::Gelu,
                      .eps = t.ln_eps};
   return oc::stack_dims(B, T, s, prec, mem_, w16_, w8_, be_);
 }

@@ -1,5 +1,6 @@
-// GELU (exact, erf; nn.GELU) and QuickGELU (x * sigmoid(1.702 x); OpenAI weights), ReLU
-// (ModifiedResNet), and the residual add.
+// GELU (exact, erf; nn.GELU), QuickGELU (x * sigmoid(1.702 x); OpenAI weights) and GELU with
+// the tanh approximation (nn.GELU(approximate="tanh"): 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))),
+// the SigLIP2 text towers and timm's act_layer "gelu_tanh"), ReLU (ModifiedResNet), and the residual add.
 #pragma once
 #include <cstdint>
 
@@ -7,7 +8,8 @@
 
 namespace oc::ops {
 
-enum class Act { Gelu, QuickGelu };
+// The integer values are the CUDA kernels' `int act` (ops/cuda/act.cuh).
+enum class Act { Gelu = 0, QuickGelu = 1, GeluTanh = 2 };
 
 // out = act(inp), n elements.
 struct ActForwardArgs {

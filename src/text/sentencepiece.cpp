@@ -5,8 +5,9 @@
 
 #include "core/check.h"
 #include "core/fs.h"
+#include "core/json_read.h"
 #include "text/canonicalize.h"
-#include "text/hf_unigram.h"
+#include "text/hf_tokenizer_json.h"
 #include "text/spm_model.h"
 #include "text/unicode.h"
 
@@ -16,7 +17,7 @@ struct SentencePieceTokenizer::Impl {
   Format format;
   Clean clean;
   std::optional<text::SpmModel> spm;
-  std::optional<text::HfUnigram> hf;
+  std::optional<text::HfTokenizerJson> hf;
   int32_t pad = 0;
   std::vector<int32_t> prefix, suffix;
 
@@ -44,34 +45,88 @@ struct SentencePieceTokenizer::Impl {
   }
 };
 
+namespace {
+
+// A special token of tokenizer_config.json: a string or an AddedToken object {"content": ...}.
+std::string config_token(const nlohmann::json& cfg, const char* key, const char* dflt, const std::string& where) {
+  if (!cfg.contains(key) || cfg[key].is_null()) return dflt;
+  const nlohmann::json& t = cfg[key];
+  if (t.is_string()) return t.get<std::string>();
+  if (t.is_object() && t.contains("content") && t["content"].is_string()) return t["content"].get<std::string>();
+  OC_USER_ERROR("{}: \"{}\" must be a token (a string or {{\"content\": ...}}), got {}", where, key,
+                t.dump().substr(0, 100));
+}
+
+bool config_flag(const nlohmann::json& cfg, const char* key, bool dflt, const std::string& where) {
+  if (!cfg.contains(key) || cfg[key].is_null()) return dflt;
+  if (!cfg[key].is_boolean()) OC_USER_ERROR("{}: \"{}\" must be true or false, got {}", where, key, cfg[key].dump());
+  return cfg[key].get<bool>();
+}
+
+}  // namespace
+
+// transformers' GemmaTokenizerFast (and LlamaTokenizerFast) replace tokenizer.json's
+// post-processor with [bos] $A [eos] as tokenizer_config.json's add_bos_token (default true) and
+// add_eos_token (default false) say (update_post_processor), and pad with its pad_token
+// ("<pad>"). Other tokenizer classes keep the file's post-processor and the padding above.
+void apply_tokenizer_config(SentencePieceTokenizer::Impl& m, const std::string& tokenizer_json_path) {
+  const std::string path = fs::join(fs::dirname(tokenizer_json_path), "tokenizer_config.json");
+  if (!fs::exists(path)) return;
+  auto text = fs::read_text(path);
+  if (!text.ok()) OC_USER_ERROR("cannot read {}: {}", path, text.error());
+  const nlohmann::json cfg = parse_json(text.value(), path);
+  if (!cfg.is_object()) OC_USER_ERROR("{}: expected a JSON object", path);
+  const std::string cls = cfg.value("tokenizer_class", "");
+  if (cls.rfind("Gemma", 0) != 0 && cls.rfind("Llama", 0) != 0) return;
+  auto id = [&](const char* key, const char* dflt) {
+    const std::string name = config_token(cfg, key, dflt, path);
+    const int32_t i = m.hf->piece_id(name);
+    if (i < 0) OC_USER_ERROR("{}: {} \"{}\" is not in {}'s vocabulary", path, key, name, tokenizer_json_path);
+    return i;
+  };
+  m.prefix.clear(), m.suffix.clear();
+  if (config_flag(cfg, "add_bos_token", true, path)) m.prefix.push_back(id("bos_token", "<bos>"));
+  if (config_flag(cfg, "add_eos_token", false, path)) m.suffix.push_back(id("eos_token", "<eos>"));
+  m.pad = id("pad_token", "<pad>");
+}
+
 SentencePieceTokenizer::SentencePieceTokenizer(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 SentencePieceTokenizer::SentencePieceTokenizer(SentencePieceTokenizer&&) noexcept = default;
 SentencePieceTokenizer& SentencePieceTokenizer::operator=(SentencePieceTokenizer&&) noexcept = default;
 SentencePieceTokenizer::~SentencePieceTokenizer() = default;
 
+SentencePieceTokenizer SentencePieceTokenizer::load_json(std::string_view json_text, const std::string& source,
+                                                         Clean clean) {
+  auto impl = std::make_unique<Impl>();
+  impl->clean = clean;
+  impl->format = Format::TokenizerJson;
+  impl->hf.emplace(json_text, source);
+  impl->prefix = impl->hf->prefix_ids();
+  impl->suffix = impl->hf->suffix_ids();
+  // SigLIP pads with "</s>" (1), not "<pad>" (0): see pad_id() in sentencepiece.h.
+  int32_t pad = impl->hf->piece_id("</s>");
+  if (pad < 0) pad = impl->hf->piece_id("<pad>");
+  impl->pad = pad >= 0 ? pad : 0;
+  return SentencePieceTokenizer(std::move(impl));
+}
+
 SentencePieceTokenizer SentencePieceTokenizer::load(const std::string& path, Clean clean) {
   auto read = fs::read_text(path);
   if (!read.ok()) OC_USER_ERROR("cannot read SentencePiece model {}: {}", path, read.error());
   const std::string& data = read.value();
-  auto impl = std::make_unique<Impl>();
-  impl->clean = clean;
   size_t first = data.find_first_not_of(" \t\r\n");
   if (first != std::string::npos && data[first] == '{') {
-    impl->format = Format::TokenizerJson;
-    impl->hf.emplace(data, path);
-    impl->prefix = impl->hf->prefix_ids();
-    impl->suffix = impl->hf->suffix_ids();
-    // SigLIP pads with "</s>" (1), not "<pad>" (0): see pad_id() in sentencepiece.h.
-    int32_t pad = impl->hf->piece_id("</s>");
-    if (pad < 0) pad = impl->hf->piece_id("<pad>");
-    impl->pad = pad >= 0 ? pad : 0;
-  } else {
-    impl->format = Format::SpieceModel;
-    impl->spm.emplace(data, path);
-    if (impl->spm->eos_id() >= 0) impl->suffix = {impl->spm->eos_id()};
-    const int32_t eos = impl->spm->eos_id(), pad = impl->spm->pad_id();
-    impl->pad = eos >= 0 ? eos : pad >= 0 ? pad : 0;
+    SentencePieceTokenizer t = load_json(data, path, clean);
+    apply_tokenizer_config(*t.impl_, path);
+    return t;
   }
+  auto impl = std::make_unique<Impl>();
+  impl->clean = clean;
+  impl->format = Format::SpieceModel;
+  impl->spm.emplace(data, path);
+  if (impl->spm->eos_id() >= 0) impl->suffix = {impl->spm->eos_id()};
+  const int32_t eos = impl->spm->eos_id(), pad = impl->spm->pad_id();
+  impl->pad = eos >= 0 ? eos : pad >= 0 ? pad : 0;
   return SentencePieceTokenizer(std::move(impl));
 }
 

@@ -6,8 +6,13 @@
 // Hugging Face folder:
 //   spiece.model    SentencePiece's protobuf, run by libsentencepiece (spm_model.h): the ids of
 //                   the `sentencepiece` package;
-//   tokenizer.json  Hugging Face's JSON with a Unigram model, run by hf_unigram.h: the ids of the
-//                   `tokenizers` library, which is what OpenCLIP itself runs.
+//   tokenizer.json  Hugging Face's JSON with a Unigram model (T5) or a BPE model with byte
+//                   fallback (Gemma's, the SigLIP2 configs'), run by hf_tokenizer_json.h: the ids
+//                   of the `tokenizers` library, which is what OpenCLIP itself runs. A
+//                   tokenizer_config.json beside it of a Gemma (or Llama) tokenizer class sets
+//                   the special tokens as transformers' GemmaTokenizerFast does: [bos] text
+//                   [eos] per add_bos_token (default true) / add_eos_token (default false),
+//                   padding with pad_token ("<pad>").
 // The two agree except where the libraries do (docs/TOKENIZER.md). See docs/TOKENIZER.md.
 #pragma once
 #include <cstdint>
@@ -31,6 +36,9 @@ class SentencePieceTokenizer {
   // must be a SentencePiece ModelProto. Throws oc::Error naming the file (and the byte offset
   // for a truncated or malformed protobuf, the JSON path for an unsupported tokenizer.json).
   static SentencePieceTokenizer load(const std::string& path, Clean clean = Clean::Canonicalize);
+  // A tokenizer.json's text (`source` names it in errors); no tokenizer_config.json is read.
+  static SentencePieceTokenizer load_json(std::string_view json_text, const std::string& source,
+                                          Clean clean = Clean::Canonicalize);
 
   SentencePieceTokenizer(SentencePieceTokenizer&&) noexcept;
   SentencePieceTokenizer& operator=(SentencePieceTokenizer&&) noexcept;
@@ -67,6 +75,7 @@ class SentencePieceTokenizer {
 
  private:
   struct Impl;
+  friend void apply_tokenizer_config(Impl& m, const std::string& tokenizer_json_path);
   explicit SentencePieceTokenizer(std::unique_ptr<Impl> impl);
   std::unique_ptr<Impl> impl_;
 };

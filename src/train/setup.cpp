@@ -26,6 +26,11 @@ namespace {
 // The resolved config with OpenCLIP main.py's model_kwargs and --force-* overrides.
 ModelCfg model_config(const TrainArgs& a, ModelCfg cfg) {
   if (a.force_quick_gelu) cfg.quick_gelu = true;
+  if (a.force_quick_gelu && cfg.text.gelu_tanh)  // OpenCLIP fails: QuickGELU(approximate="tanh")
+    OC_USER_ERROR(
+        "--force-quick-gelu with {}: its text_cfg.act_kwargs (GELU's tanh approximation) do not apply to "
+        "QuickGELU (OpenCLIP fails building it); drop the flag",
+        cfg.name);
   if (a.force_custom_text) cfg.custom_text = true;
   if (a.siglip) use_siglip_init(cfg);
   if (a.force_context_length > 0) cfg.text.context_length = a.force_context_length;

@@ -1,13 +1,13 @@
 // libFuzzer target: a Hugging Face tokenizer.json through its whole pipeline (issue 42): the
 // JSON, the normalizers (Precompiled charsmap, Replace, Strip, Prepend), the pre-tokenizers,
-// the Unigram model and the post-processor at load, then texts encoded through them. The input
+// the model (Unigram or BPE) and the post-processor at load, then texts encoded through them. The input
 // is the file, optionally followed by "\n\x01\n" and one more text to encode. Every loaded
 // tokenizer must encode each valid UTF-8 text to ids below its id_limit, or return an error
 // (growth over the cap); never crash, hang or allocate without bound.
 #include <string_view>
 
 #include "fuzz_util.h"
-#include "text/hf_unigram.h"
+#include "text/hf_tokenizer_json.h"
 #include "text/unicode.h"
 
 using namespace oc;
@@ -20,7 +20,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     in = in.substr(0, sep);
   }
   fuzz::guarded([&] {
-    text::HfUnigram tok(in, "fuzz.json");
+    text::HfTokenizerJson tok(in, "fuzz.json");
     const int32_t limit = tok.id_limit();
     fuzz::check(limit >= tok.vocab_size() && tok.vocab_size() > 0);
     std::vector<int32_t> ids;

@@ -102,6 +102,17 @@ def loader_seeds():
     tok2 = dict(tok, normalizer=None, pre_tokenizer={"type": "Metaspace", "replacement": "\u2581",
                                                         "add_prefix_space": True})
     put("fuzz_hf_tokenizer", "metaspace.json", json.dumps(tok2).encode())
+    # Gemma's layout (SigLIP2): Replace(" " -> "▁"), BPE with byte_fallback (all 256 byte pieces) and fuse_unk.
+    bpe_vocab = {p: i for i, p in enumerate(["<pad>", "<eos>", "<bos>", "<unk>"] + [f"<0x{b:02X}>" for b in range(256)] +
+                                            ["\u2581", "a", "b", "ab", "\u2581ab", "c"])}
+    tok3 = {"model": {"type": "BPE", "unk_token": "<unk>", "fuse_unk": True, "byte_fallback": True, "vocab": bpe_vocab,
+                      "merges": ["a b", ["\u2581", "ab"]]},
+            "normalizer": {"type": "Replace", "pattern": {"String": " "}, "content": "\u2581"},
+            "post_processor": {"type": "TemplateProcessing", "single": [
+                {"SpecialToken": {"id": "<bos>", "type_id": 0}}, {"Sequence": {"id": "A", "type_id": 0}}],
+                "special_tokens": {"<bos>": {"id": "<bos>", "ids": [2], "tokens": ["<bos>"]}}},
+            "added_tokens": [{"id": i, "content": c} for i, c in enumerate(["<pad>", "<eos>", "<bos>", "<unk>"])]}
+    put("fuzz_hf_tokenizer", "gemma_bpe.json", json.dumps(tok3).encode() + b"\n\x01\n ab c\xf0\x9f\x90\xb6")
 
     # spiece.model: pieces (piece, score, type) and a normalizer_spec with the same charsmap.
     def piece(p, score, typ):
@@ -219,8 +230,8 @@ def main():
     put("fuzz_tfevents", "events", b"".join(tfrecord(r) for r in recs))
     put("fuzz_tfevents", "partial_tail", b"".join(tfrecord(r) for r in recs[:2]) + tfrecord(recs[2])[:9])
 
-    # Model configs: some of ours (EVA02-B-16: a timm EVA02 tower, model/eva/).
-    for name in ("ViT-B-32.json", "fmnist-S.json", "test-tiny.json", "EVA02-B-16.json"):
+    # Model configs: some of ours (EVA02-B-16: model/eva/; ViT-B-32-SigLIP2-256: tanh-GELU towers).
+    for name in ("ViT-B-32.json", "fmnist-S.json", "test-tiny.json", "EVA02-B-16.json", "ViT-B-32-SigLIP2-256.json"):
         p = os.path.join(ROOT, "configs", "models", name)
         if os.path.exists(p):
             put("fuzz_model_config", name, open(p, "rb").read())

@@ -9,6 +9,8 @@
 //    relative;
 //  - the trained weights, written here as a torch state_dict, load with
 //    open_clip.create_model_and_transforms(name, pretrained=path) and give our embeddings.
+// The same for two SigLIP2 configs (OpenCLIP 3.3's, run by 2.24 from their JSON), and the
+// full-size ViT-B-16-SigLIP2's forward.
 #include <gtest/gtest.h>
 
 #include <fstream>
@@ -111,6 +113,20 @@ void check_siglip_training(const std::string& name) {
 
 TEST(SiglipOpenClip, ViTB16SigLIP) { check_siglip_training("ViT-B-16-SigLIP"); }
 TEST(SiglipOpenClip, ViTSO400M14SigLIP) { check_siglip_training("ViT-SO400M-14-SigLIP"); }
+
+// SigLIP2 (OpenCLIP 3.3's configs, built by 2.24 from the JSON: siglip_ref.py): GELU tanh in
+// the text tower (B/16), and in the timm tower and its MAP head too (B/32 at 256).
+TEST(SiglipOpenClip, ViTB16SigLIP2) { check_siglip_training("ViT-B-16-SigLIP2"); }
+TEST(SiglipOpenClip, ViTB32SigLIP2At256) { check_siglip_training("ViT-B-32-SigLIP2-256"); }
+
+// The full-size model (12 blocks per tower, 375 M parameters): the forward only.
+TEST(SiglipOpenClip, ViTB16SigLIP2FullSizeForward) {
+  OC_NEED_OPEN_CLIP();
+  const std::string name = "ViT-B-16-SigLIP2", dir = test::fresh_dir("siglip2_full");
+  const int64_t B = 2;
+  test::run_siglip_ref(name, 0, B, 0, dir);
+  expect_embeddings(load_model_config(name), dir + "/w.pt", dir, B, "image.f32", "text.f32");
+}
 
 }  // namespace
 }  // namespace oc

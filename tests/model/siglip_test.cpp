@@ -35,7 +35,9 @@ TEST(SiglipConfig, EverySiglipConfigIsTheTimmModel) {
                         Want{"ViT-L-16-SigLIP-256", 256, 16, 1024, 24, 16, 4096, 64, 32000},
                         Want{"ViT-L-16-SigLIP-384", 384, 16, 1024, 24, 16, 4096, 64, 32000},
                         Want{"ViT-SO400M-14-SigLIP", 224, 14, 1152, 27, 16, 4304, 16, 32000},
-                        Want{"ViT-SO400M-14-SigLIP-384", 384, 14, 1152, 27, 16, 4304, 64, 32000}}) {
+                        Want{"ViT-SO400M-14-SigLIP-384", 384, 14, 1152, 27, 16, 4304, 64, 32000},
+                        // OpenCLIP 3.3's, on timm 1.0's vit_so400m_patch14_siglip_378
+                        Want{"ViT-SO400M-14-SigLIP-378", 378, 14, 1152, 27, 16, 4304, 64, 32000}}) {
     const ModelCfg c = load_model_config(w.name);
     const VisionCfg& v = c.vision;
     EXPECT_TRUE(v.timm()) << w.name;
@@ -155,9 +157,9 @@ TEST(SiglipConfig, MissingTokenizerFileIsNamed) {
 
 // A small timm-shaped model (the real widths are in the reference tests): its amp_bf16
 // forward and backward follow fp32, and --grad-checkpointing changes nothing.
-ModelCfg tiny_timm() {
-  ModelCfg c = load_model_config("ViT-B-16-SigLIP");
-  c.vision.image_size = 48, c.vision.width = 64, c.vision.head_width = 16, c.vision.layers = 2;
+ModelCfg tiny_timm(const std::string& name) {
+  ModelCfg c = load_model_config(name);
+  c.vision.image_size = 3 * c.vision.patch_size, c.vision.width = 64, c.vision.head_width = 16, c.vision.layers = 2;
   c.embed_dim = 64;
   c.text.width = 64, c.text.heads = 4, c.text.layers = 1, c.text.vocab_size = 100;
   return c;
@@ -166,8 +168,8 @@ ModelCfg tiny_timm() {
 struct TinyRun {
   std::vector<float> image, grads;
 };
-TinyRun tiny_step(Precision prec, bool checkpoint) {
-  const ModelCfg c = tiny_timm();
+TinyRun tiny_step(Precision prec, bool checkpoint, const std::string& name = "ViT-B-16-SigLIP") {
+  const ModelCfg c = tiny_timm(name);
   const int64_t B = 3, S = c.vision.image_size, L = c.text.context_length;
   Clip m(c);
   m.init(7);
@@ -204,6 +206,19 @@ TEST(SiglipTimmTower, AmpBf16FollowsFp32AndCheckpointingIsExact) {
   EXPECT_LT(rel(b16.image, f32.image), 3e-2);
   EXPECT_LT(rel(b16.grads, f32.grads), 5e-2);
   EXPECT_GT(rel(f32.grads, std::vector<float>(f32.grads.size(), 0.0f)), 0.5) << "gradients are not all zero";
+}
+
+// The same with a SigLIP2 config whose towers both run GELU tanh (its bf16 GEMM epilogue and
+// fused activation backward).
+TEST(SiglipTimmTower, Siglip2AmpBf16FollowsFp32AndCheckpointingIsExact) {
+  const char* name = "ViT-B-32-SigLIP2-256";
+  const TinyRun f32 = tiny_step(Precision::Fp32, false, name), ck = tiny_step(Precision::Fp32, true, name);
+  EXPECT_EQ(f32.image, ck.image);
+  EXPECT_EQ(f32.grads, ck.grads);
+  const TinyRun b16 = tiny_step(Precision::AmpBf16, false, name);
+  EXPECT_LT(rel(b16.image, f32.image), 3e-2);  // the bounds above
+  EXPECT_LT(rel(b16.grads, f32.grads), 5e-2);
+  EXPECT_GT(rel(f32.grads, std::vector<float>(f32.grads.size(), 0.0f)), 0.5);
 }
 
 TEST(SiglipOpenClip, ForwardAtOneBlock) {

@@ -146,9 +146,11 @@ void dense_cases(std::vector<OpCase>& v) {
                  kF32,
                  kB16,
                  !d.big});
-    for (Act act : {Act::Gelu, Act::QuickGelu}) {
+    for (Act act : {Act::Gelu, Act::QuickGelu, Act::GeluTanh}) {
       const int64_t n = M * d.F;
-      const std::string tag = d.name + (act == Act::Gelu ? "_gelu" : "_quickgelu");
+      const std::string tag = d.name + (act == Act::Gelu        ? "_gelu"
+                                        : act == Act::QuickGelu ? "_quickgelu"
+                                                                : "_gelutanh");
       v.push_back({"act_forward_" + tag,
                    {O(n), I(n, Draw::Normal, 3.0)},
                    [=](Backend& b, const Ptrs& p, float*) {

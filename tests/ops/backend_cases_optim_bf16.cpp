@@ -75,12 +75,12 @@ void bf16_cases(std::vector<OpCase>& v) {
       const int64_t lda = (ta ? g.M : g.K) + 1, ldb = (tb ? g.K : g.N) + 3, ldc = g.N + 5;
       const int64_t na = (ta ? g.K : g.M) * lda, nb = (tb ? g.N : g.K) * ldb;
       const std::string tag = g.name + "_" + (ta ? "T" : "N") + (tb ? "T" : "N");
-      for (int epi = 0; epi < 4; ++epi) {  // none, bias, bias+gelu, bias+quickgelu (+ beta for fp32 out)
+      for (int epi = 0; epi < 5; ++epi) {  // none, bias, bias+gelu, +quickgelu, +gelu tanh (+ beta for fp32 out)
         auto mk = [=](const float* bias, bool f32_out) {
           Epilogue e;
           e.bias = epi > 0 ? bias : nullptr;
           e.act = epi >= 2;
-          e.act_fn = epi == 3 ? Act::QuickGelu : Act::Gelu;
+          e.act_fn = epi == 3 ? Act::QuickGelu : epi == 4 ? Act::GeluTanh : Act::Gelu;
           e.beta = f32_out && epi == 1 ? 1.0f : 0.0f;
           return e;
         };
@@ -153,8 +153,10 @@ void bf16_cases(std::vector<OpCase>& v) {
                  kF32,
                  kB16,
                  small});
-    for (Act act : {Act::Gelu, Act::QuickGelu}) {
-      const std::string tag = d.name + (act == Act::Gelu ? "_gelu" : "_quickgelu");
+    for (Act act : {Act::Gelu, Act::QuickGelu, Act::GeluTanh}) {
+      const std::string tag = d.name + (act == Act::Gelu        ? "_gelu"
+                                        : act == Act::QuickGelu ? "_quickgelu"
+                                                                : "_gelutanh");
       const int64_t n = d.M * d.F;
       v.push_back({"act_forward_bf16_" + tag,
                    {O16(n), I(n, Draw::Normal, 3.0)},

@@ -73,8 +73,8 @@ TEST_P(Bf16Path, GemmMatchesDouble) {
   for (const GemmCase& c : cases) {
     for (bool out_bf16 : {false, true}) {
       if (out_bf16 && c.beta != 0.0f) continue;
-      for (Act act : {Act::Gelu, Act::QuickGelu}) {
-        if (!c.act && act == Act::QuickGelu) continue;
+      for (Act act : {Act::Gelu, Act::QuickGelu, Act::GeluTanh}) {
+        if (!c.act && act != Act::Gelu) continue;
         Rng rng(seed++);
         const int64_t a_cols = c.ta ? c.M : c.K, b_cols = c.tb ? c.K : c.N;
         const int64_t lda = a_cols + 3, ldb = b_cols + 5, ldc = c.N + 2;  // padded strides
@@ -260,7 +260,7 @@ TEST(Bf16Ops, ActivationAndBiasGradMatchFloatOps) {
   const int64_t M = 33, N = 200;
   Rng rng(12);
   auto h = to<float>(randn(rng, M * N, 2.0)), dout = to<float>(randn(rng, M * N));
-  for (Act act : {Act::Gelu, Act::QuickGelu}) {
+  for (Act act : {Act::Gelu, Act::QuickGelu, Act::GeluTanh}) {
     // Forward: bitwise the float op, rounded.
     std::vector<float> g(M * N);
     std::vector<bf16> g16(M * N);

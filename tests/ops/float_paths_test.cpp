@@ -56,9 +56,13 @@ void check_act_float(Act act) {
   // Forward: relative 1e-6 (erfcc's 1.2e-7 plus a few float roundings), with an absolute
   // floor for the far negative tail where float underflows (|y| < 1e-30). QuickGELU also
   // rounds 1.702 x before exp (as torch's float `x * sigmoid(1.702 * x)` does), which costs
-  // |1.702 x| ulps relative in the negative tail.
+  // |1.702 x| ulps relative in the negative tail; GELU-tanh likewise rounds its gate
+  // z = x (a + b x^2) in three steps before exp: 3 ulps of |z| relative.
   for (int64_t i = 0; i < n; ++i) {
-    const double rtol = 1e-6 + (act == Act::QuickGelu ? 1.702 * std::abs(xd[i]) * 1.2e-7 : 0.0);
+    const double x = xd[i], z = x * (1.5957691216057307 + 0.0713548162726 * x * x);
+    const double rtol = 1e-6 + (act == Act::QuickGelu  ? 1.702 * std::abs(x) * 1.2e-7
+                                : act == Act::GeluTanh ? std::abs(z) * 3.6e-7
+                                                       : 0.0);
     ASSERT_LE(std::abs(yf[i] - yd[i]), 1e-30 + rtol * std::abs(yd[i])) << "x = " << xd[i];
   }
   // Derivative: it crosses zero near x = -0.75, so absolute: 5e-7 is ~4 ulp of its largest
@@ -68,6 +72,7 @@ void check_act_float(Act act) {
 
 TEST(FloatPath, Gelu) { check_act_float(Act::Gelu); }
 TEST(FloatPath, QuickGelu) { check_act_float(Act::QuickGelu); }
+TEST(FloatPath, GeluTanh) { check_act_float(Act::GeluTanh); }
 
 TEST(FloatPath, LayerNorm) {
   Rng rng(31);

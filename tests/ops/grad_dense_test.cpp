@@ -105,6 +105,7 @@ void check_act(Act act, const char* name) {
 
 TEST(GradCheck, Gelu) { check_act(Act::Gelu, "gelu"); }
 TEST(GradCheck, QuickGelu) { check_act(Act::QuickGelu, "quickgelu"); }
+TEST(GradCheck, GeluTanh) { check_act(Act::GeluTanh, "gelu_tanh"); }
 
 TEST(Activation, KnownValues) {
   // gelu(1) = Phi(1) = 0.841344746..., quickgelu(1) = sigmoid(1.702) = 0.845843...
@@ -113,6 +114,9 @@ TEST(Activation, KnownValues) {
   EXPECT_NEAR(y, 0.8413447460685429, 1e-15);
   act_forward<double>(&y, &x, 1, Act::QuickGelu);
   EXPECT_NEAR(y, 1.0 / (1.0 + std::exp(-1.702)), 1e-15);
+  // gelu_tanh(1) = 0.5 (1 + tanh(sqrt(2/pi) * 1.044715)) = 0.8411919906082768 (torch float64).
+  act_forward<double>(&y, &x, 1, Act::GeluTanh);
+  EXPECT_NEAR(y, 0.8411919906082768, 1e-15);
   std::vector<double> a = {1, 2, 3}, b = {10, 20, 30};
   add_inplace<double>(a.data(), b.data(), 3);
   EXPECT_EQ(a, (std::vector<double>{11, 22, 33}));

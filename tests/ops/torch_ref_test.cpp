@@ -176,9 +176,10 @@ TEST_F(TorchRef, LayerNorm) {
   EXPECT_LE(max_scaled_err(db, golden("layernorm.db", C), kTol, kTol), 1.0);
 }
 
-TEST_F(TorchRef, GeluAndQuickGelu) {
+TEST_F(TorchRef, GeluQuickGeluAndGeluTanh) {
   auto x = input("act.x", kActN, 3.0), dy = input("act.dy", kActN);
-  for (auto [act, name] : {std::pair{Act::Gelu, "gelu"}, std::pair{Act::QuickGelu, "quick"}}) {
+  for (auto [act, name] :
+       {std::pair{Act::Gelu, "gelu"}, std::pair{Act::QuickGelu, "quick"}, std::pair{Act::GeluTanh, "tanh"}}) {
     std::vector<double> y(kActN), dx(kActN);
     act_forward<double>(y.data(), x.data(), kActN, act);
     act_backward<double>(dx.data(), dy.data(), x.data(), kActN, act);

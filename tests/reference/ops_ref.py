@@ -5,7 +5,7 @@ usage: ops_ref.py DIR
 DIR/meta.json names the cases and their sizes; inputs are raw little-endian arrays
 DIR/<case>.<name>.bin (float64, except the adamw case: float32). For each case this writes
 DIR/<case>.<name>.out.bin with the outputs and gradients PyTorch computes, in the same dtype.
-Modules are the ones OpenCLIP uses: F.layer_norm, nn.GELU, QuickGELU, nn.MultiheadAttention
+Modules are the ones OpenCLIP uses: F.layer_norm, nn.GELU, QuickGELU, F.gelu(approximate="tanh"), nn.MultiheadAttention
 (batch_first, in_proj, causal float mask; and as cross attention, Tq queries over Tk tokens,
 as CLIP's AttentionPool2d and timm's AttentionPoolLatent use it), F.normalize + ClipLoss,
 torch.optim.AdamW, and ModifiedResNet's conv -> BatchNorm2d (train mode) -> ReLU -> AvgPool2d
@@ -62,6 +62,10 @@ def act(m):
     (dx,) = torch.autograd.grad(y, x, dy)
     save("act", "quick", y)
     save("act", "quick_dx", dx)
+    y = F.gelu(x, approximate="tanh")  # SigLIP2's text tower, timm's "gelu_tanh"
+    (dx,) = torch.autograd.grad(y, x, dy)
+    save("act", "tanh", y)
+    save("act", "tanh_dx", dx)
 
 
 def mha(m):

@@ -3,8 +3,17 @@
 (run with .pyref/bin/python, made by scripts/setup_pyref.sh). No weights are downloaded: the
 models are built at random init (pretrained=None) and exchanged through files.
 
+SigLIP2 (OpenCLIP 3.3's configs, which 2.24 lacks): NAME's JSON is read from the project's
+configs/models/ (a copy of 3.3's) and registered with 2.24's factory; 2.24's
+CLIPTextCfg takes its act_kwargs ({"approximate": "tanh"}: nn.GELU(approximate="tanh")). Its
+timm towers that timm 0.9.16 lacks are built as timm 1.0.22 defines them (TIMM_1_0 below: the
+0.9.16 entry of the same family with 1.0.22's arguments merged over it), and for
+act_layer="gelu_tanh" the MAP head's MLP gets GELUTanh too, as 1.0.22's AttentionPoolLatent
+takes the tower's act_layer (0.9.16's keeps nn.GELU).
+
   siglip_ref.py run NAME LAYERS B STEPS OUTDIR
-      OpenCLIP's NAME (a built-in SigLIP config) with LAYERS blocks in each tower, at random
+      OpenCLIP's NAME (a built-in SigLIP config) with LAYERS blocks in each tower (0: the
+      config's own depths), at random
       init (torch.manual_seed(0)). Writes to OUTDIR: w.pt (its state_dict), images.f32
       [B,3,S,S], tokens.i32 [B,L], image.f32 / text.f32 (encode_image / encode_text, not
       normalized), grads.pt (name -> gradient of SigLipLoss (world size 1) on that batch, the
@@ -27,15 +36,49 @@ import numpy as np
 import torch
 
 
+# timm 1.0.22's vit_*_siglip_* entries that 0.9.16 lacks: (0.9.16 entry, 1.0.22's arguments).
+TIMM_1_0 = {
+    "vit_base_patch32_siglip_256": ("vit_base_patch16_siglip_256", dict(patch_size=32, act_layer="gelu_tanh")),
+    "vit_large_patch16_siglip_512": ("vit_large_patch16_siglip_384", dict(img_size=512, act_layer="gelu_tanh")),
+    "vit_so400m_patch14_siglip_378": ("vit_so400m_patch14_siglip_384", dict(img_size=378)),
+    **{f"vit_so400m_patch16_siglip_{s}": ("vit_so400m_patch14_siglip_384",
+                                         dict(img_size=s, patch_size=16, act_layer="gelu_tanh"))
+       for s in (256, 384, 512)},
+    **{f"vit_giantopt_patch16_siglip_{s}": (f"vit_base_patch16_siglip_{s}",
+                                           dict(embed_dim=1536, depth=40, num_heads=16, act_layer="gelu_tanh"))
+       for s in (256, 384)},
+}
+
+
+def register_config(name):
+    """A config 2.24 lacks (SigLIP2): the project's copy of OpenCLIP 3.3's JSON."""
+    import json
+    import open_clip.factory as factory
+    if name in factory._MODEL_CONFIGS:
+        return
+    here = os.path.dirname(os.path.abspath(__file__))
+    with open(os.path.join(here, "..", "..", "configs", "models", name + ".json")) as f:
+        factory._MODEL_CONFIGS[name] = json.load(f)
+
+
 def set_depth(name, layers):
     import open_clip
     import open_clip.factory as factory
     import timm
-    factory._MODEL_CONFIGS[name]["text_cfg"]["layers"] = layers
+    register_config(name)
+    if layers:
+        factory._MODEL_CONFIGS[name]["text_cfg"]["layers"] = layers
     create = timm.create_model
 
-    def create_at_depth(*args, **kwargs):
-        return create(*args, depth=layers, **kwargs)
+    def create_at_depth(model_name, *args, **kwargs):
+        base, args_1_0 = TIMM_1_0.get(model_name, (model_name, {}))
+        kwargs = {**args_1_0, **kwargs}
+        if layers:
+            kwargs["depth"] = layers
+        model = create(base, *args, **kwargs)
+        if kwargs.get("act_layer") == "gelu_tanh" and model.attn_pool is not None:
+            model.attn_pool.mlp.act = timm.layers.GELUTanh()
+        return model
 
     open_clip.timm_model.timm.create_model = create_at_depth
 

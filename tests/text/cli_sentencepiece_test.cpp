@@ -29,9 +29,11 @@ std::string siglip_config() {
   return p;
 }
 
-// The first `n` golden captions (text, 64-id row as a line).
-std::vector<std::pair<std::string, std::string>> golden(size_t n) {
-  gzFile f = gzopen(spm_file("golden.jsonl.gz").c_str(), "rb");
+// The first `n` golden captions (text, 64-id row as a line) of `path` (spm_ref.py's or
+// gemma_bpe_ref.py's).
+std::vector<std::pair<std::string, std::string>> golden(size_t n,
+                                                        const std::string& path = spm_file("golden.jsonl.gz")) {
+  gzFile f = gzopen(path.c_str(), "rb");
   EXPECT_TRUE(f);
   std::vector<std::pair<std::string, std::string>> out;
   char line[1 << 16];
@@ -67,6 +69,27 @@ TEST(CliSentencePiece, ModelConfigRowsMatchOpenClip) {
     // it on a few captions with combining marks (docs/TOKENIZER.md), none in the first 300.
     EXPECT_EQ(same, cases.size()) << file;
   }
+}
+
+// A built-in SigLIP2 config: Gemma's BPE (tests/text/data/gemma_bpe/, gemma_bpe_test.cpp) with
+// its tokenizer_config.json, <bos> text <eos>, <pad> padding.
+TEST(CliSentencePiece, Siglip2ConfigRowsMatchOpenClip) {
+  const std::string dir = std::string(OPENCLIP_TEST_DIR) + "/text/data/gemma_bpe";
+  auto cases = golden(300, dir + "/golden.jsonl.gz");
+  std::string text;
+  for (auto& c : cases) text += c.first + "\n";
+  const std::string in = test::temp_path("gemma_in.txt"), ids = test::temp_path("gemma_ids.txt"),
+                    err = test::temp_path("gemma_err.txt");
+  test::write_all(in, text);
+  const int rc = run(std::string(OPENCLIP_BINARY) + " tokenize --model ViT-B-16-SigLIP2 --hf-tokenizer-vocab " +
+                     test::shell_quote(dir + "/tokenizer.json") + " --input " + test::shell_quote(in) + " > " +
+                     test::shell_quote(ids) + " 2> " + test::shell_quote(err));
+  ASSERT_EQ(rc, 0) << test::read_all(err);
+  std::stringstream ss(test::read_all(ids));
+  size_t i = 0, same = 0;
+  for (std::string l; std::getline(ss, l); i++) same += i < cases.size() && l == cases[i].second;
+  EXPECT_EQ(i, cases.size());
+  EXPECT_EQ(same, cases.size());
 }
 
 TEST(CliSentencePiece, Errors) {

@@ -10,7 +10,7 @@
 
 #include "core/check.h"
 #include "test_util.h"
-#include "text/hf_unigram.h"
+#include "text/hf_tokenizer_json.h"
 #include "text/sentencepiece.h"
 #include "text_test_util.h"
 
@@ -63,7 +63,7 @@ json tokenizer_json(const json& normalizer, const json& pre_tokenizer = nullptr)
 
 std::string load_error(const std::string& text, const std::string& source = "t/tokenizer.json") {
   try {
-    text::HfUnigram t(text, source);
+    text::HfTokenizerJson t(text, source);
   } catch (const Error& e) {
     return e.what();
   }
@@ -77,7 +77,7 @@ json precompiled(const std::string& blob) { return {{"type", "Precompiled"}, {"p
 
 TEST(HostileTokenizer, CharsmapWithInvalidUtf8OutputIsRefusedAtLoad) {
   // The well-formed map ("a" -> "b") works, so the refusals below are of the damage alone.
-  text::HfUnigram good(tokenizer_json(precompiled(charsmap('a', std::string("b\0", 2), 0))).dump(), "good.json");
+  text::HfTokenizerJson good(tokenizer_json(precompiled(charsmap('a', std::string("b\0", 2), 0))).dump(), "good.json");
   std::vector<int32_t> ids;
   ASSERT_TRUE(good.encode("a", ids).ok());
   EXPECT_EQ(ids, std::vector<int32_t>{1});  // "b"
@@ -166,7 +166,7 @@ TEST(HostileTokenizer, DeepJsonAndDeepSequencesAreErrors) {
   // 40 levels of Sequence are well within the cap and work.
   json ok = {{"type", "Strip"}, {"strip_left", true}, {"strip_right", true}};
   for (int i = 0; i < 40; i++) ok = {{"type", "Sequence"}, {"normalizers", json::array({ok})}};
-  text::HfUnigram t(tokenizer_json(ok).dump(), "ok.json");
+  text::HfTokenizerJson t(tokenizer_json(ok).dump(), "ok.json");
   std::vector<int32_t> ids;
   ASSERT_TRUE(t.encode("  ab  ", ids).ok());
   EXPECT_EQ(ids, (std::vector<int32_t>{2, 1}));
@@ -176,7 +176,7 @@ TEST(HostileTokenizer, GrowthBombsAreBounded) {
   // #7: 26 doubling Replace steps took 4.7 GB and then SIGABRT, for every text.
   json seq = json::array();
   for (int i = 0; i < 26; i++) seq.push_back({{"type", "Replace"}, {"pattern", {{"String", "a"}}}, {"content", "aa"}});
-  text::HfUnigram doubling(tokenizer_json({{"type", "Sequence"}, {"normalizers", seq}}).dump(), "double.json");
+  text::HfTokenizerJson doubling(tokenizer_json({{"type", "Sequence"}, {"normalizers", seq}}).dump(), "double.json");
   std::vector<int32_t> ids;
   Status st = doubling.encode(std::string(1000, 'a'), ids);
   ASSERT_FALSE(st.ok());

@@ -286,11 +286,15 @@ TEST(SentencePiece, BadModelFiles) {
   EXPECT_NE(e.find(cut + ": not valid JSON: at byte offset 5000"), std::string::npos) << e;
 
   auto j = nlohmann::json::parse(json);
-  j["model"]["type"] = "BPE";
+  j["model"]["type"] = "WordPiece";
   const std::string bpe = test::temp_path("bpe.json");
   test::write_all(bpe, j.dump());
   e = load_error(bpe);
-  EXPECT_NE(e.find("model \"BPE\" is not supported"), std::string::npos) << e;
+  EXPECT_NE(e.find("model \"WordPiece\" is not supported"), std::string::npos) << e;
+  j["model"]["type"] = "BPE";  // a Unigram model's keys under BPE (gemma_bpe_test.cpp has the BPE files)
+  test::write_all(bpe, j.dump());
+  e = load_error(bpe);
+  EXPECT_NE(e.find("model.unk_id is not a BPE option"), std::string::npos) << e;
 
   j = nlohmann::json::parse(json);
   j["normalizer"]["normalizers"][1]["pattern"]["Regex"] = "\\s+";

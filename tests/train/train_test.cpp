@@ -140,6 +140,10 @@ TEST(Train, BadFlagsGiveClearErrors) {
   EXPECT_NE(r.out.find("unknown model"), std::string::npos) << r.out;
   r = run(oc + "--dataset-type synthetic --horovod");
   EXPECT_NE(r.out.find("not available yet"), std::string::npos) << r.out;
+  r = run(oc + "--dataset-type synthetic --model ViT-B-32-SigLIP2-256 --force-quick-gelu");
+  EXPECT_EQ(r.status, 1);
+  EXPECT_NE(r.out.find("--force-quick-gelu with ViT-B-32-SigLIP2-256: its text_cfg.act_kwargs"), std::string::npos)
+      << r.out;
   r = run(oc + "--train-data /nonexistent/{00000..00003}.tar --train-num-samples 10 --model test-tiny");
   EXPECT_NE(r.status, 0);
   EXPECT_EQ(r.out.find("Segmentation"), std::string::npos);

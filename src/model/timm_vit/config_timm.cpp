@@ -10,16 +10,26 @@ namespace oc {
 namespace {
 using nlohmann::json;
 
-// timm 0.9.16 models/vision_transformer.py, the vit_*_siglip_* entries (img_size from the name).
-constexpr std::array<TimmVitSpec, 8> kSiglipVits = {{
-    {"vit_base_patch16_siglip_224", 224, 16, 768, 12, 12, 4.0},
-    {"vit_base_patch16_siglip_256", 256, 16, 768, 12, 12, 4.0},
-    {"vit_base_patch16_siglip_384", 384, 16, 768, 12, 12, 4.0},
-    {"vit_base_patch16_siglip_512", 512, 16, 768, 12, 12, 4.0},
-    {"vit_large_patch16_siglip_256", 256, 16, 1024, 24, 16, 4.0},
-    {"vit_large_patch16_siglip_384", 384, 16, 1024, 24, 16, 4.0},
-    {"vit_so400m_patch14_siglip_224", 224, 14, 1152, 27, 16, 3.7362},
-    {"vit_so400m_patch14_siglip_384", 384, 14, 1152, 27, 16, 3.7362},
+// timm 1.0.22 models/vision_transformer.py, the vit_*_siglip_* entries with global_pool 'map'
+// (img_size from the name; the first 8 are timm 0.9.16's too). The last column is
+// act_layer='gelu_tanh' (the towers added for SigLIP2's configs; the rest use nn.GELU).
+constexpr std::array<TimmVitSpec, 16> kSiglipVits = {{
+    {"vit_base_patch16_siglip_224", 224, 16, 768, 12, 12, 4.0, false},
+    {"vit_base_patch16_siglip_256", 256, 16, 768, 12, 12, 4.0, false},
+    {"vit_base_patch16_siglip_384", 384, 16, 768, 12, 12, 4.0, false},
+    {"vit_base_patch16_siglip_512", 512, 16, 768, 12, 12, 4.0, false},
+    {"vit_large_patch16_siglip_256", 256, 16, 1024, 24, 16, 4.0, false},
+    {"vit_large_patch16_siglip_384", 384, 16, 1024, 24, 16, 4.0, false},
+    {"vit_so400m_patch14_siglip_224", 224, 14, 1152, 27, 16, 3.7362, false},
+    {"vit_so400m_patch14_siglip_384", 384, 14, 1152, 27, 16, 3.7362, false},
+    {"vit_base_patch32_siglip_256", 256, 32, 768, 12, 12, 4.0, true},
+    {"vit_large_patch16_siglip_512", 512, 16, 1024, 24, 16, 4.0, true},
+    {"vit_so400m_patch14_siglip_378", 378, 14, 1152, 27, 16, 3.7362, false},
+    {"vit_so400m_patch16_siglip_256", 256, 16, 1152, 27, 16, 3.7362, true},
+    {"vit_so400m_patch16_siglip_384", 384, 16, 1152, 27, 16, 3.7362, true},
+    {"vit_so400m_patch16_siglip_512", 512, 16, 1152, 27, 16, 3.7362, true},
+    {"vit_giantopt_patch16_siglip_256", 256, 16, 1536, 40, 16, 4.0, true},
+    {"vit_giantopt_patch16_siglip_384", 384, 16, 1536, 40, 16, 4.0, true},
 }};
 
 std::string built_names() {

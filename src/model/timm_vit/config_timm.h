@@ -1,6 +1,7 @@
 // timm image towers as OpenCLIP 2.24's TimmModel builds them from vision_cfg.timm_model_name.
-// Built: the SigLIP configs' VisionTransformers (timm 0.9's vit_*_siglip_*: no class token,
-// global_pool "map" = AttentionPoolLatent, LayerNorm eps 1e-6, exact GELU) with
+// Built: the SigLIP and SigLIP2 configs' VisionTransformers (timm 1.0's vit_*_siglip_*: no class
+// token, global_pool "map" = AttentionPoolLatent, LayerNorm eps 1e-6, exact GELU or, for the
+// SigLIP2 towers, GELU's tanh approximation) with
 // timm_pool "map" and timm_proj "none" (the pooled width is the embedding). Any other timm
 // model or head is refused naming the key and what is built.
 #pragma once
@@ -17,6 +18,7 @@ struct TimmVitSpec {
   std::string_view name;
   int image_size, patch_size, width, layers, heads;
   double mlp_ratio;
+  bool gelu_tanh;  // act_layer='gelu_tanh' (blocks and MAP head); else nn.GELU (erf)
 };
 const TimmVitSpec* find_timm_vit(std::string_view timm_model_name);
 

@@ -14,8 +14,8 @@
 namespace oc {
 
 void MapHead::plan(ops::Backend& be, const std::string& label, int64_t B, int64_t T, int64_t W, int64_t H, int64_t F,
-                   double eps, bool training) {
-  be_ = &be, B_max_ = B, T_ = T, W_ = W, H_ = H, F_ = F, eps_ = eps;
+                   double eps, ops::Act act, bool training) {
+  be_ = &be, B_max_ = B, T_ = T, W_ = W, H_ = H, F_ = F, eps_ = eps, act_ = act;
   const std::string what = label + " MAP head";
   const int64_t BW = checked_mul(what, {B, W}), BTW = checked_mul(what, {B, T, W}), BF = checked_mul(what, {B, F}),
                 att = checked_mul(what, {B, H, T});
@@ -51,7 +51,7 @@ void MapHead::forward(const MapHeadParams& p, const float* x, float* out, int64_
                                      .bias = p.ln_b, .N = B, .C = W, .eps = eps_});
   be_->run(ops::LinearForwardArgs{.out = h_, .inp = n_, .weight = p.fc1_w, .bias = p.fc1_b, .M = B, .K = W, .N = F,
                                   .prec = prec});
-  be_->run(ops::ActForwardArgs{.out = g_, .inp = h_, .n = B * F, .act = ops::Act::Gelu});
+  be_->run(ops::ActForwardArgs{.out = g_, .inp = h_, .n = B * F, .act = act_});
   be_->run(ops::LinearForwardArgs{.out = out, .inp = g_, .weight = p.fc2_w, .bias = p.fc2_b, .M = B, .K = F, .N = W,
                                   .prec = prec});
   be_->run(ops::AddInplaceArgs{.y = out, .x = y_, .n = B * W});  // x + mlp(norm(x))
@@ -71,7 +71,7 @@ void MapHead::mlp_backward(const MapHeadParams& p, const MapHeadParams& g, const
   be_->copy(dy_, d_out, sizeof(float) * size_t(B * W));
   be_->run(ops::LinearBackwardArgs{.dinp = dh_, .dweight = g.fc2_w, .dbias = g.fc2_b, .dout = d_out, .inp = g_,
                                    .weight = p.fc2_w, .M = B, .K = F, .N = W, .prec = prec});  // dh_ = d gelu(h)
-  be_->run(ops::ActBackwardArgs{.dinp = dh_, .dout = dh_, .inp = h_, .n = B * F, .act = ops::Act::Gelu});
+  be_->run(ops::ActBackwardArgs{.dinp = dh_, .dout = dh_, .inp = h_, .n = B * F, .act = act_});
   be_->run(ops::LinearBackwardArgs{.dinp = dn_, .dweight = g.fc1_w, .dbias = g.fc1_b, .dout = dh_, .inp = n_,
                                    .weight = p.fc1_w, .M = B, .K = W, .N = F, .prec = prec});
   be_->run(ops::LayerNormBackwardArgs{.dinp = dy_, .dweight = g.ln_w, .dbias = g.ln_b, .dout = dn_, .inp = y_,

@@ -3,6 +3,7 @@
 #include <cstdint>
 #include <string>
 
+#include "ops/activation.h"
 #include "ops/backend.h"
 #include "ops/gemm.h"
 
@@ -28,12 +29,12 @@ struct MapHeadParams {
 // timm's AttentionPoolLatent with one latent (latent_len 1, pool_type 'token'), on tokens
 // x[B,T,W] with H heads and MLP width F:
 //   q = latent Wq^T + bq;  k|v = x Wkv^T + bkv;  a = attention(q, k, v) (cross attention,
-//   no mask);  y = a Wp^T + bp;  out = y + fc2(gelu(fc1(norm(y))))   [B, W]
+//   no mask);  y = a Wp^T + bp;  out = y + fc2(act(fc1(norm(y))))   [B, W]  (act: GELU erf or tanh)
 // Owns its activations (planned once for a maximum batch).
 class MapHead {
  public:
   void plan(ops::Backend& be, const std::string& label, int64_t B_max, int64_t T, int64_t W, int64_t H, int64_t F,
-            double eps, bool training);
+            double eps, ops::Act act, bool training);
   // x [B,T,W] (backend memory, kept by the caller until backward) -> out [B,W] (assigned).
   void forward(const MapHeadParams& p, const float* x, float* out, int64_t B, ops::Prec prec);
   // d_out [B,W] -> dx [B,T,W] (assigned); parameter gradients accumulate in g.
@@ -49,6 +50,7 @@ class MapHead {
   ops::Backend* be_ = &ops::default_backend();
   int64_t B_max_ = 0, T_ = 0, W_ = 0, H_ = 0, F_ = 0;
   double eps_ = 1e-6;
+  ops::Act act_ = ops::Act::Gelu;  // the tower's act_layer (timm passes it to AttentionPoolLatent's Mlp)
   const float* x_ = nullptr;  // the last forward's input
   // Forward: the latent per sample [B,W], q [B,W], kv [B,T,2W], att [B,H,1,T], a [B,W],
   // y [B,W], norm(y) [B,W] and its statistics [B], fc1 output h [B,F] and gelu(h) [B,F].

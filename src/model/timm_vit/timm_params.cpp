@@ -83,8 +83,8 @@ double TimmVitTower::forward_macs() const {
 
 std::string TimmVitTower::describe() const {
   const auto& v = cfg_.vision;
-  return fmt::format("{}, {} px, patch {}, {} blocks of width {}", v.timm_model_name, v.image_size, v.patch_size,
-                     v.layers, v.width);
+  return fmt::format("{}, {} px, patch {}, {} blocks of width {}{}", v.timm_model_name, v.image_size, v.patch_size,
+                     v.layers, v.width, act_ == ops::Act::GeluTanh ? ", GELU tanh" : "");
 }
 
 std::string TimmVitTower::block_prefix(int i) const { return kTrunk + "blocks." + std::to_string(i) + "."; }

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "core/check.h"
+#include "model/timm_vit/config_timm.h"
 #include "model/tower_util.h"
 #include "ops/activation.h"
 #include "ops/embed.h"
@@ -12,7 +13,12 @@
 
 namespace oc {
 
-TimmVitTower::TimmVitTower(const ModelCfg& cfg, ops::Backend& be) : cfg_(cfg), be_(&be) { mem_.set_backend(be); }
+TimmVitTower::TimmVitTower(const ModelCfg& cfg, ops::Backend& be) : cfg_(cfg), be_(&be) {
+  mem_.set_backend(be);
+  const TimmVitSpec* s = find_timm_vit(cfg.vision.timm_model_name);
+  OC_CHECK(s, "timm tower {} is not in the table of config_timm.cpp", cfg.vision.timm_model_name);
+  act_ = s->gelu_tanh ? ops::Act::GeluTanh : ops::Act::Gelu;
+}
 
 std::string TimmVitTower::int8_refusal() const {
   return fmt::format("has a timm image tower ({}); the int8 path is built for OpenCLIP's ViT only",
@@ -32,16 +38,12 @@ void TimmVitTower::check_unlocked_groups(int unlocked) const {
                   cfg_.name);
 }
 
-// timm's blocks use nn.GELU whatever OpenCLIP's quick_gelu says (it reaches only its own towers).
+// timm's blocks use the timm model's act_layer (nn.GELU, or GELU tanh for the SigLIP2 towers)
+// whatever OpenCLIP's quick_gelu says (it reaches only its own towers).
 StackDims TimmVitTower::stack_dims(int64_t B, ops::Prec prec) const {
   const auto& v = cfg_.vision;
-  const StackShape s{.W = v.width,
-                     .H = v.heads(),
-                     .F = v.mlp_width(),
-                     .L = v.layers,
-                     .causal = false,
-                     .act = ops::Act::Gelu,
-                     .eps = v.ln_eps};
+  const StackShape s{
+      .W = v.width, .H = v.heads(), .F = v.mlp_width(), .L = v.layers, .causal = false, .act = act_, .eps = v.ln_eps};
   return oc::stack_dims(B, T_, s, prec, mem_, w16_, nullptr, be_);
 }
 
@@ -67,7 +69,7 @@ void TimmVitTower::plan(const TowerPlan& plan) {
       .add(&d_ln_, BTW)
       .add(&d_stack_out_, BTW)
       .allocate(extra_);
-  map_.plan(*be_, mem_.label(), B, T, W, v.heads(), v.mlp_width(), v.ln_eps, plan.training);
+  map_.plan(*be_, mem_.label(), B, T, W, v.heads(), v.mlp_width(), v.ln_eps, act_, plan.training);
 }
 
 ImageInput TimmVitTower::input() const {

@@ -1,7 +1,7 @@
 // timm's VisionTransformer as OpenCLIP 2.24's TimmModel wraps it for the SigLIP configs
 // (vision_cfg.timm_model_name, config_timm.h):
 //   x = patch_embed(img) (conv with bias) + pos_embed  (no class token, no norm_pre)
-//   x = blocks(x)  (the shared pre-norm stack, LayerNorm eps 1e-6, exact GELU)
+//   x = blocks(x)  (the shared pre-norm stack, LayerNorm eps 1e-6, GELU erf or tanh as the model's act_layer)
 //   x = norm(x)    (every token)
 //   pooled = attn_pool(x)  (the MAP head, map_head.h); TimmModel's head for timm_proj "none"
 //   is empty, so the pooled [B, W] row is the image embedding (embed_dim == W).
@@ -77,6 +77,7 @@ class TimmVitTower final : public ImageTower {
   StackMemory mem_;
   ops::FloatArena extra_;
   MapHead map_;
+  ops::Act act_ = ops::Act::Gelu;  // the timm model's act_layer (TimmVitSpec::gelu_tanh)
   const std::vector<BlockWeights16>* w16_ = nullptr;
   int64_t B_max_ = 0, B_ = 0, T_ = 0;
   bool training_ = false;

@@ -1,5 +1,8 @@
-// GELU (exact: x * Phi(x)), QuickGELU (x * sigmoid(1.702 x)) and the residual add.
-// float runs the AVX2 forms of vec_math.h; double uses libm (the gradient-check reference).
+// GELU (exact: x * Phi(x)), the sigmoid-gated activations and the residual add. QuickGELU is
+// x * sigmoid(1.702 x); GELU's tanh approximation 0.5 x (1 + tanh(u)) is the same form,
+// x * sigmoid(2u) with 2u = x (a + b x^2) (0.5 (1 + tanh(u)) = sigmoid(2u), without the
+// cancellation of 1 + tanh(u) for negative x). float runs the AVX2 forms of vec_math.h; double
+// uses libm (the gradient-check reference).
 #include "ops/cpu/activation.h"
 #include "ops/cpu/cpu_backend.h"
 
@@ -16,6 +19,8 @@ namespace {
 constexpr double kInvSqrt2 = 0.70710678118654752440;
 constexpr double kInvSqrt2Pi = 0.39894228040143267794;  // 1/sqrt(2 pi)
 constexpr double kQuick = 1.702;
+// GeluTanh: 2u = x (kTanhA + kTanhB x^2), kTanhA = 2 sqrt(2/pi), kTanhB = kTanhA * 0.044715.
+constexpr double kTanhA = 1.5957691216057307, kTanhB = kTanhA * 0.044715;
 
 // Elements per parallel chunk: large enough that the fork costs nothing next to the work.
 constexpr int64_t kChunk = 1 << 14;
@@ -33,10 +38,18 @@ void chunked(int64_t n, F f) {
 
 double phi(double x) { return 0.5 * std::erfc(-x * kInvSqrt2); }
 
+// The sigmoid gates: z(x) and dz/dx (QuickGelu and GeluTanh).
+double gate_f64(double x, Act act, double* dz) {
+  if (act == Act::QuickGelu) return *dz = kQuick, kQuick * x;
+  *dz = kTanhA + 3 * kTanhB * x * x;
+  return x * (kTanhA + kTanhB * x * x);
+}
+
 void forward_f64(double* out, const double* inp, int64_t n, Act act) {
   for (int64_t i = 0; i < n; ++i) {
     const double x = inp[i];
-    out[i] = act == Act::Gelu ? x * phi(x) : x / (1.0 + std::exp(-kQuick * x));
+    double dz;
+    out[i] = act == Act::Gelu ? x * phi(x) : x / (1.0 + std::exp(-gate_f64(x, act, &dz)));
   }
 }
 
@@ -47,8 +60,9 @@ void backward_f64(double* dinp, const double* dout, const double* inp, int64_t n
     if (act == Act::Gelu) {
       g = phi(x) + x * kInvSqrt2Pi * std::exp(-0.5 * x * x);
     } else {
-      const double s = 1.0 / (1.0 + std::exp(-kQuick * x));
-      g = s + kQuick * x * s * (1.0 - s);
+      double dz;
+      const double s = 1.0 / (1.0 + std::exp(-gate_f64(x, act, &dz)));
+      g = s + dz * x * s * (1.0 - s);
     }
     dinp[i] = dout[i] * g;
   }
@@ -61,35 +75,53 @@ using cpu::phi8;
 using cpu::V8;
 using cpu::v8;
 
-inline V8 sigmoid_quick8(V8 x, V8* e_out = nullptr) {  // sigmoid(1.702 x); e = exp(-1.702 x)
-  V8 e = exp8(_mm256_mul_ps(x, v8(float(-kQuick))));
+inline V8 sigmoid8(V8 z, V8* e_out = nullptr) {  // sigmoid(z); e = exp(-z)
+  V8 e = exp8(_mm256_xor_ps(z, v8(-0.0f)));
   if (e_out) *e_out = e;
   return _mm256_div_ps(v8(1.0f), _mm256_add_ps(v8(1.0f), e));
+}
+
+// The sigmoid gate's argument z(x) and, when asked, dz/dx (as gate_f64).
+inline V8 gate8(V8 x, Act act, V8* dz = nullptr) {
+  if (act == Act::QuickGelu) {
+    if (dz) *dz = v8(float(kQuick));
+    return _mm256_mul_ps(x, v8(float(kQuick)));
+  }
+  const V8 x2 = _mm256_mul_ps(x, x);
+  if (dz) *dz = _mm256_fmadd_ps(v8(float(3 * kTanhB)), x2, v8(float(kTanhA)));
+  return _mm256_mul_ps(x, _mm256_fmadd_ps(v8(float(kTanhB)), x2, v8(float(kTanhA))));
 }
 
 void forward_f32(float* out, const float* inp, int64_t n, Act act) {
   if (act == Act::Gelu)
     map8(out, inp, n, [](V8 x) { return _mm256_mul_ps(x, phi8(x)); });
   else
-    map8(out, inp, n, [](V8 x) { return _mm256_mul_ps(x, sigmoid_quick8(x)); });
+    map8(out, inp, n, [act](V8 x) { return _mm256_mul_ps(x, sigmoid8(gate8(x, act))); });
+}
+
+// val = act(x), der = act'(x) (either may be null), sharing phi8 / the sigmoid.
+inline void value_and_derivative8(V8 x, Act act, V8* val, V8* der) {
+  if (act == Act::Gelu) {
+    V8 pdf;
+    const V8 cdf = phi8(x, &pdf);
+    if (val) *val = _mm256_mul_ps(x, cdf);
+    if (der) *der = _mm256_fmadd_ps(x, pdf, cdf);
+  } else {
+    V8 e, dz;
+    const V8 s = sigmoid8(gate8(x, act, &dz), &e);
+    if (val) *val = _mm256_mul_ps(x, s);
+    const V8 ds = _mm256_mul_ps(e, _mm256_mul_ps(s, s));  // s (1 - s) without the cancellation of 1 - s
+    if (der) *der = _mm256_fmadd_ps(_mm256_mul_ps(dz, x), ds, s);
+  }
 }
 
 // g = act'(x), written into out; the caller multiplies by dout.
 void derivative_f32(float* out, const float* inp, int64_t n, Act act) {
-  if (act == Act::Gelu) {
-    map8(out, inp, n, [](V8 x) {
-      V8 pdf;
-      const V8 cdf = phi8(x, &pdf);
-      return _mm256_fmadd_ps(x, pdf, cdf);
-    });
-  } else {
-    map8(out, inp, n, [](V8 x) {
-      V8 e;
-      V8 s = sigmoid_quick8(x, &e);
-      V8 ds = _mm256_mul_ps(e, _mm256_mul_ps(s, s));  // s (1 - s) without the cancellation of 1 - s
-      return _mm256_fmadd_ps(_mm256_mul_ps(v8(float(kQuick)), x), ds, s);
-    });
-  }
+  map8(out, inp, n, [act](V8 x) {
+    V8 d;
+    value_and_derivative8(x, act, nullptr, &d);
+    return d;
+  });
 }
 
 void backward_f32(float* dinp, const float* dout, const float* inp, int64_t n, Act act) {
@@ -103,23 +135,6 @@ void backward_f32(float* dinp, const float* dout, const float* inp, int64_t n, A
     for (int64_t i = 0; i < m; ++i) dinp[b + i] = dout[b + i] * g[i];
   }
 }
-// val = act(x), der = act'(x): the expressions of forward_f32 and derivative_f32, sharing
-// phi8 / the sigmoid (whose value does not depend on whether the pdf is asked for).
-inline void value_and_derivative8(V8 x, Act act, V8* val, V8* der) {
-  if (act == Act::Gelu) {
-    V8 pdf;
-    const V8 cdf = phi8(x, &pdf);
-    *val = _mm256_mul_ps(x, cdf);
-    *der = _mm256_fmadd_ps(x, pdf, cdf);
-  } else {
-    V8 e;
-    V8 s = sigmoid_quick8(x, &e);
-    *val = _mm256_mul_ps(x, s);
-    V8 ds = _mm256_mul_ps(e, _mm256_mul_ps(s, s));
-    *der = _mm256_fmadd_ps(_mm256_mul_ps(v8(float(kQuick)), x), ds, s);
-  }
-}
-
 void value_and_grad_f32(float* out, float* dinp, const float* dout, const float* inp, int64_t n, Act act) {
   int64_t i = 0;
   V8 v, d;
@@ -139,8 +154,10 @@ void value_and_grad_f32(float* out, float* dinp, const float* dout, const float*
 #else
 void forward_f32(float* out, const float* inp, int64_t n, Act act) {
   for (int64_t i = 0; i < n; ++i) {
-    const float x = inp[i];
-    out[i] = act == Act::Gelu ? float(x * phi(x)) : x / (1.0f + std::exp(float(-kQuick) * x));
+    const double xd = inp[i];
+    double v;
+    forward_f64(&v, &xd, 1, act);
+    out[i] = float(v);
   }
 }
 void backward_f32(float* dinp, const float* dout, const float* inp, int64_t n, Act act) {

@@ -3,8 +3,10 @@
 // GELU/QuickGELU as oneDNN post-ops, bf16 x bf16 -> fp32 accumulation -> fp32 or bf16 dst.
 // Elsewhere: the bf16 operands are widened to fp32 (exact) and run through dnnl_sgemm, the
 // epilogue applied in a pass over C; the same products and fp32 accumulation.
-#include <oneapi/dnnl/dnnl.h>
+#include "ops/cpu/gemm_bf16.h"
+
 #include <omp.h>
+#include <oneapi/dnnl/dnnl.h>
 
 #include <algorithm>
 #include <dnnl.hpp>
@@ -14,13 +16,13 @@
 #include <type_traits>
 
 #include "core/check.h"
-#include "ops/cpu/gemm_bf16.h"
-#include "ops/cpu/cpu_backend.h"
 #include "ops/cpu/activation.h"
 #include "ops/cpu/bf16_convert.h"
+#include "ops/cpu/cpu_backend.h"
+#include "ops/cpu/dnnl_act.h"
+#include "ops/cpu/gemm.h"
 #include "ops/cpu/scratch.h"
 #include "ops/dnnl_info.h"
-#include "ops/cpu/gemm.h"
 
 namespace oc::ops {
 namespace cpu {
@@ -164,10 +166,7 @@ Prim& primitive(const Key& k) {
   dnnl::primitive_attr attr;
   dnnl::post_ops po;
   if (k.beta != 0.0f) po.append_sum(k.beta);
-  if (k.act) {
-    if (Act(k.act_fn) == Act::Gelu) po.append_eltwise(dnnl::algorithm::eltwise_gelu_erf, 0.0f, 0.0f);
-    else po.append_eltwise(dnnl::algorithm::eltwise_swish, 1.702f, 0.0f);  // x * sigmoid(1.702 x)
-  }
+  if (k.act) append_act_post_op(po, Act(k.act_fn));
   attr.set_post_ops(po);
   dnnl::matmul::primitive_desc pd = k.bias ? dnnl::matmul::primitive_desc(engine(), p.a, p.b, p.bias, p.c, attr)
                                            : dnnl::matmul::primitive_desc(engine(), p.a, p.b, p.c, attr);

@@ -24,6 +24,7 @@
 
 #include "core/check.h"
 #include "ops/cpu/bf16_convert.h"
+#include "ops/cpu/dnnl_act.h"
 #include "ops/cpu/layernorm_row.h"
 #include "ops/cpu/scratch.h"
 
@@ -77,12 +78,7 @@ dnnl::matmul::primitive_desc make_pd(const Key& k) {
   dnnl::post_ops po;
   po.append_binary(dnnl::algorithm::binary_mul, md({1, k.M, 1}, dt::f32, tag::abc));  // A's row scales
   if (k.bias) po.append_binary(dnnl::algorithm::binary_add, md({1, 1, k.N}, dt::f32, tag::abc));
-  if (k.act) {
-    if (Act(k.act_fn) == Act::Gelu)
-      po.append_eltwise(dnnl::algorithm::eltwise_gelu_erf, 0.0f, 0.0f);
-    else
-      po.append_eltwise(dnnl::algorithm::eltwise_swish, 1.702f, 0.0f);  // x * sigmoid(1.702 x)
-  }
+  if (k.act) append_act_post_op(po, Act(k.act_fn));
   attr.set_post_ops(po);
   return dnnl::matmul::primitive_desc(engine(), a, w, c, attr);
 }

@@ -134,14 +134,33 @@ void run(const LayerNormBackwardArgs& a) {
 }
 
 double act_value(double x, Act act) {
-  if (act == Act::Gelu) return x * 0.5 * std::erfc(-x / std::sqrt(2.0));  // x * Phi(x)
-  return x / (1.0 + std::exp(-1.702 * x));                                // x * sigmoid(1.702 x)
+  switch (act) {
+    case Act::Gelu:
+      return x * 0.5 * std::erfc(-x / std::sqrt(2.0));  // x * Phi(x)
+    case Act::QuickGelu:
+      return x / (1.0 + std::exp(-1.702 * x));  // x * sigmoid(1.702 x)
+    case Act::GeluTanh: {                       // as torch: 0.5 x (1 + tanh(u)), u = sqrt(2/pi) (x + 0.044715 x^3)
+      const double u = std::sqrt(2.0 / M_PI) * (x + 0.044715 * x * x * x);
+      return 0.5 * x * (1.0 + std::tanh(u));
+    }
+  }
+  OC_FAIL("unknown activation {}", int(act));
 }
 
 double act_derivative(double x, Act act) {
-  if (act == Act::Gelu) return 0.5 * std::erfc(-x / std::sqrt(2.0)) + x * std::exp(-0.5 * x * x) / std::sqrt(2 * M_PI);
-  const double s = 1.0 / (1.0 + std::exp(-1.702 * x));
-  return s + 1.702 * x * s * (1.0 - s);
+  switch (act) {
+    case Act::Gelu:
+      return 0.5 * std::erfc(-x / std::sqrt(2.0)) + x * std::exp(-0.5 * x * x) / std::sqrt(2 * M_PI);
+    case Act::QuickGelu: {
+      const double s = 1.0 / (1.0 + std::exp(-1.702 * x));
+      return s + 1.702 * x * s * (1.0 - s);
+    }
+    case Act::GeluTanh: {
+      const double k = std::sqrt(2.0 / M_PI), t = std::tanh(k * (x + 0.044715 * x * x * x));
+      return 0.5 * (1.0 + t) + 0.5 * x * (1.0 - t * t) * k * (1.0 + 3 * 0.044715 * x * x);
+    }
+  }
+  OC_FAIL("unknown activation {}", int(act));
 }
 
 void run(const ActForwardArgs& a) {
