@@ -287,6 +287,7 @@ void embed_loss_cases(std::vector<OpCase>& v);
 void optim_bf16_cases(std::vector<OpCase>& v);
 void token_cases(std::vector<OpCase>& v);
 void convnet_cases(std::vector<OpCase>& v);
+void convnext_cases(std::vector<OpCase>& v);
 
 std::vector<OpCase> all_cases() {
   std::vector<OpCase> v;
@@ -298,6 +299,7 @@ std::vector<OpCase> all_cases() {
   optim_bf16_cases(v);
   token_cases(v);
   convnet_cases(v);
+  convnext_cases(v);
   return v;
 }
 
