@@ -1,8 +1,10 @@
 #!/usr/bin/env python3
-"""OpenCLIP 2.24.0's ModifiedResNet CLIP as the reference of tests/model/resnet_test.cpp (run
-with .pyref/bin/python). The model is built at random init from a config file (its name: the
-file's stem); every BatchNorm2d then gets random weight, bias and running statistics (at init
-bn3.weight is 0 in every Bottleneck, which would hide the residual branches).
+"""OpenCLIP 2.24.0's convolutional CLIPs as the reference of tests/model/resnet_test.cpp and
+convnext_test.cpp (run with .pyref/bin/python): ModifiedResNet, and timm's ConvNeXt through
+TimmModel. The model is built at random init from a config file (its name: the file's stem);
+every BatchNorm2d then gets random weight, bias and running statistics (at init bn3.weight is 0
+in every Bottleneck, which would hide the residual branches), and every ConvNeXt block's layer
+scale `gamma` a random value around 0.5 (at init 1e-6, which would hide them likewise).
 
   resnet_ref.py forward CONFIG.json OUTDIR    OUTDIR/w.pt (state_dict), images.f32 [B,3,S,S],
                                               tokens.i32 [B,L], image.f32 / text.f32 (eval mode,
@@ -52,6 +54,10 @@ def create(config_path, pretrained=None):
 
 def perturb_bn(model):
     g = torch.Generator().manual_seed(1)
+    for n, p in model.named_parameters():
+        if n.endswith(".gamma"):  # timm ConvNeXtBlock's layer scale
+            with torch.no_grad():
+                p.copy_(0.5 + 0.2 * torch.randn(p.shape, generator=g))
     for m in model.modules():
         if isinstance(m, torch.nn.BatchNorm2d):
             with torch.no_grad():
@@ -61,8 +67,13 @@ def perturb_bn(model):
                 m.running_var.copy_(1 + 0.2 * torch.rand(m.running_var.shape, generator=g))
 
 
+def image_size(model):
+    S = model.visual.image_size
+    return S[0] if isinstance(S, tuple) else S  # TimmModel keeps a 2-tuple
+
+
 def batch(model, out):
-    S, L, vocab = model.visual.image_size, model.context_length, model.vocab_size
+    S, L, vocab = image_size(model), model.context_length, model.vocab_size
     images = torch.randn(B, 3, S, S)
     tokens = torch.randint(1, vocab - 1, (B, L), dtype=torch.int64)
     for b in range(B):
@@ -74,7 +85,7 @@ def batch(model, out):
 
 
 def read_batch(model, out):
-    S, L = model.visual.image_size, model.context_length
+    S, L = image_size(model), model.context_length
     images = torch.from_numpy(np.fromfile(os.path.join(out, "images.f32"), dtype=np.float32).reshape(-1, 3, S, S))
     tokens = torch.from_numpy(np.fromfile(os.path.join(out, "tokens.i32"), dtype=np.int32).astype(np.int64).reshape(-1, L))
     return images, tokens

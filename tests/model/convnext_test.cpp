@@ -1,0 +1,101 @@
+// timm's ConvNeXt towers (the convnext_* configs) against OpenCLIP 2.24.0 + timm 0.9.16 at
+// random init, every block's layer scale gamma drawn around 0.5 (tests/reference/resnet_ref.py,
+// the convolutional towers' reference): the same weights loaded into both (OpenCLIP's
+// state_dict into ours), eval-mode embeddings, the contrastive loss and every parameter's
+// gradient against PyTorch's float64, and a checkpoint written here loaded by OpenCLIP. The
+// reduced config is convnext_tiny at full depth and widths (18 blocks, 96 to 768 channels) with
+// the MLP head at 32 px (maps 8x8 down to 1x1); convnext_long_test.cpp runs convnext_base at
+// 224 px and the 10 AdamW steps (a minute and more on 2 busy cores).
+#include "error_of.h"
+#include "resnet_parity.h"
+
+namespace oc::test {
+namespace {
+
+const std::string kTiny = OPENCLIP_TEST_DIR "/model/configs/tiny-convnext.json";
+
+// OpenCLIP 2.24.0: sum(p.numel() for p in create_model(name).parameters()).
+TEST(ConvNextConfig, ConfigsAndStateDictNames) {
+  const std::pair<const char*, int64_t> counts[] = {
+      {"convnext_base", 151518849}, {"convnext_large_d_320", 351772609}, {"convnext_xxlarge", 1200576385}};
+  for (const auto& [name, n] : counts) EXPECT_EQ(make_param_table(load_model_config(name)).count(), n) << name;
+  const ModelCfg c = load_model_config("convnext_base");
+  EXPECT_EQ(make_image_tower(c)->family(), std::string("timm ConvNeXt"));
+  EXPECT_EQ(c.vision.drop_path, 0.1);
+  const ParamTable t = make_param_table(c);
+  EXPECT_EQ(t.find("visual.trunk.stem.0.weight")->shape, (Shape{128, 3, 4, 4}));
+  EXPECT_EQ(t.find("visual.trunk.stages.2.blocks.26.conv_dw.weight")->shape, (Shape{512, 1, 7, 7}));
+  EXPECT_EQ(t.find("visual.trunk.stages.3.downsample.1.weight")->shape, (Shape{1024, 512, 2, 2}));
+  EXPECT_EQ(t.find("visual.trunk.stages.1.blocks.0.mlp.fc1.weight")->shape, (Shape{1024, 256}));
+  EXPECT_EQ(t.find("visual.head.proj.weight")->shape, (Shape{512, 1024}));
+  EXPECT_FALSE(t.find("visual.trunk.stages.0.downsample.0.weight") || t.find("visual.head.proj.bias"));
+  // OpenCLIP's weight-decay rule on these names: 1-D (gamma, norms, biases) not decayed.
+  EXPECT_FALSE(t.find("visual.trunk.stages.0.blocks.0.gamma")->decay);
+  EXPECT_FALSE(t.find("visual.trunk.stages.1.downsample.0.weight")->decay);
+  EXPECT_TRUE(t.find("visual.trunk.stages.0.blocks.0.conv_dw.weight")->decay);
+  EXPECT_EQ(vision_block_prefix(c, 7), "visual.trunk.stages.2.blocks.1.");
+  const ParamTable mlp = make_param_table(load_model_config("convnext_large_d"));
+  EXPECT_EQ(mlp.find("visual.head.mlp.fc1.weight")->shape, (Shape{1536, 1536}));
+  EXPECT_EQ(mlp.find("visual.head.mlp.fc2.weight")->shape, (Shape{768, 1536}));
+  EXPECT_FALSE(mlp.find("visual.head.mlp.fc2.bias"));
+  // The JSON written next to exported weights reads back as the same tower.
+  const ModelCfg back = parse_model_config(model_config_json(c), "convnext_base");
+  EXPECT_EQ(back.vision.timm_model_name, "convnext_base");
+  EXPECT_EQ(make_param_table(back).count(), t.count());
+}
+
+TEST(ConvNextConfig, BadConfigsAreRefusedNamingTheKey) {
+  auto err = [](const std::string& vision) {
+    return error_of([&] {
+      parse_model_config(R"({"embed_dim": 64, "vision_cfg": {"timm_model_name": "convnext_tiny", )" + vision +
+                             R"(}, "text_cfg": {"width": 64, "heads": 2, "layers": 1}})",
+                         "t");
+    });
+  };
+  EXPECT_EQ(err(R"("timm_pool": "", "timm_proj": "linear", "image_size": 256)"), "");
+  EXPECT_NE(err(R"("timm_pool": "max")").find("\"timm_pool\" \"max\" is not supported"), std::string::npos);
+  EXPECT_NE(err(R"("timm_proj": "none")").find("\"timm_proj\" \"none\" is not supported"), std::string::npos);
+  EXPECT_NE(err(R"("timm_proj": 3)").find("\"timm_proj\" must be a string"), std::string::npos);
+  EXPECT_NE(err(R"("image_size": 100)").find("\"image_size\" 100 is not a multiple of 32"), std::string::npos);
+  EXPECT_NE(err(R"("image_size": 0)").find("image_size"), std::string::npos);
+  EXPECT_NE(err(R"("layers": 12)").find("\"layers\" is an option of OpenCLIP's own towers"), std::string::npos);
+  EXPECT_NE(err(R"("timm_drop_path": 1.5)").find("\"timm_drop_path\" must be a number in [0, 1)"), std::string::npos);
+  EXPECT_NE(err(R"("timm_drop": 0.5)").find("timm_drop"), std::string::npos);
+}
+
+// Stochastic depth is not built: a config with timm_drop_path > 0 (every OpenCLIP ConvNeXt
+// config) encodes, and refuses to train naming the key.
+TEST(ConvNextConfig, TrainingWithDropPathIsRefused) {
+  ModelCfg cfg = load_model_config(kTiny);
+  cfg.vision.drop_path = 0.1;
+  Clip m(cfg);
+  m.plan_inference(1);
+  const std::string e = error_of([&] { m.plan_training(2); });
+  EXPECT_NE(e.find("\"timm_drop_path\" 0.1 (timm's stochastic depth) is not implemented"), std::string::npos) << e;
+}
+
+// Our table holds OpenCLIP's state_dict: the same names, shapes and visual.* order.
+TEST(ConvNextOpenClip, StateDictMatches) {
+  OC_NEED_OPEN_CLIP();
+  const std::string dir = resnet_ref("forward " + kTiny);
+  const NamedTensors sd = read_state_dict(dir + "/w.pt");
+  const ParamTable t = make_param_table(load_model_config(kTiny));
+  std::vector<std::string> ours, theirs;
+  for (const ParamInfo& p : t.params)
+    if (p.name.rfind("visual.", 0) == 0) ours.push_back(p.name);
+  for (const auto& [name, tensor] : sd) {
+    if (name.rfind("visual.", 0) == 0) theirs.push_back(name);
+    const ParamInfo* p = t.find(name);
+    ASSERT_TRUE(p) << name;
+    EXPECT_EQ(p->shape, tensor.shape) << name;
+  }
+  EXPECT_EQ(ours, theirs);
+  EXPECT_EQ(t.params.size(), sd.size());
+}
+
+TEST(ConvNextOpenClip, ForwardMatches) { expect_resnet_forward(kTiny); }
+TEST(ConvNextOpenClip, GradientsMatch) { expect_resnet_gradients(kTiny); }
+TEST(ConvNextOpenClip, CheckpointLoadsInOpenClip) { expect_resnet_checkpoint_roundtrip(kTiny); }
+
+}  // namespace
+}  // namespace oc::test
