@@ -177,7 +177,7 @@ TEST(ModelSource, EveryTagOfAShippedConfigResolvesThroughTheHub) {
     ++resolved;
   }
   unsetenv("HF_ENDPOINT");
-  EXPECT_EQ(resolved, 106);
+  EXPECT_EQ(resolved, 118);
   // One HEAD per repository (the safetensors name answered; a repository two tags share, such
   // as RN50's and RN50-quickgelu's openai, is found in the cache the second time).
   EXPECT_EQ(asked.size(), repos.size());

@@ -30,6 +30,11 @@ scale `gamma` a random value around 0.5 (at init 1e-6, which would hide them lik
                                               differently from float64, and per parameter the
                                               gradient error of fp32 and of float64 run with
                                               fp32's ReLU decisions forced, both against float64
+  resnet_ref.py bf16-image CONFIG.json OUTDIR as forward, then image_bf16.f32: encode_image in amp_bf16's
+                                              defined arithmetic (bf16_ref.py): every Conv2d and
+                                              Linear of the image tower on bf16-rounded input and
+                                              weight, computed in float64; the rest float64; and
+                                              image_bf16_fp32.f32: the same rounding in float32
   resnet_ref.py load CONFIG.json CKPT OUTDIR  open_clip.create_model_and_transforms(name,
                                               pretrained=CKPT) and its eval encode_image /
                                               encode_text of OUTDIR's images / tokens
@@ -97,6 +102,21 @@ def encode(model, images, tokens, out, suffix=""):
         img, txt = model.encode_image(images), model.encode_text(tokens)
     img.numpy().astype(np.float32).tofile(os.path.join(out, f"image{suffix}.f32"))
     txt.numpy().astype(np.float32).tofile(os.path.join(out, f"text{suffix}.f32"))
+
+
+def bf16_image(model, images, out):
+    import copy
+    from bf16_ref import r
+    for dtype, suffix in ((torch.float64, ""), (torch.float32, "_fp32")):
+        m = copy.deepcopy(model).to(dtype).eval()
+        for mod in m.visual.modules():
+            if isinstance(mod, (torch.nn.Conv2d, torch.nn.Linear)):
+                with torch.no_grad():
+                    mod.weight.copy_(r(mod.weight).to(dtype))
+                mod.register_forward_pre_hook(lambda _, inp, dtype=dtype: (r(inp[0]).to(dtype),))
+        with torch.no_grad():
+            img = m.encode_image(images.to(dtype))
+        img.numpy().astype(np.float32).tofile(os.path.join(out, f"image_bf16{suffix}.f32"))
 
 
 def loss_of(model, images, tokens):
@@ -186,6 +206,8 @@ def main():
     torch.save(model.state_dict(), os.path.join(out, "w.pt"))
     images, tokens = batch(model, out)
     encode(model, images, tokens, out)
+    if cmd == "bf16-image":
+        bf16_image(model, images, out)
     if cmd in ("grad", "grad-evalbn"):
         # fp32, then float64 from the same weights: the exact gradients fp32 (ours and
         # PyTorch's) are judged by. The running statistics after the fp32 forward: after.pt.
@@ -213,7 +235,7 @@ def main():
             m.load_state_dict(torch.load(os.path.join(out, "w.pt")))
             losses = train(m.to(dtype), images.to(dtype), tokens, steps)
             open(os.path.join(out, f"losses{suffix}.txt"), "w").write("".join(f"{v:.17g}\n" for v in losses))
-    elif cmd != "forward":
+    elif cmd not in ("forward", "bf16-image"):
         sys.exit(f"resnet_ref.py: unknown command {cmd}")
 
 
