@@ -219,8 +219,8 @@ def main():
     put("fuzz_tfevents", "events", b"".join(tfrecord(r) for r in recs))
     put("fuzz_tfevents", "partial_tail", b"".join(tfrecord(r) for r in recs[:2]) + tfrecord(recs[2])[:9])
 
-    # Model configs: two of ours.
-    for name in ("ViT-B-32.json", "fmnist-S.json", "test-tiny.json"):
+    # Model configs: ours and OpenCLIP's (convnext_tiny: the timm ConvNeXt reader).
+    for name in ("ViT-B-32.json", "fmnist-S.json", "test-tiny.json", "convnext_tiny.json"):
         p = os.path.join(ROOT, "configs", "models", name)
         if os.path.exists(p):
             put("fuzz_model_config", name, open(p, "rb").read())
