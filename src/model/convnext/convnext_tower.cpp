@@ -48,6 +48,35 @@ std::string ConvNextTower::patch_dropout_refusal() const {
   return fmt::format("has a timm ConvNeXt image tower ({}), which has no patch dropout", cfg_.vision.timm_model_name);
 }
 
+// ---- LayerNorm: timm's LayerNorm and LayerNorm2d, over each channels-last row ----
+void ConvNextTower::ln_forward(float* out, float* mean, float* rstd, const float* x, const float* w, const float* b,
+                               int64_t N, int64_t C) {
+  be_->run(ops::LayerNormForwardArgs{.out = out,
+                                     .mean = mean,
+                                     .rstd = rstd,
+                                     .inp = x,
+                                     .weight = w,
+                                     .bias = b,
+                                     .N = N,
+                                     .C = C,
+                                     .eps = cfg_.vision.ln_eps});
+}
+
+void ConvNextTower::ln_backward(float* dx, float* dw, float* db, const float* dy, const float* x, const float* w,
+                                const float* mean, const float* rstd, int64_t N, int64_t C) {
+  be_->zero(dx, size_t(N * C) * sizeof(float));  // the op accumulates
+  be_->run(ops::LayerNormBackwardArgs{.dinp = dx,
+                                      .dweight = dw,
+                                      .dbias = db,
+                                      .dout = dy,
+                                      .inp = x,
+                                      .weight = w,
+                                      .mean = mean,
+                                      .rstd = rstd,
+                                      .N = N,
+                                      .C = C});
+}
+
 // ---- plan ----------------------------------------------------------------------------
 void ConvNextTower::plan_stages(BufferPlan& bp) {
   const VisionCfg& v = cfg_.vision;
@@ -130,15 +159,7 @@ void ConvNextTower::block_forward(const StageActs& s, const BlockActs& a, const 
                                     .bias = p.dw_b,
                                     .shape = {B_, s.H, s.H, C, kDwK, kDwPad},
                                     .prec = prec});
-  be_->run(ops::LayerNormForwardArgs{.out = a.y2,
-                                     .mean = a.mean,
-                                     .rstd = a.rstd,
-                                     .inp = a.y1,
-                                     .weight = p.ln_w,
-                                     .bias = p.ln_b,
-                                     .N = R,
-                                     .C = C,
-                                     .eps = cfg_.vision.ln_eps});
+  ln_forward(a.y2, a.mean, a.rstd, a.y1, p.ln_w, p.ln_b, R, C);
   be_->run(ops::LinearForwardArgs{
       .out = a.h, .inp = a.y2, .weight = p.fc1_w, .bias = p.fc1_b, .M = R, .K = C, .N = 4 * C, .prec = prec});
   be_->run(ops::ActForwardArgs{.out = a.a, .inp = a.h, .n = R * 4 * C, .act = ops::Act::Gelu});
@@ -156,15 +177,7 @@ void ConvNextTower::stage_forward(int i, const float* x, ops::Prec prec) {
   if (i > 0) {
     const StageActs& prev = st_[i - 1];
     const int64_t Rp = rows(prev), Cp = prev.C;
-    be_->run(ops::LayerNormForwardArgs{.out = s.ds_ln,
-                                       .mean = s.ds_mean,
-                                       .rstd = s.ds_rstd,
-                                       .inp = x,
-                                       .weight = p.ds_ln_w,
-                                       .bias = p.ds_ln_b,
-                                       .N = Rp,
-                                       .C = Cp,
-                                       .eps = cfg_.vision.ln_eps});
+    ln_forward(s.ds_ln, s.ds_mean, s.ds_rstd, x, p.ds_ln_w, p.ds_ln_b, Rp, Cp);
     be_->run(ops::Conv2dForwardArgs{.out = s.ds_out,
                                     .inp = s.ds_ln,
                                     .weight = p.ds_w,
@@ -185,15 +198,7 @@ void ConvNextTower::head_forward(ops::Prec prec) {
   const int64_t C = last.C, E = cfg_.embed_dim;
   be_->run(ops::MeanTokensForwardArgs{
       .out = pooled_, .inp = last.blocks.back().out, .B = B_, .Tn = last.H * last.H, .first = 0, .C = C});
-  be_->run(ops::LayerNormForwardArgs{.out = head_ln_,
-                                     .mean = head_mean_,
-                                     .rstd = head_rstd_,
-                                     .inp = pooled_,
-                                     .weight = p_.head_ln_w,
-                                     .bias = p_.head_ln_b,
-                                     .N = B_,
-                                     .C = C,
-                                     .eps = cfg_.vision.ln_eps});
+  ln_forward(head_ln_, head_mean_, head_rstd_, pooled_, p_.head_ln_w, p_.head_ln_b, B_, C);
   if (!cfg_.vision.head_mlp) {
     be_->run(ops::LinearForwardArgs{.out = feat_raw_,
                                     .inp = head_ln_,
@@ -239,15 +244,7 @@ const float* ConvNextTower::forward(const float* images, int64_t B, ops::Prec pr
                                   .K = 3 * kStem * kStem,
                                   .N = C0,
                                   .prec = prec});
-  be_->run(ops::LayerNormForwardArgs{.out = stem_out_,
-                                     .mean = stem_mean_,
-                                     .rstd = stem_rstd_,
-                                     .inp = stem_conv_,
-                                     .weight = p_.stem_ln_w,
-                                     .bias = p_.stem_ln_b,
-                                     .N = R,
-                                     .C = C0,
-                                     .eps = v.ln_eps});
+  ln_forward(stem_out_, stem_mean_, stem_rstd_, stem_conv_, p_.stem_ln_w, p_.stem_ln_b, R, C0);
   const float* x = stem_out_;
   for (int i = 0; i < 4; ++i) stage_forward(i, x, prec), x = st_[i].blocks.back().out;
   head_forward(prec);
@@ -283,17 +280,7 @@ void ConvNextTower::block_backward(const StageActs& s, const BlockActs& a, const
                                    .K = C,
                                    .N = 4 * C,
                                    .prec = prec});
-  be_->zero(s1_, size_t(R * C) * sizeof(float));  // LayerNorm's backward accumulates
-  be_->run(ops::LayerNormBackwardArgs{.dinp = s1_,
-                                      .dweight = g.ln_w,
-                                      .dbias = g.ln_b,
-                                      .dout = s2_,
-                                      .inp = a.y1,
-                                      .weight = p.ln_w,
-                                      .mean = a.mean,
-                                      .rstd = a.rstd,
-                                      .N = R,
-                                      .C = C});
+  ln_backward(s1_, g.ln_w, g.ln_b, s2_, a.y1, p.ln_w, a.mean, a.rstd, R, C);
   const ops::DwConvShape shape{B_, s.H, s.H, C, kDwK, kDwPad};
   be_->run(ops::DwConv2dBackwardWeightsArgs{
       .dweight = g.dw_w, .dbias = g.dw_b, .dout = s1_, .inp = a.x, .shape = shape, .prec = prec});
@@ -312,17 +299,7 @@ float* ConvNextTower::stage_backward(int i, float* d, float* spare, ops::Prec pr
   be_->run(ops::Conv2dBackwardWeightsArgs{
       .dweight = g.ds_w, .dout = d, .inp = s.ds_ln, .shape = shape, .prec = prec, .dbias = g.ds_b});
   be_->run(ops::Conv2dBackwardDataArgs{.dinp = s1_, .dout = d, .weight = p.ds_w, .shape = shape, .prec = prec});
-  be_->zero(spare, size_t(Rp * Cp) * sizeof(float));
-  be_->run(ops::LayerNormBackwardArgs{.dinp = spare,
-                                      .dweight = g.ds_ln_w,
-                                      .dbias = g.ds_ln_b,
-                                      .dout = s1_,
-                                      .inp = prev.blocks.back().out,
-                                      .weight = p.ds_ln_w,
-                                      .mean = s.ds_mean,
-                                      .rstd = s.ds_rstd,
-                                      .N = Rp,
-                                      .C = Cp});
+  ln_backward(spare, g.ds_ln_w, g.ds_ln_b, s1_, prev.blocks.back().out, p.ds_ln_w, s.ds_mean, s.ds_rstd, Rp, Cp);
   return spare;
 }
 
@@ -365,17 +342,7 @@ void ConvNextTower::head_backward(ops::Prec prec) {
                                      .N = 2 * E,
                                      .prec = prec});
   }
-  be_->zero(d_pooled_, size_t(B_ * C) * sizeof(float));
-  be_->run(ops::LayerNormBackwardArgs{.dinp = d_pooled_,
-                                      .dweight = g_.head_ln_w,
-                                      .dbias = g_.head_ln_b,
-                                      .dout = d_head_ln_,
-                                      .inp = pooled_,
-                                      .weight = p_.head_ln_w,
-                                      .mean = head_mean_,
-                                      .rstd = head_rstd_,
-                                      .N = B_,
-                                      .C = C});
+  ln_backward(d_pooled_, g_.head_ln_w, g_.head_ln_b, d_head_ln_, pooled_, p_.head_ln_w, head_mean_, head_rstd_, B_, C);
   be_->zero(dA_, size_t(rows(last) * C) * sizeof(float));
   be_->run(
       ops::MeanTokensBackwardArgs{.dinp = dA_, .dout = d_pooled_, .B = B_, .Tn = last.H * last.H, .first = 0, .C = C});
@@ -391,17 +358,7 @@ void ConvNextTower::backward(const float* d_feat, ops::Prec prec) {
     float* next = stage_backward(i, d, spare, prec);
     if (next != d) std::swap(d, spare);
   }
-  be_->zero(spare, size_t(R0 * C0) * sizeof(float));
-  be_->run(ops::LayerNormBackwardArgs{.dinp = spare,
-                                      .dweight = g_.stem_ln_w,
-                                      .dbias = g_.stem_ln_b,
-                                      .dout = d,
-                                      .inp = stem_conv_,
-                                      .weight = p_.stem_ln_w,
-                                      .mean = stem_mean_,
-                                      .rstd = stem_rstd_,
-                                      .N = R0,
-                                      .C = C0});
+  ln_backward(spare, g_.stem_ln_w, g_.stem_ln_b, d, stem_conv_, p_.stem_ln_w, stem_mean_, stem_rstd_, R0, C0);
   be_->run(ops::LinearBackwardArgs{.dinp = nullptr,
                                    .dweight = g_.stem_w,
                                    .dbias = g_.stem_b,

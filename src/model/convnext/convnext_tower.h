@@ -92,6 +92,11 @@ class ConvNextTower final : public ImageTower {
     std::vector<BlockActs> blocks;
   };
   int64_t rows(const StageActs& s) const { return B_ * s.H * s.H; }
+  // LayerNorm over N channels-last rows of C (eps: the model's); dx assigned, dw and db accumulate.
+  void ln_forward(float* out, float* mean, float* rstd, const float* x, const float* w, const float* b, int64_t N,
+                  int64_t C);
+  void ln_backward(float* dx, float* dw, float* db, const float* dy, const float* x, const float* w, const float* mean,
+                   const float* rstd, int64_t N, int64_t C);
   void plan_stages(BufferPlan& bp);
   void plan_head(BufferPlan& bp);
   void block_forward(const StageActs& s, const BlockActs& a, const ConvNextBlockParams& p, ops::Prec prec);
