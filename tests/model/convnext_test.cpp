@@ -7,6 +7,7 @@
 // the MLP head at 32 px (maps 8x8 down to 1x1); convnext_long_test.cpp runs convnext_base at
 // 224 px and the 10 AdamW steps (a minute and more on 2 busy cores).
 #include "error_of.h"
+#include "guarded_backend.h"
 #include "resnet_parity.h"
 
 namespace oc::test {
@@ -72,6 +73,32 @@ TEST(ConvNextConfig, TrainingWithDropPathIsRefused) {
   m.plan_inference(1);
   const std::string e = error_of([&] { m.plan_training(2); });
   EXPECT_NE(e.find("\"timm_drop_path\" 0.1 (timm's stochastic depth) is not implemented"), std::string::npos) << e;
+}
+
+// On a backend whose memory the host cannot touch (tests/guarded_backend.h): the host images
+// are uploaded before the stem's patches, every op gets backend memory, and a training step's
+// loss and gradients are bitwise cpu's (the same kernels).
+TEST(ConvNextTower, GuardedBackendTrainingStepIsCpus) {
+  const ModelCfg cfg = load_model_config(kTiny);
+  const int64_t B = 2, S = cfg.vision.image_size, ctx = cfg.text.context_length;
+  std::vector<float> images(size_t(B * 3 * S * S));
+  for (size_t i = 0; i < images.size(); ++i) images[i] = float(std::sin(0.31 * double(i)));
+  std::vector<int32_t> tokens(size_t(B * ctx), 0);
+  for (int64_t b = 0; b < B; ++b) tokens[size_t(b * ctx)] = 49406, tokens[size_t(b * ctx + 1 + b)] = 49407;
+  auto step = [&](ops::Backend& be, double* loss) {
+    Clip m(cfg, be);
+    m.init(5);
+    m.plan_training(B);
+    ContrastiveStep st(m, B);
+    *loss = st.forward_backward(images.data(), tokens.data(), B);
+    std::vector<float> g(m.table().total);
+    be.copy_to_host(g.data(), m.grads(), g.size() * sizeof(float));
+    return g;
+  };
+  double lg = 0, lc = 0;
+  const std::vector<float> g = step(test::guarded(), &lg), c = step(ops::backend("cpu"), &lc);
+  EXPECT_EQ(lg, lc);
+  EXPECT_TRUE(g == c);
 }
 
 // Our table holds OpenCLIP's state_dict: the same names, shapes and visual.* order.
