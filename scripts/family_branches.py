@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Counts the places outside the image tower families' folders (src/model/vit/, timm_vit/,
-resnet/) that ask which family a config has: VisionCfg's predicates (.timm(), .resnet()) and
-the ResNet-only fields (resnet_layers, a resnet_ member). Each family's own code, the factory
+resnet/, convnext/) that ask which family a config has: VisionCfg's predicates (.timm(), .resnet(),
+is_convnext()) and the ResNet-only fields (resnet_layers, a resnet_ member). Each family's own code, the factory
 (src/model/image_tower.cpp) and the config readers are where such questions belong; anything
 else should ask the tower (src/model/image_tower.h). Usage: family_branches.py REPO_ROOT [MAX]:
 prints each line and the total; exit 1 when the total is over MAX (issue 36's figure)."""
@@ -9,8 +9,8 @@ import re
 import sys
 from pathlib import Path
 
-PATTERN = re.compile(r"\.(timm|resnet)\(\)|\bresnet_\b|\bresnet_layers\b")
-FAMILY_DIRS = ("src/model/vit/", "src/model/timm_vit/", "src/model/resnet/")
+PATTERN = re.compile(r"\.(timm|resnet)\(\)|\bresnet_\b|\bresnet_layers\b|\bis_convnext\(")
+FAMILY_DIRS = ("src/model/vit/", "src/model/timm_vit/", "src/model/resnet/", "src/model/convnext/")
 
 
 def main():

@@ -10,6 +10,7 @@
 #include "core/json_read.h"
 #include "model/config_keys.h"
 #include "model/config_limits.h"
+#include "model/convnext/config_convnext.h"
 #include "model/image_tower.h"
 #include "model/params.h"
 #include "model/resnet/config_resnet.h"
@@ -170,6 +171,8 @@ ModelCfg parse_model_config(const std::string& text, const std::string& name, co
     OC_USER_ERROR("{}: \"hf_model_name\" towers are not supported", vw);
   if (v.contains("timm_model_name") && is_eva_vision_cfg(v)) {
     read_eva_vision(v, &c.vision, vw);
+  } else if (is_convnext_vision_cfg(v)) {
+    read_convnext_vision(v, &c.vision, vw);
   } else if (v.contains("timm_model_name") && !v["timm_model_name"].is_null()) {
     read_timm_vision(v, c.embed_dim, &c.vision, vw);
   } else {

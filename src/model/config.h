@@ -23,9 +23,10 @@ struct VisionCfg {
   bool avg_pool = false;                // pool_type "avg" (mean of the patch tokens); else "tok"
   bool final_ln_after_pool = false;     // ln_post on the pooled vector instead of every token
   double ln_eps = 1e-5;                 // every LayerNorm of the tower (timm's: 1e-6)
-  // A timm tower (vision_cfg.timm_model_name, model/timm_vit/config_timm.h): OpenCLIP's TimmModel
-  // around timm's VisionTransformer without class token, with MAP pooling and no projection
-  // (the SigLIP configs); the sizes above are then the timm model's. Empty: OpenCLIP's ViT.
+  // A timm tower (vision_cfg.timm_model_name): OpenCLIP's TimmModel around timm's
+  // VisionTransformer without class token, with MAP pooling and no projection (the SigLIP
+  // configs, model/timm_vit/config_timm.h), or around a timm ConvNeXt (model/convnext/); the
+  // sizes above are then the timm model's. Empty: OpenCLIP's ViT or ModifiedResNet.
   std::string timm_model_name;
   bool timm() const { return !timm_model_name.empty(); }
   // ModifiedResNet (OpenCLIP's RN configs: "layers" is a list of 4 block counts): the blocks
@@ -33,6 +34,10 @@ struct VisionCfg {
   // pool runs at width * 32 with width * 32 / head_width heads over (image_size / 32)^2 + 1 tokens.
   std::vector<int> resnet_layers;
   bool resnet() const { return !resnet_layers.empty(); }
+  // OpenCLIP's TimmModel head and trunk options, read for the timm ConvNeXts
+  // (model/convnext/config_convnext.h; the timm model name fixes their sizes).
+  bool head_mlp = false;   // timm_proj "mlp": OpenCLIP's Mlp(C, 2E, E) head; else "linear"
+  double drop_path = 0.0;  // timm_drop_path: stochastic depth rate (training only)
   int heads() const { return resnet() ? width * 32 / head_width : width / head_width; }
   int grid() const { return image_size / patch_size; }
   int tokens() const { return grid() * grid() + (timm() ? 0 : 1); }  // patches (+ class token)

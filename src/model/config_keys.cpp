@@ -58,13 +58,13 @@ const std::vector<Key>& vision_keys() {
       {"output_tokens", Kind::DefaultOnly, false, "token outputs (CoCa)"},
       {"act_kwargs", Kind::DefaultOnly, nullptr, "activation arguments"},
       {"norm_kwargs", Kind::DefaultOnly, nullptr, "LayerNorm arguments"},
-      {"timm_model_name", Kind::Read, nullptr, ""},  // the SigLIP ViTs only (config_timm.cpp)
+      {"timm_model_name", Kind::Read, nullptr, ""},  // the SigLIP ViTs (config_timm.cpp), ConvNeXts (convnext/)
       {"timm_model_pretrained", Kind::DefaultOnly, false, "timm weights"},
       {"timm_pool", Kind::Read, nullptr, ""},  // "map" with timm_model_name (config_timm.cpp)
-      {"timm_proj", Kind::Read, nullptr, ""},  // "none" with timm_model_name
+      {"timm_proj", Kind::Read, nullptr, ""},  // "none" for the ViTs, "linear" / "mlp" for ConvNeXts
       {"timm_proj_bias", Kind::DefaultOnly, false, "timm projection bias"},
       {"timm_drop", Kind::DefaultOnly, 0.0, "timm head dropout"},
-      {"timm_drop_path", Kind::DefaultOnly, nullptr, "timm stochastic depth"},
+      {"timm_drop_path", Kind::Read, nullptr, ""},  // ConvNeXts only (config_convnext.cpp)
       {"hf_model_name", Kind::Refused, nullptr, "Hugging Face towers are not built"},
   };
   return k;

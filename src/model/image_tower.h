@@ -1,7 +1,8 @@
 // The seam between CLIP and its image tower: one interface that every family implements in
 // its own folder (src/model/vit/: OpenCLIP's VisionTransformer; src/model/timm_vit/: timm's
 // VisionTransformer as OpenCLIP's TimmModel wraps it, the SigLIP configs; src/model/resnet/:
-// OpenCLIP's ModifiedResNet, the RN configs), chosen once from the config by
+// OpenCLIP's ModifiedResNet, the RN configs; src/model/convnext/: timm's ConvNeXt, the
+// convnext_* configs), chosen once from the config by
 // make_image_tower (image_tower.cpp, the one place that knows the families). `Clip` holds one
 // and never asks which family it is.
 //

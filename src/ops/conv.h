@@ -1,4 +1,5 @@
-// 2-D convolution without bias (ModifiedResNet's convs have none: a BatchNorm follows each),
+// 2-D convolution, with an optional bias (ModifiedResNet's convs have none: a BatchNorm follows
+// each; ConvNeXt's stem and downsample convs have one),
 // square kernel K, one stride and one zero padding on every side, groups = dilation = 1.
 //
 // Layout: activations are channels-last, inp[N,H,W,C] and out[N,OH,OW,OC] (NHWC), the
@@ -36,13 +37,15 @@ struct ConvShape {
   int64_t weight_size() const { return OC * C * K * K; }    // weight, dweight
 };
 
-// out[N,OH,OW,OC] = conv(inp, weight) (assigned).
+// out[N,OH,OW,OC] = conv(inp, weight) + bias[OC] (assigned; bias null: none, fp32 in both
+// precisions).
 struct Conv2dForwardArgs {
   float* out;
   const float* inp;
   const float* weight;
   ConvShape shape;
   Prec prec = Prec::F32;
+  const float* bias = nullptr;
 };
 
 // dinp[N,H,W,C] = conv_transpose(dout, weight) (assigned: every input position, also those
@@ -55,14 +58,15 @@ struct Conv2dBackwardDataArgs {
   Prec prec = Prec::F32;
 };
 
-// dweight[OC,C,K,K] += sum over n, output positions of dout * inp (ACCUMULATES: a
-// parameter gradient).
+// dweight[OC,C,K,K] += sum over n, output positions of dout * inp, dbias[OC] += the column
+// sums of dout as it is (ACCUMULATE: parameter gradients; dbias null: none).
 struct Conv2dBackwardWeightsArgs {
   float* dweight;
   const float* dout;
   const float* inp;
   ConvShape shape;
   Prec prec = Prec::F32;
+  float* dbias = nullptr;
 };
 
 }  // namespace oc::ops

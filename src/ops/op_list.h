@@ -9,8 +9,9 @@
 #include "ops/attention.h"
 #include "ops/batchnorm.h"
 #include "ops/bf16_ops.h"
-#include "ops/cross_attention.h"
 #include "ops/conv.h"
+#include "ops/cross_attention.h"
+#include "ops/dwconv.h"
 #include "ops/embed.h"
 #include "ops/gemm.h"
 #include "ops/gemm_bf16.h"
@@ -58,7 +59,9 @@
   X(AvgPoolForwardArgs) X(AvgPoolBackwardArgs) X(AttnPoolTokensForwardArgs)               \
   X(AttnPoolTokensBackwardArgs)                                                            \
   /* EVA02 towers: 2D rotary embedding on q and k, the SwiGLU gate */                       \
-  X(RopeForwardArgs) X(RopeBackwardArgs) X(SwigluForwardArgs) X(SwigluBackwardArgs)
+  X(RopeForwardArgs) X(RopeBackwardArgs) X(SwigluForwardArgs) X(SwigluBackwardArgs) \
+  /* ConvNeXt: depthwise convolution */                                                   \
+  X(DwConv2dForwardArgs) X(DwConv2dBackwardDataArgs) X(DwConv2dBackwardWeightsArgs)
 
 // The declaration of one kernel entry point, `R run(const Args&);` (used inside the
 // namespaces of the host backends' kernels: OC_OPS(OC_DECLARE_KERNEL)).

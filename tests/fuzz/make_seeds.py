@@ -230,8 +230,10 @@ def main():
     put("fuzz_tfevents", "events", b"".join(tfrecord(r) for r in recs))
     put("fuzz_tfevents", "partial_tail", b"".join(tfrecord(r) for r in recs[:2]) + tfrecord(recs[2])[:9])
 
-    # Model configs: some of ours (EVA02-B-16: model/eva/; ViT-B-32-SigLIP2-256: tanh-GELU towers).
-    for name in ("ViT-B-32.json", "fmnist-S.json", "test-tiny.json", "EVA02-B-16.json", "ViT-B-32-SigLIP2-256.json"):
+    # Model configs: some of ours (EVA02-B-16: model/eva/; ViT-B-32-SigLIP2-256: tanh-GELU towers;
+    # convnext_tiny: the timm ConvNeXt reader).
+    for name in ("ViT-B-32.json", "fmnist-S.json", "test-tiny.json", "EVA02-B-16.json", "ViT-B-32-SigLIP2-256.json",
+                 "convnext_tiny.json"):
         p = os.path.join(ROOT, "configs", "models", name)
         if os.path.exists(p):
             put("fuzz_model_config", name, open(p, "rb").read())

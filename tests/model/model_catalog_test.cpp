@@ -26,6 +26,8 @@ TEST(ModelCatalog, EveryBuiltinConfigIsInOneFamily) {
   EXPECT_EQ(family_of("ViT-B-16-SigLIP"), "timm ViT");
   EXPECT_EQ(family_of("RN50"), "ModifiedResNet");
   EXPECT_EQ(family_of("fmnist-RN-S"), "ModifiedResNet");
+  EXPECT_EQ(family_of("convnext_base"), "timm ConvNeXt");
+  EXPECT_EQ(family_of("convnext_xxlarge_320"), "timm ConvNeXt");
 }
 
 TEST(ModelCatalog, CheckSummarisesWithoutBuilding) {

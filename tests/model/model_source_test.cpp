@@ -177,7 +177,7 @@ TEST(ModelSource, EveryTagOfAShippedConfigResolvesThroughTheHub) {
     ++resolved;
   }
   unsetenv("HF_ENDPOINT");
-  EXPECT_EQ(resolved, 125);  // 106 before EVA02 (3 tags), the SigLIP2 configs and ViT-SO400M-14-SigLIP-378 (16)
+  EXPECT_EQ(resolved, 137);  // 106 before EVA02 (3), the SigLIP2 configs and ViT-SO400M-14-SigLIP-378 (16), ConvNeXt (12)
   // One HEAD per repository (the safetensors name answered; a repository two tags share, such
   // as RN50's and RN50-quickgelu's openai, is found in the cache the second time).
   EXPECT_EQ(asked.size(), repos.size());

@@ -290,6 +290,7 @@ void optim_bf16_cases(std::vector<OpCase>& v);
 void token_cases(std::vector<OpCase>& v);
 void convnet_cases(std::vector<OpCase>& v);
 void eva_cases(std::vector<OpCase>& v);
+void convnext_cases(std::vector<OpCase>& v);
 
 std::vector<OpCase> all_cases() {
   std::vector<OpCase> v;
@@ -302,6 +303,7 @@ std::vector<OpCase> all_cases() {
   token_cases(v);
   convnet_cases(v);
   eva_cases(v);
+  convnext_cases(v);
   return v;
 }
 

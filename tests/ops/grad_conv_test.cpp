@@ -1,11 +1,12 @@
 // Finite-difference gradient checks (double) of the convolution-tower ops: conv2d (backward
-// data and weights), BatchNorm2d in train and eval mode, average pooling, AttentionPool2d's
-// tokens and ReLU; plus the running-statistics update against its definition.
+// data and weights), the depthwise conv2d with bias (ConvNeXt), BatchNorm2d in train and eval mode, average pooling,
+// AttentionPool2d's tokens and ReLU; plus the running-statistics update against its definition.
 #include <cmath>
 
 #include "core/check.h"
 #include "ops/cpu/batchnorm.h"
 #include "ops/cpu/conv.h"
+#include "ops/cpu/dwconv.h"
 #include "ops/cpu/pool.h"
 #include "ops_test_util.h"
 
@@ -41,6 +42,40 @@ TEST(Conv2d, KnownValue) {
   conv2d_forward<double>(y.data(), x.data(), w.data(), s);
   for (double v : y) EXPECT_EQ(v, 10.0);
   EXPECT_THROW(conv2d_forward<double>(y.data(), x.data(), w.data(), ConvShape{1, 2, 2, 1, 1, 5, 1, 0}), Error);
+}
+
+void check_dwconv(const DwConvShape s, uint64_t seed) {
+  Rng rng(seed);
+  auto x = randn(rng, s.in_size()), w = randn(rng, s.weight_size()), b = randn(rng, s.C);
+  auto R = randn(rng, s.out_size());
+  std::vector<double> y(R.size());
+  auto loss = [&] {
+    dwconv2d_forward<double>(y.data(), x.data(), w.data(), b.data(), s);
+    return dot(y, R);
+  };
+  // dx is assigned, dw and db accumulate onto 0.25
+  std::vector<double> dx(x.size(), 7.0), dw(w.size(), 0.25), db(b.size(), 0.25);
+  dwconv2d_backward_data<double>(dx.data(), R.data(), w.data(), s);
+  dwconv2d_backward_weights<double>(dw.data(), db.data(), R.data(), x.data(), s);
+  for (double& g : dw) g -= 0.25;
+  for (double& g : db) g -= 0.25;
+  expect_grad("dwconv dx", x, dx, loss);
+  expect_grad("dwconv dw", w, dw, loss);
+  expect_grad("dwconv db", b, db, loss);
+}
+
+TEST(GradCheck, DwConvConvNeXt) { check_dwconv({1, 8, 7, 4, 7, 3}, 48); }  // 7x7, pad 3: ConvNeXt's conv_dw
+TEST(GradCheck, DwConvKernelWiderThanMap) { check_dwconv({1, 4, 3, 3, 7, 3}, 49); }
+TEST(GradCheck, DwConvValid) { check_dwconv({2, 6, 5, 4, 3, 0}, 50); }
+
+TEST(DwConv2d, KnownValue) {
+  // One 2x2 channel, a 3x3 kernel of ones, pad 1, bias 0.5: each output is the sum of all four + 0.5.
+  const DwConvShape s{1, 2, 2, 1, 3, 1};
+  const std::vector<double> x = {1, 2, 3, 4}, w(9, 1.0), b = {0.5};
+  std::vector<double> y(4);
+  dwconv2d_forward<double>(y.data(), x.data(), w.data(), b.data(), s);
+  for (double v : y) EXPECT_EQ(v, 10.5);
+  EXPECT_THROW(dwconv2d_forward<double>(y.data(), x.data(), w.data(), b.data(), DwConvShape{1, 2, 2, 1, 5, 0}), Error);
 }
 
 void check_batchnorm(bool training) {

@@ -23,6 +23,7 @@
 #include "ops/cpu/batchnorm.h"
 #include "ops/cpu/conv.h"
 #include "ops/cpu/cross_attention.h"
+#include "ops/cpu/dwconv.h"
 #include "ops/cpu/layernorm.h"
 #include "ops/cpu/linear.h"
 #include "ops/cpu/loss.h"
@@ -41,6 +42,7 @@ constexpr double kLogitScale = 2.659260036932778;  // ln(1/0.07)
 constexpr int64_t kSigM = 6;  // the neighbour's text block (another batch size)
 constexpr double kSigScale = 2.302585092994046, kSigBias = -10.0;  // SigLIP init: ln(10), -10
 constexpr int64_t kCnN = 2, kCnH = 6, kCnW = 6, kCnC = 3, kCnOC = 4, kCnK = 3;  // the conv chain
+constexpr int64_t kDwN = 2, kDwH = 9, kDwW = 8, kDwC = 5, kDwK = 7;             // ConvNeXt's depthwise conv (pad 3)
 constexpr int64_t kAdamN = 1000, kAdamSteps = 4;
 constexpr float kLr = 1e-3f, kBeta1 = 0.9f, kBeta2 = 0.98f, kEps = 1e-6f, kWd = 0.2f;
 
@@ -99,20 +101,25 @@ class TorchRef : public ::testing::Test {
     put("siglip.img", kClipN * kClipE), put("siglip.txt", kClipN * kClipE), put("siglip.txt2", kSigM * kClipE);
     put("convnet.x", kCnN * kCnH * kCnW * kCnC), put("convnet.w", kCnOC * kCnC * kCnK * kCnK, 0.3);
     put("convnet.bn_w", kCnOC), put("convnet.bn_b", kCnOC), put("convnet.dy", kCnN * kCnH * kCnW * kCnOC / 4);
+    put("dwconv.x", kDwN * kDwH * kDwW * kDwC), put("dwconv.w", kDwC * kDwK * kDwK, 0.3), put("dwconv.b", kDwC);
+    put("dwconv.dy", kDwN * kDwH * kDwW * kDwC);
     put_raw("adamw.p.bin", to<float>(input("adamw.p", kAdamN)));
     put_raw("adamw.g.bin", to<float>(input("adamw.g", kAdamSteps * kAdamN, 0.01)));
     // Hyper-parameters as the exact doubles of the floats our adamw_step receives.
-    files.emplace_back("meta.json", fmt::format(
-        R"({{"cases": ["layernorm", "act", "mha", "xattn", "clip", "siglip", "adamw", "convnet"], "layernorm": {{"N": {}, "C": {}}},
+    files.emplace_back(
+        "meta.json",
+        fmt::format(
+            R"({{"cases": ["layernorm", "act", "mha", "xattn", "clip", "siglip", "adamw", "convnet", "dwconv"], "layernorm": {{"N": {}, "C": {}}},
 "act": {{"n": {}}}, "mha": {{"B": {}, "T": {}, "C": {}, "H": {}}},
 "xattn": {{"B": {}, "Tq": [{}, {}], "Tk": {}, "C": {}, "H": {}}},
 "clip": {{"N": {}, "E": {}, "logit_scale": {:.17g}}},
 "siglip": {{"N": {}, "M": {}, "E": {}, "logit_scale": {:.17g}, "logit_bias": {:.17g}}},
 "adamw": {{"n": {}, "steps": {}, "lr": {:.17g}, "beta1": {:.17g}, "beta2": {:.17g}, "eps": {:.17g}, "wd": {:.17g}}},
-"convnet": {{"N": {}, "H": {}, "W": {}, "C": {}, "OC": {}, "K": {}}}}})",
-        kLnN, kLnC, kActN, kB, kT, kC, kH, kB, kXattnTq[0], kXattnTq[1], kT, kC, kH, kClipN, kClipE, kLogitScale, kClipN,
-        kSigM, kClipE, kSigScale, kSigBias, kAdamN, kAdamSteps, double(kLr), double(kBeta1), double(kBeta2), double(kEps),
-        double(kWd), kCnN, kCnH, kCnW, kCnC, kCnOC, kCnK));
+"convnet": {{"N": {}, "H": {}, "W": {}, "C": {}, "OC": {}, "K": {}}},
+"dwconv": {{"N": {}, "H": {}, "W": {}, "C": {}, "K": {}}}}})",
+            kLnN, kLnC, kActN, kB, kT, kC, kH, kB, kXattnTq[0], kXattnTq[1], kT, kC, kH, kClipN, kClipE, kLogitScale,
+            kClipN, kSigM, kClipE, kSigScale, kSigBias, kAdamN, kAdamSteps, double(kLr), double(kBeta1), double(kBeta2),
+            double(kEps), double(kWd), kCnN, kCnH, kCnW, kCnC, kCnOC, kCnK, kDwN, kDwH, kDwW, kDwC, kDwK));
 
     const std::string script = std::string(OPENCLIP_TEST_DIR) + "/reference/ops_ref.py";
     std::ifstream sf(script);
@@ -335,6 +342,21 @@ TEST_F(TorchRef, ConvBatchNormReluAvgPool) {
   EXPECT_LE(max_scaled_err(dbb, golden("convnet.dbn_b", OC), kTol, kTol), 1.0);
   EXPECT_LE(max_scaled_err(rm, golden("convnet.running_mean", OC), kTol, kTol), 1.0);
   EXPECT_LE(max_scaled_err(rv, golden("convnet.running_var", OC), kTol, kTol), 1.0);
+}
+
+// F.conv2d(x, w, b, padding=3, groups=C): ConvNeXt's conv_dw, forward and gradients.
+TEST_F(TorchRef, DepthwiseConv) {
+  const DwConvShape s{kDwN, kDwH, kDwW, kDwC, kDwK, kDwK / 2};
+  auto x = input("dwconv.x", s.in_size()), w = input("dwconv.w", s.weight_size(), 0.3), b = input("dwconv.b", kDwC),
+       dy = input("dwconv.dy", s.out_size());
+  std::vector<double> y(size_t(s.out_size())), dx(x.size()), dw(w.size(), 0.0), db(b.size(), 0.0);
+  dwconv2d_forward<double>(y.data(), x.data(), w.data(), b.data(), s);
+  dwconv2d_backward_data<double>(dx.data(), dy.data(), w.data(), s);
+  dwconv2d_backward_weights<double>(dw.data(), db.data(), dy.data(), x.data(), s);
+  EXPECT_LE(max_scaled_err(y, golden("dwconv.y", y.size()), kTol, kTol), 1.0);
+  EXPECT_LE(max_scaled_err(dx, golden("dwconv.dx", dx.size()), kTol, kTol), 1.0);
+  EXPECT_LE(max_scaled_err(dw, golden("dwconv.dw", dw.size()), kTol, kTol), 1.0);
+  EXPECT_LE(max_scaled_err(db, golden("dwconv.db", db.size()), kTol, kTol), 1.0);
 }
 
 }  // namespace

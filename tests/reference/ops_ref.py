@@ -10,7 +10,7 @@ Modules are the ones OpenCLIP uses: F.layer_norm, nn.GELU, QuickGELU, F.gelu(app
 as CLIP's AttentionPool2d and timm's AttentionPoolLatent use it), F.normalize + ClipLoss,
 torch.optim.AdamW, and ModifiedResNet's conv -> BatchNorm2d (train mode) -> ReLU -> AvgPool2d
 chain (inputs and outputs channels-last, as openclip-cpp lays them out; permuted to PyTorch's
-NCHW here).
+NCHW here), and ConvNeXt's depthwise convolution (F.conv2d with groups = channels, bias).
 """
 import json
 import math
@@ -200,7 +200,18 @@ def convnet(m):
         save("convnet", n, t)
 
 
+def dwconv(m):
+    N, H, W, C, K = m["N"], m["H"], m["W"], m["C"], m["K"]
+    x = load("dwconv", "x", [N, H, W, C]).permute(0, 3, 1, 2).contiguous().requires_grad_()
+    w = load("dwconv", "w", [C, 1, K, K]).requires_grad_()
+    b = load("dwconv", "b", [C]).requires_grad_()
+    y = F.conv2d(x, w, b, padding=K // 2, groups=C)  # timm's ConvNeXtBlock.conv_dw
+    y.backward(load("dwconv", "dy", [N, H, W, C]).permute(0, 3, 1, 2))
+    for n, t in [("y", y.permute(0, 2, 3, 1)), ("dx", x.grad.permute(0, 2, 3, 1)), ("dw", w.grad), ("db", b.grad)]:
+        save("dwconv", n, t)
+
+
 torch.set_num_threads(1)
 for name in META["cases"]:
     {"layernorm": layernorm, "act": act, "mha": mha, "xattn": xattn, "clip": clip, "siglip": siglip, "adamw": adamw,
-     "convnet": convnet}[name](META[name])
+     "convnet": convnet, "dwconv": dwconv}[name](META[name])

@@ -1,8 +1,10 @@
 #!/usr/bin/env python3
-"""OpenCLIP 2.24.0's ModifiedResNet CLIP as the reference of tests/model/resnet_test.cpp (run
-with .pyref/bin/python). The model is built at random init from a config file (its name: the
-file's stem); every BatchNorm2d then gets random weight, bias and running statistics (at init
-bn3.weight is 0 in every Bottleneck, which would hide the residual branches).
+"""OpenCLIP 2.24.0's convolutional CLIPs as the reference of tests/model/resnet_test.cpp and
+convnext_test.cpp (run with .pyref/bin/python): ModifiedResNet, and timm's ConvNeXt through
+TimmModel. The model is built at random init from a config file (its name: the file's stem);
+every BatchNorm2d then gets random weight, bias and running statistics (at init bn3.weight is 0
+in every Bottleneck, which would hide the residual branches), and every ConvNeXt block's layer
+scale `gamma` a random value around 0.5 (at init 1e-6, which would hide them likewise).
 
   resnet_ref.py forward CONFIG.json OUTDIR    OUTDIR/w.pt (state_dict), images.f32 [B,3,S,S],
                                               tokens.i32 [B,L], image.f32 / text.f32 (eval mode,
@@ -28,6 +30,11 @@ bn3.weight is 0 in every Bottleneck, which would hide the residual branches).
                                               differently from float64, and per parameter the
                                               gradient error of fp32 and of float64 run with
                                               fp32's ReLU decisions forced, both against float64
+  resnet_ref.py bf16-image CONFIG.json OUTDIR as forward, then image_bf16.f32: encode_image in amp_bf16's
+                                              defined arithmetic (bf16_ref.py): every Conv2d and
+                                              Linear of the image tower on bf16-rounded input and
+                                              weight, computed in float64; the rest float64; and
+                                              image_bf16_fp32.f32: the same rounding in float32
   resnet_ref.py load CONFIG.json CKPT OUTDIR  open_clip.create_model_and_transforms(name,
                                               pretrained=CKPT) and its eval encode_image /
                                               encode_text of OUTDIR's images / tokens
@@ -52,6 +59,10 @@ def create(config_path, pretrained=None):
 
 def perturb_bn(model):
     g = torch.Generator().manual_seed(1)
+    for n, p in model.named_parameters():
+        if n.endswith(".gamma"):  # timm ConvNeXtBlock's layer scale
+            with torch.no_grad():
+                p.copy_(0.5 + 0.2 * torch.randn(p.shape, generator=g))
     for m in model.modules():
         if isinstance(m, torch.nn.BatchNorm2d):
             with torch.no_grad():
@@ -61,8 +72,13 @@ def perturb_bn(model):
                 m.running_var.copy_(1 + 0.2 * torch.rand(m.running_var.shape, generator=g))
 
 
+def image_size(model):
+    S = model.visual.image_size
+    return S[0] if isinstance(S, tuple) else S  # TimmModel keeps a 2-tuple
+
+
 def batch(model, out):
-    S, L, vocab = model.visual.image_size, model.context_length, model.vocab_size
+    S, L, vocab = image_size(model), model.context_length, model.vocab_size
     images = torch.randn(B, 3, S, S)
     tokens = torch.randint(1, vocab - 1, (B, L), dtype=torch.int64)
     for b in range(B):
@@ -74,7 +90,7 @@ def batch(model, out):
 
 
 def read_batch(model, out):
-    S, L = model.visual.image_size, model.context_length
+    S, L = image_size(model), model.context_length
     images = torch.from_numpy(np.fromfile(os.path.join(out, "images.f32"), dtype=np.float32).reshape(-1, 3, S, S))
     tokens = torch.from_numpy(np.fromfile(os.path.join(out, "tokens.i32"), dtype=np.int32).astype(np.int64).reshape(-1, L))
     return images, tokens
@@ -86,6 +102,21 @@ def encode(model, images, tokens, out, suffix=""):
         img, txt = model.encode_image(images), model.encode_text(tokens)
     img.numpy().astype(np.float32).tofile(os.path.join(out, f"image{suffix}.f32"))
     txt.numpy().astype(np.float32).tofile(os.path.join(out, f"text{suffix}.f32"))
+
+
+def bf16_image(model, images, out):
+    import copy
+    from bf16_ref import r
+    for dtype, suffix in ((torch.float64, ""), (torch.float32, "_fp32")):
+        m = copy.deepcopy(model).to(dtype).eval()
+        for mod in m.visual.modules():
+            if isinstance(mod, (torch.nn.Conv2d, torch.nn.Linear)):
+                with torch.no_grad():
+                    mod.weight.copy_(r(mod.weight).to(dtype))
+                mod.register_forward_pre_hook(lambda _, inp, dtype=dtype: (r(inp[0]).to(dtype),))
+        with torch.no_grad():
+            img = m.encode_image(images.to(dtype))
+        img.numpy().astype(np.float32).tofile(os.path.join(out, f"image_bf16{suffix}.f32"))
 
 
 def loss_of(model, images, tokens):
@@ -175,6 +206,8 @@ def main():
     torch.save(model.state_dict(), os.path.join(out, "w.pt"))
     images, tokens = batch(model, out)
     encode(model, images, tokens, out)
+    if cmd == "bf16-image":
+        bf16_image(model, images, out)
     if cmd in ("grad", "grad-evalbn"):
         # fp32, then float64 from the same weights: the exact gradients fp32 (ours and
         # PyTorch's) are judged by. The running statistics after the fp32 forward: after.pt.
@@ -202,7 +235,7 @@ def main():
             m.load_state_dict(torch.load(os.path.join(out, "w.pt")))
             losses = train(m.to(dtype), images.to(dtype), tokens, steps)
             open(os.path.join(out, f"losses{suffix}.txt"), "w").write("".join(f"{v:.17g}\n" for v in losses))
-    elif cmd != "forward":
+    elif cmd not in ("forward", "bf16-image"):
         sys.exit(f"resnet_ref.py: unknown command {cmd}")
 
 

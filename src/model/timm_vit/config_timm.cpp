@@ -72,7 +72,7 @@ void read_timm_vision(const json& v, int embed_dim, VisionCfg* c, const std::str
   if (!s)
     OC_USER_ERROR(
         "{}: \"timm_model_name\" {} is not supported: timm image towers are not built, except the SigLIP "
-        "ViTs ({})",
+        "ViTs ({}) and the ConvNeXts (convnext_tiny, _small, _base, _large, _xlarge, _xxlarge)",
         where, n.dump(), built_names());
   require_string(v, "timm_pool", "avg", "map", where);
   require_string(v, "timm_proj", "linear", "none", where);
@@ -87,6 +87,9 @@ void read_timm_vision(const json& v, int embed_dim, VisionCfg* c, const std::str
     if (v.contains(k) && !v[k].is_null())
       OC_USER_ERROR("{}: \"{}\" is an option of OpenCLIP's own ViT, not of the timm tower {}; remove the key", where, k,
                     model);
+  if (v.contains("timm_drop_path") && !v["timm_drop_path"].is_null() && v["timm_drop_path"] != json(0.0))
+    OC_USER_ERROR("{}: \"timm_drop_path\" {}: stochastic depth of the timm ViT {} is not built; remove the key", where,
+                  v["timm_drop_path"].dump(), model);
   if (embed_dim != s->width)
     OC_USER_ERROR("{}: \"timm_proj\": \"none\" passes the pooled {}-wide features through, but embed_dim is {}", where,
                   s->width, embed_dim);
@@ -97,6 +100,8 @@ void read_timm_vision(const json& v, int embed_dim, VisionCfg* c, const std::str
 }
 
 void refuse_timm_head_keys(const json& v, const std::string& where) {
+  if (v.contains("timm_drop_path") && !v["timm_drop_path"].is_null())
+    OC_USER_ERROR("{}: \"timm_drop_path\" without \"timm_model_name\" has no tower to apply to; remove the key", where);
   for (auto [key, dflt] : {std::pair{"timm_pool", "avg"}, std::pair{"timm_proj", "linear"}})
     if (v.contains(key) && !v[key].is_null() && v[key] != json(dflt))
       OC_USER_ERROR("{}: \"{}\" {} without \"timm_model_name\" has no tower to apply to; remove the key", where, key,

@@ -40,16 +40,6 @@ BlockParams bind_timm_block(const ParamTable& t, float* base, const std::string&
                      at("mlp.fc1.weight"),   at("mlp.fc1.bias"),   at("mlp.fc2.weight"),  at("mlp.fc2.bias")};
 }
 
-// N(0, 1) truncated to [a, b] by rejection, times std (timm's trunc_normal_tf_; its
-// trunc_normal_(std=0.02) truncates at +-2 absolute, i.e. +-100 std: a plain normal).
-void fill_trunc_normal(std::span<float> out, double std, double a, double b, Rng& rng) {
-  for (float& x : out) {
-    double z = rng.normal();
-    while (z < a || z > b) z = rng.normal();
-    x = float(z * std);
-  }
-}
-
 }  // namespace
 
 void TimmVitTower::add_params(ParamTable& t) const {

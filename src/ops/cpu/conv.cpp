@@ -13,10 +13,11 @@
 // double: plain loops (the gradient checks' reference).
 #include "ops/cpu/conv.h"
 
+#include <omp.h>
+
 #include <algorithm>
 #include <dnnl.hpp>
 #include <map>
-#include <omp.h>
 #include <optional>
 #include <string>
 #include <tuple>
@@ -24,11 +25,12 @@
 
 #include "core/bf16.h"
 #include "core/check.h"
+#include "ops/conv_index.h"
 #include "ops/cpu/bf16_convert.h"
 #include "ops/cpu/cpu_backend.h"
 #include "ops/cpu/gemm_bf16.h"
+#include "ops/cpu/linear.h"
 #include "ops/cpu/scratch.h"
-#include "ops/conv_index.h"
 
 namespace oc::ops {
 namespace {
@@ -299,11 +301,19 @@ OC_INSTANTIATE(double)
 namespace oc::ops::cpu {
 void run(const Conv2dForwardArgs& a) {
   ops::conv2d_forward(a.out, a.inp, a.weight, a.shape, a.prec);
+  if (!a.bias) return;
+  const int64_t rows = a.shape.N * a.shape.OH() * a.shape.OW(), OC = a.shape.OC;
+#pragma omp parallel for schedule(static) if (rows * OC > (1 << 15))
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t o = 0; o < OC; ++o) a.out[r * OC + o] += a.bias[o];
 }
 void run(const Conv2dBackwardDataArgs& a) {
   ops::conv2d_backward_data(a.dinp, a.dout, a.weight, a.shape, a.prec);
 }
 void run(const Conv2dBackwardWeightsArgs& a) {
   ops::conv2d_backward_weights(a.dweight, a.dout, a.inp, a.shape, a.prec);
+  if (a.dbias)  // the column sums of dout (linear.h: dinp and dweight null are skipped)
+    ops::linear_backward<float>(nullptr, nullptr, a.dbias, a.dout, nullptr, nullptr,
+                                a.shape.N * a.shape.OH() * a.shape.OW(), 0, a.shape.OC);
 }
 }  // namespace oc::ops::cpu

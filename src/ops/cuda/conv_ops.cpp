@@ -75,7 +75,18 @@ const int* nonfinite_flag(DeviceCtx& c, const float* x, int64_t n) {
 
 }  // namespace
 
+// The convolutions without their bias (the bias after them, in conv2d_forward / _backward_weights).
+static void conv2d_forward_nobias(DeviceCtx& c, const Conv2dForwardArgs& a);
+static void conv2d_backward_weights_nobias(DeviceCtx& c, const Conv2dBackwardWeightsArgs& a);
+
 void conv2d_forward(DeviceCtx& c, const Conv2dForwardArgs& a) {
+  conv2d_forward_nobias(c, a);
+  if (!a.bias) return;
+  add_bias_rows(a.out, a.bias, a.shape.N * a.shape.OH() * a.shape.OW(), a.shape.OC, c.s);
+  OC_LAUNCHED();
+}
+
+static void conv2d_forward_nobias(DeviceCtx& c, const Conv2dForwardArgs& a) {
   const ConvShape& s = a.shape;
   check_shape(s, "conv2d_forward");
   const float* w = operand(c, Slot::ConvWeight, a.weight, s.weight_size(), a.prec);
@@ -118,6 +129,15 @@ void conv2d_backward_data(DeviceCtx& c, const Conv2dBackwardDataArgs& a) {
 }
 
 void conv2d_backward_weights(DeviceCtx& c, const Conv2dBackwardWeightsArgs& a) {
+  conv2d_backward_weights_nobias(c, a);
+  if (!a.dbias) return;
+  const int64_t rows = a.shape.N * a.shape.OH() * a.shape.OW();
+  col_sums_acc(a.dbias, c.scratch.get<double>(Slot::ColumnParts, kColChunks * a.shape.OC), a.dout, rows, a.shape.OC,
+               c.s);
+  OC_LAUNCHED();
+}
+
+static void conv2d_backward_weights_nobias(DeviceCtx& c, const Conv2dBackwardWeightsArgs& a) {
   const ConvShape& s = a.shape;
   check_shape(s, "conv2d_backward_weights");
   const float* dy = operand(c, Slot::ConvAct, a.dout, s.out_size(), a.prec);
@@ -138,6 +158,46 @@ void conv2d_backward_weights(DeviceCtx& c, const Conv2dBackwardWeightsArgs& a) {
   }
   const int* flag = s.pad > 0 ? nonfinite_flag(c, dy, s.out_size()) : nullptr;
   conv_dweight_finish(a.dweight, dw, dy, a.inp, flag, g, a.prec == Prec::BF16, c.s);
+  OC_LAUNCHED();
+}
+
+// ---- depthwise (kernels_dwconv.cu) ----
+namespace {
+void check_dw(const DwConvShape& s, const char* op) {
+  OC_CHECK(s.N > 0 && s.H > 0 && s.W > 0 && s.C > 0 && s.K > 0 && s.pad >= 0 && s.OH() > 0 && s.OW() > 0,
+           "{}: bad shape N={} H={} W={} C={} K={} pad={}", op, s.N, s.H, s.W, s.C, s.K, s.pad);
+}
+}  // namespace
+
+void dwconv2d_forward(DeviceCtx& c, const DwConv2dForwardArgs& a) {
+  const DwConvShape& s = a.shape;
+  check_dw(s, "dwconv2d_forward");
+  const float* w = operand(c, Slot::ConvWeight, a.weight, s.weight_size(), a.prec);
+  const float* x = operand(c, Slot::ConvAct, a.inp, s.in_size(), a.prec);
+  dwconv_correlate(a.out, s.OH(), s.OW(), x, s.H, s.W, w, a.bias, s.N, s.C, s.K, s.pad, false, c.s);
+  OC_LAUNCHED();
+}
+
+void dwconv2d_backward_data(DeviceCtx& c, const DwConv2dBackwardDataArgs& a) {
+  const DwConvShape& s = a.shape;
+  check_dw(s, "dwconv2d_backward_data");
+  const float* w = operand(c, Slot::ConvWeight, a.weight, s.weight_size(), a.prec);
+  const float* dy = operand(c, Slot::ConvAct, a.dout, s.out_size(), a.prec);
+  dwconv_correlate(a.dinp, s.H, s.W, dy, s.OH(), s.OW(), w, nullptr, s.N, s.C, s.K, s.K - 1 - s.pad, true, c.s);
+  OC_LAUNCHED();
+}
+
+void dwconv2d_backward_weights(DeviceCtx& c, const DwConv2dBackwardWeightsArgs& a) {
+  const DwConvShape& s = a.shape;
+  check_dw(s, "dwconv2d_backward_weights");
+  const float* dy = operand(c, Slot::ConvAct, a.dout, s.out_size(), a.prec);
+  const float* x = operand(c, Slot::ConvCol, a.inp, s.in_size(), a.prec);
+  dwconv_dweight(a.dweight, c.scratch.get<double>(Slot::ConvDW, kColChunks * s.weight_size()), dy, x, s.N, s.H, s.W,
+                 s.C, s.K, s.pad, c.s);
+  OC_LAUNCHED();
+  if (!a.dbias) return;
+  const int64_t rows = s.N * s.OH() * s.OW();  // the bias gradient from dout as it is
+  col_sums_acc(a.dbias, c.scratch.get<double>(Slot::ColumnParts, kColChunks * s.C), a.dout, rows, s.C, c.s);
   OC_LAUNCHED();
 }
 

@@ -313,6 +313,9 @@ class CudaBackend final : public Backend {
   void run(const Conv2dForwardArgs& a) override;
   void run(const Conv2dBackwardDataArgs& a) override;
   void run(const Conv2dBackwardWeightsArgs& a) override;
+  void run(const DwConv2dForwardArgs& a) override { k::dwconv2d_forward(*ctx_, a); }
+  void run(const DwConv2dBackwardDataArgs& a) override { k::dwconv2d_backward_data(*ctx_, a); }
+  void run(const DwConv2dBackwardWeightsArgs& a) override { k::dwconv2d_backward_weights(*ctx_, a); }
   void run(const BatchNormForwardArgs& a) override;
   void run(const BatchNormBackwardArgs& a) override;
   void run(const ReluForwardArgs& a) override;

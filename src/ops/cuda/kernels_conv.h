@@ -35,6 +35,18 @@ void conv_forward_fixup(float* out, const float* inp, const float* w, const int*
 void conv_dweight_finish(float* dweight, const float* dw_gemm, const float* dout, const float* inp, const int* flag,
                          const ConvGeom& g, bool round_bf16, cudaStream_t s);
 
+// ---- depthwise convolution, convolution bias (kernels_dwconv.cu) ----
+// dst[N,DH,DW,C] = init[c] (null: 0) + sum over taps (i, j) inside src of
+// src[n, y - off + i, x - off + j, c] * w[c, tap], w [C,1,K,K], tap = i*K + j, or with `flip`
+// (K-1-i)*K + (K-1-j): the forward (off = pad) and the backward data (off = K-1-pad, flipped).
+void dwconv_correlate(float* dst, int64_t DH, int64_t DW, const float* src, int64_t SH, int64_t SW, const float* w,
+                      const float* init, int64_t N, int64_t C, int64_t K, int64_t off, bool flip, cudaStream_t s);
+// dweight[C,1,K,K] += the depthwise weight gradient; partial: kColChunks * C*K*K doubles.
+void dwconv_dweight(float* dweight, double* partial, const float* dout, const float* inp, int64_t N, int64_t H,
+                    int64_t W, int64_t C, int64_t K, int64_t pad, cudaStream_t s);
+// out[r, c] += bias[c] for rows r < rows.
+void add_bias_rows(float* out, const float* bias, int64_t rows, int64_t C, cudaStream_t s);
+
 // ---- BatchNorm, ReLU, pooling (kernels_convnet.cu) ----
 // BatchNorm forward. part: kColChunks * C doubles of scratch, stat: C doubles, coef:
 // C floats (the per-column scale). training: batch statistics and the running update; else the

@@ -21,7 +21,7 @@ void run(const Conv2dForwardArgs& a) {
     for (int64_t oh = 0; oh < s.OH(); ++oh)
       for (int64_t ow = 0; ow < s.OW(); ++ow)
         for (int64_t o = 0; o < s.OC; ++o) {
-          double sum = 0;
+          double sum = a.bias ? double(a.bias[o]) : 0.0;
           for (int64_t i = 0; i < s.K; ++i)
             for (int64_t j = 0; j < s.K; ++j) {
               const int64_t h = g.in(oh, i), w = g.in(ow, j);
@@ -69,6 +69,12 @@ void run(const Conv2dBackwardWeightsArgs& a) {
               }
           a.dweight[g.w(o, c, i, j)] += float(sum);
         }
+  if (!a.dbias) return;
+  for (int64_t o = 0; o < s.OC; ++o) {
+    double sum = 0;
+    for (int64_t r = 0; r < s.N * s.OH() * s.OW(); ++r) sum += double(a.dout[r * s.OC + o]);
+    a.dbias[o] += float(sum);
+  }
 }
 
 }  // namespace oc::ops::ref
