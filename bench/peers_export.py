@@ -27,6 +27,12 @@ def main():
         raise SystemExit("usage: peers_export.py OUT.onnx MODEL image|text")
     out, name, tower = sys.argv[1:]
     model = open_clip.create_model(name, pretrained=None).eval()
+    # OpenCLIP zero-initialises each ResNet block's last BatchNorm scale: folded into its conv at
+    # export, every such conv would have zero weights, which torch.onnx stores once behind
+    # Identity nodes (ONNX Runtime's quantize_dynamic refuses those) and an engine might skip.
+    for m in model.modules():
+        if isinstance(m, torch.nn.BatchNorm2d):
+            torch.nn.init.ones_(m.weight)
     if tower == "image":
         size = model.visual.image_size
         size = size[0] if isinstance(size, (tuple, list)) else size

@@ -12,9 +12,10 @@
 # FIGURE=1: instead, serve's image throughput against `bench infer` at the same batch and
 # precision (issue 35's goal: serve --precision int8 within 10% of bench infer), both from one
 # run, ROUNDS times alternated: bench infer --tower image --batch-size BATCH, then a server with
-# --max-batch BATCH fed by wrk at FIGURE_CONC (3) connections, each request carrying BATCH
-# IMAGE_SIZE-pixel JPEGs ({"images": [...]}, one full batch per request; a warm-up request
-# first), so a batch is always waiting while one runs. Prints images/s of both, their ratio, and
+# --max-batch BATCH fed by FIGURE_CONC (3) keep-alive clients (scripts/serve_throughput.py: the
+# rate between the first and the last answer), each request carrying BATCH IMAGE_SIZE-pixel
+# JPEGs ({"images": [...]}, one full batch per request; a warm-up request first), so a batch is
+# always waiting while one runs. Prints images/s of both, their ratio, and
 # the server's mean batch from /metrics. The server's figure includes what bench infer leaves
 # out: HTTP, base64 and JPEG decoding, preprocessing and the reply, on the same cores.
 #   FIGURE=1 [PRECISION=int8] [BATCH=64] [DUR=60s] [ROUNDS=1] [IMAGE_SIZE=224] scripts/bench_serve.sh [BIN]
@@ -89,26 +90,35 @@ bench() {  # label kind concurrency
 }
 
 # FIGURE=1: bench infer and serve alternated, ROUNDS times; images/s of each and their ratio.
+cpu_ticks() { awk '{print $14 + $15}' "/proc/$srv/stat"; }  # the server's user + system time
 figure() {
-  local prec=${PRECISION:-int8} conc=${FIGURE_CONC:-3} infer rps mean
+  local prec=${PRECISION:-int8} conc=${FIGURE_CONC:-3} infer tp mean cpu0 cpu1
   echo "== serve vs bench infer: $MODEL $prec batch $MAXB, images of ${IMAGE_SIZE:-224} px, $conc connections"
   for round in $(seq "${ROUNDS:-1}"); do
     local l0; l0=$(cut -d' ' -f1 /proc/loadavg)
     infer=$("$BIN" bench infer --model "$MODEL" --tower image --precision "$prec" --batch-size "$MAXB" \
-      --steps "${STEPS:-5}" --json | tail -1 | /usr/bin/python3 -c 'import json,sys; print(json.load(sys.stdin)["encode_image_per_second"])')
+      --steps "${STEPS:-5}" --json | tail -1)
     start "$BIN"
     curl -sf -o /dev/null -H 'Content-Type: application/json' --data-binary "@$work/batch.json" \
       "http://127.0.0.1:$PORT/v1/embed/image" || { echo "bench_serve: the warm-up request failed" >&2; exit 1; }
-    wrk -t 1 -c "$conc" -d "$DUR" --timeout 120s -s "$work/batch.lua" "http://127.0.0.1:$PORT/v1/embed/image" >"$work/wrk.out"
-    rps=$(awk '/Requests\/sec/ {print $2}' "$work/wrk.out")
-    grep -qE 'Non-2xx|Socket errors' "$work/wrk.out" && grep -E 'Non-2xx|Socket errors' "$work/wrk.out"
+    cpu0=$(cpu_ticks)
+    tp=$(/usr/bin/python3 "$(dirname "$0")/serve_throughput.py" "http://127.0.0.1:$PORT/v1/embed/image" \
+      "$work/batch.json" "$MAXB" "$conc" "${DUR%s}")
+    cpu1=$(cpu_ticks)
     mean=$(curl -s "http://127.0.0.1:$PORT/metrics" | awk '/^openclip_batch_size_sum/ {s=$2} /^openclip_batch_size_count/ {c=$2}
       END {if (c > 0) printf "%.1f", s / c; else print "?"}')
     stop
-    /usr/bin/python3 -c 'import sys; i, r, b = float(sys.argv[1]), float(sys.argv[2]), int(sys.argv[3])
-print(f"round {sys.argv[4]}: bench infer {i:.1f} images/s   serve {r * b:.1f} images/s ({r:.2f} requests/s x {b})"
-      f"   serve / infer {r * b / i:.3f}   mean server batch {sys.argv[5]}   load {sys.argv[6]} -> {sys.argv[7]}")' \
-      "$infer" "$rps" "$MAXB" "$round" "$mean" "$l0" "$(cut -d' ' -f1 /proc/loadavg)"
+    # CPU seconds per batch, the steadier figure on a shared machine: bench infer's own, and
+    # the server process's (everything it did for the requests) over the throughput window.
+    /usr/bin/python3 -c 'import json, os, sys
+i, t = json.loads(sys.argv[1]), json.loads(sys.argv[2])
+s, n, secs, err = t["inputs_per_second"], t["requests"], t["seconds"], t["errors"]
+ips, icpu, b = i["encode_image_per_second"], i["encode_image_cpu_seconds_per_batch"], int(sys.argv[7])
+scpu = (int(sys.argv[9]) - int(sys.argv[8])) / os.sysconf("SC_CLK_TCK") / max(1, n)
+print(f"round {sys.argv[3]}: bench infer {ips:.1f} images/s   serve {s:.1f} images/s ({n} requests of {b} in {secs:.1f} s, "
+      f"{err} errors)   serve / infer {s / ips:.3f}   mean server batch {sys.argv[4]}   load {sys.argv[5]} -> {sys.argv[6]}")
+print(f"  CPU s per batch: bench infer {icpu:.2f}, server {scpu:.2f} (infer / serve {icpu / scpu:.3f})")' \
+      "$infer" "$tp" "$round" "$mean" "$l0" "$(cut -d' ' -f1 /proc/loadavg)" "$MAXB" "$cpu0" "$cpu1"
   done
 }
 if [[ ${FIGURE:-0} == 1 ]]; then
