@@ -15,8 +15,8 @@
 # --max-batch BATCH fed by FIGURE_CONC (3) keep-alive clients (scripts/serve_throughput.py: the
 # rate between the first and the last answer), each request carrying BATCH IMAGE_SIZE-pixel
 # JPEGs ({"images": [...]}, one full batch per request; a warm-up request first), so a batch is
-# always waiting while one runs. Prints images/s of both, their ratio, and
-# the server's mean batch from /metrics. The server's figure includes what bench infer leaves
+# always waiting while one runs. Prints images/s of both and their ratio, the CPU seconds per
+# batch of both (bench infer's; the server process's over the window), the server's mean batch. The server's figure includes what bench infer leaves
 # out: HTTP, base64 and JPEG decoding, preprocessing and the reply, on the same cores.
 #   FIGURE=1 [PRECISION=int8] [BATCH=64] [DUR=60s] [ROUNDS=1] [IMAGE_SIZE=224] scripts/bench_serve.sh [BIN]
 set -euo pipefail
@@ -64,7 +64,7 @@ for _ in range(batch):
     imgs.append(base64.b64encode(b.getvalue()).decode())
 open(f'{work}/batch.json', 'w').write(json.dumps({'images': imgs}))
 PY
-for kind in text image batch; do
+for kind in text image; do
   cat > "$work/$kind.lua" <<LUA
 wrk.method = "POST"
 wrk.headers["Content-Type"] = "application/json"
