@@ -301,9 +301,11 @@ int run_infer(const std::vector<std::string>& args) {
   text_lengths(a, ctx, &lo, &hi);
   std::vector<int32_t> tokens = synthetic_tokens(B, ctx, cfg.text.vocab_size, lo, hi, rng);
   // The precision that ran (int8 on a CPU without VNNI falls back: Clip::set_precision).
-  nlohmann::json j = {{"model", cfg.name},           {"batch_size", B},
+  nlohmann::json j = {{"model", cfg.name},
+                      {"batch_size", B},
                       {"precision", precision_name(model.precision())},
-                      {"threads", num_threads()},    {"loadavg", load_average()}};
+                      {"threads", num_threads()},
+                      {"loadavg", load_average()}};
   if (a.tower != "text") {
     const auto image = [&] { model.encode_image(images.data(), B, out.data()); };
     for (int64_t i = 0; i < warm; ++i) image();
@@ -316,7 +318,8 @@ int run_infer(const std::vector<std::string>& args) {
     j["encode_image_cpu_seconds_per_batch"] = t.cpu_secs / double(steps);
     nlohmann::json ops_j = nlohmann::json::array();
     for (auto& e : profile::report())
-      ops_j.push_back({{"name", e.name}, {"seconds_per_batch", e.seconds / double(steps)}, {"calls_per_batch", e.calls / steps}});
+      ops_j.push_back(
+          {{"name", e.name}, {"seconds_per_batch", e.seconds / double(steps)}, {"calls_per_batch", e.calls / steps}});
     j["encode_image_profile"] = ops_j;
     j["profile_synced"] = synced;
   }

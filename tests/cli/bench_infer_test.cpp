@@ -10,7 +10,8 @@ namespace oc::test {
 namespace {
 
 nlohmann::json infer_json(const std::string& tower) {
-  const std::string cmd = openclip() + " bench infer --model test-tiny --batch-size 2 --steps 1 --warmup-steps 0 --json" +
+  const std::string cmd = openclip() +
+                          " bench infer --model test-tiny --batch-size 2 --steps 1 --warmup-steps 0 --json" +
                           (tower.empty() ? "" : " --tower " + tower);
   ::oc::test::Run r = run(cmd + " 2>/dev/null");
   EXPECT_EQ(r.status, 0) << cmd << "\n" << r.out;

@@ -40,10 +40,24 @@ void check_fp32(Backend& be, const Shape& s, bool causal, Prec prec, const std::
   Rng rng(uint64_t(s.T * 7 + causal));
   const auto qkv = randn<float>(rng, s.B * s.T * 3 * s.C);
   std::vector<float> kept(size_t(s.B * s.T * s.C)), lean(kept.size()), att(size_t(s.B * s.H * s.T * s.T));
-  be.run(AttentionForwardArgs{.out = kept.data(), .att = att.data(), .qkv = qkv.data(), .B = s.B, .Tn = s.T, .C = s.C,
-                              .H = s.H, .causal = causal, .prec = prec});
-  be.run(AttentionForwardArgs{.out = lean.data(), .att = nullptr, .qkv = qkv.data(), .B = s.B, .Tn = s.T, .C = s.C,
-                              .H = s.H, .causal = causal, .prec = prec});
+  be.run(AttentionForwardArgs{.out = kept.data(),
+                              .att = att.data(),
+                              .qkv = qkv.data(),
+                              .B = s.B,
+                              .Tn = s.T,
+                              .C = s.C,
+                              .H = s.H,
+                              .causal = causal,
+                              .prec = prec});
+  be.run(AttentionForwardArgs{.out = lean.data(),
+                              .att = nullptr,
+                              .qkv = qkv.data(),
+                              .B = s.B,
+                              .Tn = s.T,
+                              .C = s.C,
+                              .H = s.H,
+                              .causal = causal,
+                              .prec = prec});
   EXPECT_TRUE(same_bits(kept, lean)) << where;
 }
 
@@ -52,10 +66,22 @@ void check_bf16(Backend& be, const Shape& s, bool causal, const std::string& whe
   const auto qkv = to_b16(randn<float>(rng, s.B * s.T * 3 * s.C));
   std::vector<bf16> kept(size_t(s.B * s.T * s.C)), lean(kept.size());
   std::vector<float> att(size_t(s.B * s.H * s.T * s.T));
-  be.run(AttentionForwardBf16Args{.out = kept.data(), .att = att.data(), .qkv = qkv.data(), .B = s.B, .Tn = s.T,
-                                  .C = s.C, .H = s.H, .causal = causal});
-  be.run(AttentionForwardBf16Args{.out = lean.data(), .att = nullptr, .qkv = qkv.data(), .B = s.B, .Tn = s.T,
-                                  .C = s.C, .H = s.H, .causal = causal});
+  be.run(AttentionForwardBf16Args{.out = kept.data(),
+                                  .att = att.data(),
+                                  .qkv = qkv.data(),
+                                  .B = s.B,
+                                  .Tn = s.T,
+                                  .C = s.C,
+                                  .H = s.H,
+                                  .causal = causal});
+  be.run(AttentionForwardBf16Args{.out = lean.data(),
+                                  .att = nullptr,
+                                  .qkv = qkv.data(),
+                                  .B = s.B,
+                                  .Tn = s.T,
+                                  .C = s.C,
+                                  .H = s.H,
+                                  .causal = causal});
   std::vector<uint16_t> a(kept.size()), b(lean.size());
   for (size_t i = 0; i < kept.size(); ++i) a[i] = kept[i].bits, b[i] = lean[i].bits;
   EXPECT_TRUE(same_bits(a, b)) << where;
@@ -69,8 +95,8 @@ TEST(AttentionInference, WithoutTheProbabilitiesBufferIsBitwiseTheSame) {
       set_num_threads(threads);
       for (const Shape& s : kShapes)
         for (bool causal : {false, true}) {
-          const std::string where = fmt::format("{} threads {} B={} T={} C={} H={} causal={}", name, threads, s.B, s.T,
-                                                s.C, s.H, causal);
+          const std::string where =
+              fmt::format("{} threads {} B={} T={} C={} H={} causal={}", name, threads, s.B, s.T, s.C, s.H, causal);
           check_fp32(be, s, causal, Prec::F32, where + " fp32");
           check_fp32(be, s, causal, Prec::BF16, where + " fp32, bf16 operands");
           check_bf16(be, s, causal, where + " amp_bf16 " + cpu::attention_bf16_kernel());
