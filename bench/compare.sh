@@ -7,6 +7,12 @@
 # docs/BENCHMARKS.md and the README, one section per CPU kind between markers, replaced on each run.
 #
 #   bench/compare.sh [--quick] [--rounds N] [--only REGEX] [--no-write] [--fresh]
+#   bench/compare.sh --peers [--quick] [--rounds N] [--only REGEX] [--list]
+#
+#   --peers     instead: ours against the engines CPU users deploy, ONNX Runtime and OpenVINO
+#               (fp32/bf16/int8, ViT-B-32, ViT-B-16, RN50 images, ViT-B-32 texts), in their own
+#               environment: bench/compare_peers.sh with the flags that follow (its --only takes
+#               its row ids, e.g. 'vit-b-32/image_int8'); prints its table, writes no docs
 #
 #   --quick     a few seconds per figure, 1 round, torch.compile skipped, nothing written
 #               (ctest -L long runs it so the script cannot rot)
@@ -24,6 +30,10 @@
 # run that is stopped resumes where it was (one JSON line per measurement).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+if [[ ${1:-} == --peers ]]; then
+  shift
+  exec bench/compare_peers.sh "$@"
+fi
 
 VENV=${OPENCLIP_BENCH_VENV:-.venv-bench/torch2}
 PIP_PKGS=(torch==2.15.0 torchvision==0.29.2 open-clip-torch==3.3.0 timm==1.0.31

@@ -1,16 +1,31 @@
-"""One peer measurement for bench/compare_peers.py: OpenCLIP's image encoder exported to ONNX
+"""One peer measurement for bench/compare_peers.py: an OpenCLIP encoder exported to ONNX
 (bench/peers_export.py), run by ONNX Runtime or OpenVINO at one precision and batch size.
-Prints one JSON line: {"per_second": images/s, "ms_per_batch": ..., "engine", "precision"}.
-  python bench/peers.py ONNX --engine ort|ov --precision fp32|bf16|int8 --batch-size B
+Prints one JSON line: {"per_second": inputs/s, "ms_per_batch": ..., "engine", "precision"}.
+  python bench/peers.py ONNX --engine ort|ov --precision fp32|bf16|int8 --batch-size B [--tower image|text]
+Inputs: image: random pixels [B, 3, S, S]; text: captions as `openclip bench infer` makes them
+(start token, 8-24 random words, end token, zeros to the 77-token context).
 int8: ONNX Runtime's dynamic quantization (quantize_dynamic, s8 weights, u8 activations per
 tensor, made once beside the model); OpenVINO's post-training quantization (nncf.quantize on
-random calibration images: the speed does not depend on the values; made once as IR)."""
+32 random calibration inputs of the same kind: the speed does not depend on the values; made
+once as IR)."""
 import argparse
 import json
 import os
 import time
 
 import numpy as np
+
+SOT, EOT, VOCAB = 49406, 49407, 49408
+
+
+def inputs(tower, batch, size, ctx, rng):
+    if tower == "image":
+        return rng.standard_normal((batch, 3, size, size)).astype(np.float32)
+    t = np.zeros((batch, ctx), dtype=np.int64)
+    for row in t:
+        n = min(ctx - 2, int(rng.integers(8, 25)))
+        row[0], row[1:n + 1], row[n + 1] = SOT, rng.integers(0, VOCAB - 2, n), EOT
+    return t
 
 
 def ort_session(path, precision, threads):
@@ -27,10 +42,11 @@ def ort_session(path, precision, threads):
     so.intra_op_num_threads, so.inter_op_num_threads = threads, 1
     so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
     s = ort.InferenceSession(path, so, providers=["CPUExecutionProvider"])
-    return lambda x: s.run(None, {"pixels": x})[0]
+    name = s.get_inputs()[0].name
+    return lambda x: s.run(None, {name: x})[0]
 
 
-def ov_model(path, precision, threads, size):
+def ov_model(path, precision, threads, calib):
     import openvino as ov
     core = ov.Core()
     src = path
@@ -39,9 +55,7 @@ def ov_model(path, precision, threads, size):
         if not os.path.exists(src):
             import nncf
             m = core.read_model(path)
-            rng = np.random.default_rng(0)
-            data = [rng.standard_normal((1, 3, size, size)).astype(np.float32) for _ in range(32)]
-            q = nncf.quantize(m, nncf.Dataset(data), model_type=nncf.ModelType.TRANSFORMER, subset_size=32)
+            q = nncf.quantize(m, nncf.Dataset(calib), model_type=nncf.ModelType.TRANSFORMER, subset_size=len(calib))
             ov.save_model(q, src)
     hint = {"fp32": "f32", "bf16": "bf16", "int8": "f32"}[precision]  # int8: the quantized ops, the rest f32
     if precision == "int8" and os.environ.get("PEERS_OV_INT8_BF16"):
@@ -57,22 +71,28 @@ def main():
     ap.add_argument("onnx")
     ap.add_argument("--engine", choices=["ort", "ov"], required=True)
     ap.add_argument("--precision", choices=["fp32", "bf16", "int8"], required=True)
+    ap.add_argument("--tower", choices=["image", "text"], default="image")
     ap.add_argument("--batch-size", type=int, default=64)
     ap.add_argument("--steps", type=int, default=3)
     ap.add_argument("--warmup", type=int, default=1)
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--image-size", type=int, default=224)
+    ap.add_argument("--context-length", type=int, default=77)
     a = ap.parse_args()
-    run = (ort_session(a.onnx, a.precision, a.threads) if a.engine == "ort" else
-           ov_model(a.onnx, a.precision, a.threads, a.image_size))
-    x = np.random.default_rng(1).standard_normal((a.batch_size, 3, a.image_size, a.image_size)).astype(np.float32)
+    rng = np.random.default_rng(0)
+    if a.engine == "ort":
+        run = ort_session(a.onnx, a.precision, a.threads)
+    else:
+        calib = [inputs(a.tower, 1, a.image_size, a.context_length, rng) for _ in range(32)]
+        run = ov_model(a.onnx, a.precision, a.threads, calib)
+    x = inputs(a.tower, a.batch_size, a.image_size, a.context_length, np.random.default_rng(1))
     for _ in range(a.warmup):
         run(x)
     t = time.perf_counter()
     for _ in range(a.steps):
         run(x)
     dt = (time.perf_counter() - t) / a.steps
-    print(json.dumps({"engine": a.engine, "precision": a.precision, "batch_size": a.batch_size,
+    print(json.dumps({"engine": a.engine, "precision": a.precision, "tower": a.tower, "batch_size": a.batch_size,
                       "per_second": a.batch_size / dt, "ms_per_batch": 1000 * dt}))
 
 

@@ -65,6 +65,7 @@ struct ServeArgs : serve::ServeOptions {
 // bench train | infer | zeroshot: a model on synthetic data.
 struct BenchArgs {
   std::string model, device, text_len;
+  std::string tower;       // bench infer: image, text or both
   std::string pretrained;  // bench infer / zeroshot: weights or a model source (else random weights)
   Precision precision = Precision::Fp32;
   std::string precision_spelled;  // --precision as given (bench zeroshot prints it)

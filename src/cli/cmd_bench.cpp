@@ -249,9 +249,44 @@ int run_train(const std::vector<std::string>& args) {
   return report_train(a, model, opt, B, steps, secs, cpu_secs, loss);
 }
 
+// One timed loop of `steps` calls: wall seconds and process CPU seconds.
+struct Timed {
+  double secs, cpu_secs;
+};
+Timed timed(int64_t steps, const std::function<void()>& one) {
+  Timer t;
+  const double cpu0 = cpu_seconds();
+  for (int64_t i = 0; i < steps; ++i) one();
+  return {t.seconds(), cpu_seconds() - cpu0};
+}
+
+// --tower: which encoders `bench infer` times.
+void check_tower(const std::string& t) {
+  if (t != "both" && t != "image" && t != "text")
+    OC_USER_ERROR("bench infer --tower {}: choose image, text or both", t);
+}
+
+void print_infer(const BenchArgs& a, Clip& model, const nlohmann::json& j, int64_t steps) {
+  if (a.json) return (void)std::printf("%s\n", j.dump().c_str());
+  std::printf("bench infer %s  batch %lld  %s  threads %d\n", j["model"].get<std::string>().c_str(),
+              (long long)a.batch_size, precision_name(model.precision()), num_threads());
+  if (j.contains("encode_image_per_second"))
+    std::printf("  encode_image %.2f images/s\n", j["encode_image_per_second"].get<double>());
+  if (j.contains("encode_text_per_second"))
+    std::printf("  encode_text %.1f texts/s (%lld tokens computed)\n", j["encode_text_per_second"].get<double>(),
+                (long long)model.text_tower().tokens_used());
+  if (a.tower == "text") return;
+  std::printf("  encode_image time per batch by scope:\n");
+  for (auto& e : profile::report())
+    std::printf("    %-22s %8.1f ms  %6ld calls\n", e.name.c_str(), 1000 * e.seconds / double(steps), e.calls / steps);
+}
+
+// Times encode_image (with its profile) on random images and encode_text on synthetic
+// captions, each after its warm-up steps; --tower image|text times one of them.
 int run_infer(const std::vector<std::string>& args) {
   BenchArgs a;
   if (!parse_flags("bench infer", args, &a)) return 0;
+  check_tower(a.tower);
   if (a.threads > 0) set_num_threads(a.threads);
   ops::backend(ops::resolve_device(a.device)).set_allow_tf32(a.allow_tf32);
   const int64_t B = a.batch_size, steps = a.steps, warm = a.warmup_steps;
@@ -265,46 +300,38 @@ int run_infer(const std::vector<std::string>& args) {
   int lo, hi;
   text_lengths(a, ctx, &lo, &hi);
   std::vector<int32_t> tokens = synthetic_tokens(B, ctx, cfg.text.vocab_size, lo, hi, rng);
-  for (int64_t i = 0; i < warm; ++i) model.encode_image(images.data(), B, out.data());
-  profile::reset();
-  profile::set_enabled(true);  // encode_image's scopes (per batch), as bench train's per step
-  Timer t;
-  double cpu0 = cpu_seconds();
-  for (int64_t i = 0; i < steps; ++i) model.encode_image(images.data(), B, out.data());
-  const double img_s = double(B * steps) / t.seconds(), img_cpu = (cpu_seconds() - cpu0) / double(steps);
-  profile::set_enabled(false);
-  const bool synced = synced_profile(model.backend(), steps, [&] { model.encode_image(images.data(), B, out.data()); });
-  for (int64_t i = 0; i < warm; ++i) model.encode_text(tokens.data(), B, out.data());
-  t.reset();
-  for (int64_t i = 0; i < steps; ++i) model.encode_text(tokens.data(), B, out.data());
-  const double txt_s = double(B * steps) / t.seconds();
   // The precision that ran (int8 on a CPU without VNNI falls back: Clip::set_precision).
   nlohmann::json j = {{"model", cfg.name},
                       {"batch_size", B},
                       {"precision", precision_name(model.precision())},
                       {"threads", num_threads()},
-                      {"encode_image_per_second", img_s},
-                      {"encode_image_cpu_seconds_per_batch", img_cpu},
-                      {"loadavg", load_average()},
-                      {"encode_text_per_second", txt_s},
-                      {"text_tokens_computed", model.text_tower().tokens_used()}};
-  nlohmann::json ops_j = nlohmann::json::array();
-  for (auto& e : profile::report())
-    ops_j.push_back({{"name", e.name}, {"seconds_per_batch", e.seconds / double(steps)}, {"calls_per_batch", e.calls / steps}});
-  j["encode_image_profile"] = ops_j;
-  j["profile_synced"] = synced;
-  if (a.json) {
-    std::printf("%s\n", j.dump().c_str());
-  } else {
-    std::printf(
-        "bench infer %s  batch %lld  %s  threads %d\n  encode_image %.2f images/s   encode_text %.1f texts/s "
-        "(%lld tokens computed)\n",
-        cfg.name.c_str(), (long long)B, precision_name(model.precision()), num_threads(), img_s, txt_s,
-        (long long)model.text_tower().tokens_used());
-    std::printf("  encode_image time per batch by scope:\n");
+                      {"loadavg", load_average()}};
+  if (a.tower != "text") {
+    const auto image = [&] { model.encode_image(images.data(), B, out.data()); };
+    for (int64_t i = 0; i < warm; ++i) image();
+    profile::reset();
+    profile::set_enabled(true);  // encode_image's scopes (per batch), as bench train's per step
+    const Timed t = timed(steps, image);
+    profile::set_enabled(false);
+    const bool synced = synced_profile(model.backend(), steps, image);
+    j["encode_image_per_second"] = double(B * steps) / t.secs;
+    j["encode_image_cpu_seconds_per_batch"] = t.cpu_secs / double(steps);
+    nlohmann::json ops_j = nlohmann::json::array();
     for (auto& e : profile::report())
-      std::printf("    %-22s %8.1f ms  %6ld calls\n", e.name.c_str(), 1000 * e.seconds / double(steps), e.calls / steps);
+      ops_j.push_back(
+          {{"name", e.name}, {"seconds_per_batch", e.seconds / double(steps)}, {"calls_per_batch", e.calls / steps}});
+    j["encode_image_profile"] = ops_j;
+    j["profile_synced"] = synced;
   }
+  if (a.tower != "image") {
+    const auto text = [&] { model.encode_text(tokens.data(), B, out.data()); };
+    for (int64_t i = 0; i < warm; ++i) text();
+    const Timed t = timed(steps, text);
+    j["encode_text_per_second"] = double(B * steps) / t.secs;
+    j["encode_text_cpu_seconds_per_batch"] = t.cpu_secs / double(steps);
+    j["text_tokens_computed"] = model.text_tower().tokens_used();
+  }
+  print_infer(a, model, j, steps);
   return 0;
 }
 

@@ -43,6 +43,8 @@ void add_bench_flags(FlagList* l) {
   l->add("warmup-steps", T::Int, "1", "untimed steps first").on(ti).bind(&cli::BenchArgs::warmup_steps);
   l->add("text-len", T::String, "caption", "'caption' (8-24 tokens, COCO-like) or a fixed token count").on(ti)
       .bind(&cli::BenchArgs::text_len);
+  l->add("tower", T::String, "both", "which encoders to time: image, text or both").on({"bench infer"})
+      .bind(&cli::BenchArgs::tower);
   l->add("classes", T::Int, "1000", "ImageNet classes to use (first N)").on({"bench zeroshot"})
       .bind(&cli::BenchArgs::classes);
   l->add("templates", T::Int, "80", "OpenAI templates to use (first N)").on({"bench zeroshot"})

@@ -41,7 +41,9 @@ void StackMemory::plan(int64_t B, int64_t T, int64_t W, int64_t H, int64_t F, in
   // that is 150 + 37.5 + 29 MiB per layer.
   const bool lean = bf16_acts && training;
   const size_t qkv_ao = bf16_acts ? up16((3 * btw + 1) / 2) + up16((btw + 1) / 2) : up16(3 * btw) + up16(btw);
-  const size_t att_xm_h = lean ? 0 : up16(size_t(B * H * T * T)) + up16(btw) + up16(bt * F);
+  // att only in training (fp32): inference computes each (b, h) block of the probabilities in
+  // cache (ops/attention.h, att null), so its plans hold no [B,H,T,T] buffer.
+  const size_t att_xm_h = lean ? 0 : (training ? up16(size_t(B * H * T * T)) : 0) + up16(btw) + up16(bt * F);
   layer_stride_ = up16(btw) + up16(bt) * 4 + qkv_ao + att_xm_h;
   const size_t slots = training && !checkpoint_ ? size_t(layers) : 1;
   // output + forward scratch (LayerNorm output, activated MLP hidden) + backward scratch
@@ -94,7 +96,7 @@ BlockActs StackMemory::layer(int64_t l, int64_t B, int64_t T) {
   } else {
     a.qkv = p, p += up16(3 * btw);
   }
-  if (!lean) a.att = p, p += up16(size_t(B_max_ * H_ * T_max_ * T_max_));
+  if (!lean && training_) a.att = p, p += up16(size_t(B_max_ * H_ * T_max_ * T_max_));
   if (bf16_acts_) {
     a.ao16 = reinterpret_cast<bf16*>(p), p += up16((btw + 1) / 2);
   } else {

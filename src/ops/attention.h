@@ -10,7 +10,9 @@
 
 namespace oc::ops {
 
-// att[B,H,T,T] keeps the softmax probabilities for backward.
+// att[B,H,T,T] keeps the softmax probabilities for backward. att null (inference, nothing
+// reads them): a backend keeps no [B,H,T,T] buffer (the cpu backend computes each (b, h)
+// block in the thread's cache-sized scratch); out is the same as with att given.
 struct AttentionForwardArgs {
   float* out;
   float* att;
@@ -34,7 +36,7 @@ struct AttentionBackwardArgs {
 
 // amp_bf16: q, k, v and out are bf16 (they are only GEMM operands), the scores, softmax and
 // its gradient are fp32, and P and dS are rounded to bf16 where they enter P@V, dQ and dK.
-// att[B,H,T,T] keeps P in fp32.
+// att[B,H,T,T] keeps P in fp32; null as in AttentionForwardArgs.
 struct AttentionForwardBf16Args {
   bf16* out;
   float* att;

@@ -199,6 +199,16 @@ void attention_cases(std::vector<OpCase>& v) {
                      tol,
                      kB16,
                      !d.big});
+        v.push_back({"attention_forward_inference_" + tag,  // att null: no probabilities kept
+                     {O(B * T * C), I(B * T * 3 * C)},
+                     [=](Backend& b, const Ptrs& p, float*) {
+                       b.run(AttentionForwardArgs{.out = p.f(0), .att = nullptr, .qkv = p.f(1), .B = B, .Tn = T,
+                                                  .C = C, .H = H, .causal = causal, .prec = prec});
+                       return 0.0;
+                     },
+                     tol,
+                     kB16,
+                     !d.big});
         v.push_back({"attention_backward_" + tag,
                      {O(B * T * 3 * C), Scratch(att), I(B * T * C), I(B * T * 3 * C), I(att, Draw::Unit)},
                      [=](Backend& b, const Ptrs& p, float*) {
@@ -217,6 +227,17 @@ void attention_cases(std::vector<OpCase>& v) {
                [=](Backend& b, const Ptrs& p, float*) {
                  b.run(AttentionForwardBf16Args{.out = p.h(0), .att = p.f(1), .qkv = p.h(2), .B = B, .Tn = T, .C = C,
                                                 .H = H, .causal = causal});
+                 return 0.0;
+               },
+               kF32,
+               kB16,
+               !d.big});
+          v.push_back(
+              {"attention_forward_bf16_inference_" + d.name + (causal ? "_causal" : ""),
+               {O16(B * T * C), I16(B * T * 3 * C)},
+               [=](Backend& b, const Ptrs& p, float*) {
+                 b.run(AttentionForwardBf16Args{.out = p.h(0), .att = nullptr, .qkv = p.h(1), .B = B, .Tn = T,
+                                                .C = C, .H = H, .causal = causal});
                  return 0.0;
                },
                kF32,

@@ -2,6 +2,9 @@
 // entries are exactly 0 and never exponentiated), then P @ V. The (b, h) pairs are split
 // across threads; each gemm inside runs single-threaded (oneDNN sees the parallel region),
 // and every pair writes its own rows/columns, so there is nothing to reduce.
+// att null (inference: no backward reads the probabilities): each pair's [T,T] block lives in
+// the computing thread's scratch (Scratch::Attn), in cache, and no [B,H,T,T] buffer exists;
+// the arithmetic is the same, so the outputs are bitwise those with att given.
 #include "ops/cpu/attention.h"
 #include "ops/cpu/cpu_backend.h"
 #include "ops/cpu/gemm.h"
@@ -36,7 +39,7 @@ void attention_forward(T* out, T* att, const T* qkv, int64_t B, int64_t Tn, int6
     const T* q = qkv + b * Tn * C3 + h * D;
     const T* k = q + C;
     const T* v = q + 2 * C;
-    T* P = att + bh * Tn * Tn;
+    T* P = att ? att + bh * Tn * Tn : cpu::thread_scratch<T>(cpu::Scratch::Attn, size_t(Tn * Tn));
     gemm<T>(false, true, Tn, Tn, D, 1.0f, q, C3, k, C3, 0.0f, P, Tn, prec);  // raw scores
     for (int64_t i = 0; i < Tn; ++i) softmax_row(P + i * Tn, causal ? i + 1 : Tn, Tn, scale);
     gemm<T>(false, false, Tn, D, Tn, 1.0f, P, Tn, v, C3, 0.0f, out + b * Tn * C + h * D, C, prec);
@@ -95,13 +98,13 @@ void attention_forward_bf16_sgemm(bf16* out, float* att, const bf16* qkv, int64_
 #pragma omp parallel for schedule(static)
   for (int64_t bh = 0; bh < B * H; ++bh) {
     const int64_t b = bh / H, h = bh % H;
-    float* s = cpu::thread_scratch<float>(cpu::Scratch::Attn, size_t(4 * Tn * D + Tn * Tn));
+    float* s = cpu::thread_scratch<float>(cpu::Scratch::Attn, size_t(4 * Tn * D + (att ? 1 : 2) * Tn * Tn));
     float *q = s, *k = q + Tn * D, *v = k + Tn * D, *o = v + Tn * D, *pr = o + Tn * D;
     const bf16* qs = qkv + b * Tn * C3 + h * D;
     widen_head(q, qs, Tn, D, C3);
     widen_head(k, qs + C, Tn, D, C3);
     widen_head(v, qs + 2 * C, Tn, D, C3);
-    float* P = att + bh * Tn * Tn;
+    float* P = att ? att + bh * Tn * Tn : pr + Tn * Tn;  // att null: in this thread's scratch
     sgemm1(false, true, Tn, Tn, D, q, D, k, D, P, Tn);  // raw scores
     for (int64_t i = 0; i < Tn; ++i) softmax_row(P + i * Tn, causal ? i + 1 : Tn, Tn, scale);
     cpu::round_row(pr, P, Tn * Tn);

@@ -303,14 +303,15 @@ const uint16_t* bits(const bf16* p) { return reinterpret_cast<const uint16_t*>(p
 
 }  // namespace
 
-// Head (b, h): S = q k^T into att, softmax in place, O = bf16(P) v rounded into out.
+// Head (b, h): S = q k^T into att (att null, inference: into this thread's scratch), softmax
+// in place, O = bf16(P) v rounded into out.
 OC_AVX512 void attention_head_forward_avx512(bf16* out, float* att, const bf16* qkv, int64_t b, int64_t h, int64_t T,
                                              int64_t C, int64_t H, bool causal) {
   const int64_t D = C / H, C3 = 3 * C, T16 = up16(T), D16 = up16(D);
   const float scale = 1.0f / std::sqrt(float(D));
-  float* S = att + (b * H + h) * T * T;
-  float* s = thread_scratch<float>(Scratch::Attn, size_t(T * D16 + D * T16 + T * D16 + T * T));
+  float* s = thread_scratch<float>(Scratch::Attn, size_t(T * D16 + D * T16 + T * D16 + (att ? 1 : 2) * T * T));
   float *qf = s, *kt = qf + T * D16, *vf = kt + D * T16, *pr = vf + T * D16;
+  float* S = att ? att + (b * H + h) * T * T : pr + T * T;
   const uint16_t* q = bits(qkv + b * T * C3 + h * D);
   widen_rows(qf, D16, q, C3, T, D);
   widen_transposed(kt, T16, q + C, C3, T, D);

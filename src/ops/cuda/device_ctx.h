@@ -18,6 +18,7 @@ enum class Slot {
   Index,
   AdamChunks,
   AttentionDS,
+  AttentionP,  // the probabilities of an inference forward (att null)
   LossLogits,
   LossParts,
   ColumnParts,

@@ -60,12 +60,21 @@ XAttnShape self_shape(const char* op, int64_t B, int64_t T, int64_t C, int64_t H
   return xattn_shape(op, 3 * C, 3 * C, 3 * C, B, T, T, C, H);
 }
 
+// att null (inference, ops/attention.h): the kernels still write P, into the backend's scratch
+// (one [B,H,T,T] slot reused by every layer) rather than a buffer of the caller's plan.
+template <typename Args>
+Args with_probs(DeviceCtx& c, Args a) {
+  if (!a.att) a.att = c.scratch.get<float>(Slot::AttentionP, a.B * a.H * a.Tn * a.Tn);
+  return a;
+}
+
 }  // namespace
 
 // Batched GEMMs (attention_gemm.cpp) with OPENCLIP_CUDA_ATTENTION=gemm; else sequences
 // whose K and V fit one block's shared memory: kernels_attention.cu; longer ones (SigLIP at
 // 384 px: T = 576, 729): the strided-row kernels, which have no such bound.
-void attention_forward(DeviceCtx& c, const AttentionForwardArgs& a) {
+void attention_forward(DeviceCtx& c, const AttentionForwardArgs& args) {
+  const AttentionForwardArgs a = with_probs(c, args);
   check_heads(a.C, a.H);
   if (gemm_attention_enabled()) return attention_gemm_forward(c, a);
   const bool r16 = a.prec == Prec::BF16;
@@ -88,7 +97,8 @@ void attention_backward(DeviceCtx& c, const AttentionBackwardArgs& a) {
                                a.qkv + 2 * a.C, a.att, self_shape("attention_backward", a.B, a.Tn, a.C, a.H), r16,
                                c.s));
 }
-void attention_forward_bf16(DeviceCtx& c, const AttentionForwardBf16Args& a) {
+void attention_forward_bf16(DeviceCtx& c, const AttentionForwardBf16Args& args) {
+  const AttentionForwardBf16Args a = with_probs(c, args);
   check_heads(a.C, a.H);
   if (gemm_attention_enabled()) return attention_gemm_forward_bf16(c, a);
   const bf16_t* qkv = b16(a.qkv);

@@ -131,10 +131,11 @@ template <typename In, typename Out>
 void forward_heads(Out* out, float* att, const In* qkv, int64_t B, int64_t Tn, int64_t C, int64_t H, bool causal,
                    bool bf16) {
   check_heads(C, H);
+  std::vector<float> own(att ? 0 : size_t(Tn * Tn));  // att null (inference): P not kept
   for (int64_t b = 0; b < B; ++b)
     for (int64_t hd = 0; hd < H; ++hd) {
       const Head h = load_head(qkv, b, hd, Tn, C, H);
-      float* P = att + (b * H + hd) * Tn * Tn;
+      float* P = att ? att + (b * H + hd) * Tn * Tn : own.data();
       softmax_probs(P, h, causal, bf16);
       probs_times_v(out + b * Tn * C + hd * h.D, C, P, h, bf16);
     }
