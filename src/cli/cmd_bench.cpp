@@ -109,6 +109,7 @@ InferenceModel bench_model(const BenchArgs& a, int64_t B, uint64_t seed, bool to
   io.model = a.model;
   io.weights = a.pretrained;  // empty: random weights from `seed` (a whole model brings its own)
   io.precision = a.precision;
+  io.int8_scales = a.int8_scales;
   io.device = a.device;
   io.max_batch = int(B);
   io.seed = seed;

@@ -36,6 +36,20 @@ void add_inference_flags(FlagList* l) {
   l->add("k", T::Int, "10", "number of results").on({"index search"}).bind(&cli::IndexSearchArgs::k);
 }
 
+void add_quantize_flags(FlagList* l) {
+  l->section("quantize");
+  const std::vector<std::string> q = {"quantize"};
+  l->add("calib", T::String, "", "folder of calibration images (recursive; .jpg .jpeg .png .webp; unreadable ones "
+         "are counted and skipped)").on(q).bind(&cli::QuantizeArgs::calib);
+  l->add("calib-captions", T::String, "", "calibration texts, one per line (default: OpenCLIP's 80 ImageNet "
+         "zero-shot templates over 10 of its class names, 800 captions)").on(q)
+      .bind(&cli::QuantizeArgs::calib_captions);
+  l->add("calib-images", T::Int, "512", "use at most this many images of --calib (the first in sorted order; 0: "
+         "all)").on(q).at_least(0).bind(&cli::QuantizeArgs::calib_images);
+  l->add("out", T::String, "", "the scales file, also -o (default: <weights stem>.int8.safetensors beside the "
+         "weights, where --precision int8 finds it)").on(q).bind(&cli::QuantizeArgs::out);
+}
+
 void add_bench_flags(FlagList* l) {
   l->section("bench");
   const std::vector<std::string> ti = {"bench train", "bench infer"};
@@ -265,6 +279,7 @@ void add_serve_flags(FlagList* l) {
 void add_tool_flags(FlagList* l) {
   add_inference_flags(l);
   add_bench_flags(l);
+  add_quantize_flags(l);
   add_demo_flags(l);
   add_data_tool_flags(l);
   add_download_flags(l);
