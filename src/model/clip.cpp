@@ -83,7 +83,8 @@ void Clip::set_int8_scales(std::shared_ptr<const Int8Scales> s) {
 
 std::string Clip::precision_label() const {
   if (prec_ != Precision::Int8) return precision_name(prec_);
-  return scales_ ? fmt::format("int8 static ({})", scales_->file) : "int8 dynamic";
+  if (!scales_) return "int8 dynamic";
+  return fmt::format("int8 static ({})", scales_->file.empty() ? "calibrated in this process" : scales_->file);
 }
 
 void Clip::refresh_bf16(bool vision, bool text) {
