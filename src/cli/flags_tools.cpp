@@ -48,6 +48,13 @@ void add_quantize_flags(FlagList* l) {
          "all)").on(q).at_least(0).bind(&cli::QuantizeArgs::calib_images);
   l->add("out", T::String, "", "the scales file, also -o (default: <weights stem>.int8.safetensors beside the "
          "weights, where --precision int8 finds it)").on(q).bind(&cli::QuantizeArgs::out);
+  l->add("int8-scales", T::String, "", "static int8 activation scales from `openclip quantize` (default: "
+         "<weights stem>.int8.safetensors beside the weights when it exists; without one, int8 quantizes "
+         "activations per row on each call)")
+      .on({"eval", "classify", "embed", "index build", "bench infer", "serve"}).ours()
+      .bind(&openclip::LoadOptions::int8_scales).bind(&EvalArgs::int8_scales)
+      .bind(&index::BuildOptions::int8_scales).bind(&serve::ServeOptions::int8_scales)
+      .bind(&cli::BenchArgs::int8_scales);
 }
 
 void add_bench_flags(FlagList* l) {

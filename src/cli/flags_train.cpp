@@ -77,8 +77,7 @@ static void add_data_flags(FlagList* l) {
       .on({"train", "eval", "embed", "index build", "bench train", "bench infer", "bench zeroshot", "bench data", "demo",
            "quantize"})
       .def("embed", "32").def("index build", "32").def("quantize", "32").def("bench train", "128").def("demo", "")
-      .at_least(1)
-      .bind(&cli::QuantizeArgs::batch_size)
+      .at_least(1).bind(&cli::QuantizeArgs::batch_size)
       .bind(&D::batch_size).bind(&EvalArgs::batch_size).bind(&openclip::LoadOptions::batch_size)
       .bind(&index::BuildOptions::batch).bind(&cli::BenchArgs::batch_size)
       .bind(&data::DataConfig::batch_size).bind(&cli::DemoArgs::batch_size);
@@ -173,7 +172,8 @@ static void add_model_flags(FlagList* l) {
          "does ($HF_ENDPOINT, $HF_TOKEN, $HF_HUB_OFFLINE=1: the cache only)")
       .on({"train", "eval", "classify", "embed", "index build", "index search", "serve", "bench infer", "bench zeroshot",
            "quantize"})
-      .bind(&TA::pretrained).bind(&cli::QuantizeArgs::pretrained).bind(&EvalArgs::pretrained).bind(&cli::ModelArgs::pretrained).bind(&cli::BenchArgs::pretrained)
+      .bind(&TA::pretrained).bind(&EvalArgs::pretrained).bind(&cli::ModelArgs::pretrained).bind(&cli::BenchArgs::pretrained)
+      .bind(&cli::QuantizeArgs::pretrained)
       .bind(&index::BuildOptions::weights).bind(&cli::IndexSearchArgs::pretrained).bind(&serve::ServeOptions::weights);
   l->add("pretrained-image", T::Flag, "", "timm ImageNet weights").not_built("timm towers are not supported").on(t);
   l->add("image-mean", T::List, "", "normalization mean (1 or 3 values)").on(t).bind(&TA::image_mean);
@@ -199,12 +199,15 @@ static void add_model_flags(FlagList* l) {
   l->add("torchcompile", T::Flag, "", "torch.compile").not_built(torch_only).on(t);
   l->add("trace", T::Flag, "", "torch.jit.trace").not_built(torch_only).on(t);
   l->add("use-bnb-linear", T::String, "", "bitsandbytes linear").not_built("bitsandbytes' 8-bit layers are CUDA kernels").on(t);
+}
 
+static void add_precision_flags(FlagList* l) {
+  const std::vector<std::string> t = {"train"};
   l->section("precision, device, distributed");
   Flag& p = l->add("precision", T::String, "amp_bf16",
                    "amp, amp_bf16 and amp_bfloat16: bf16 autocast (amp is fp16 autocast with a GradScaler on CUDA "
                    "in OpenCLIP); bf16, pure_bf16: bf16 weights; fp32; int8 (inference, ViT towers: int8 block "
-                   "GEMMs; no VNNI: a warning and amp_bf16/fp32); fp16 and pure_fp16 are refused on the CPU")
+                   "GEMMs, activations quantized per row or with --int8-scales; no VNNI: a warning and amp_bf16/fp32); fp16 and pure_fp16 are refused on the CPU")
                 .on({"train", "eval", "classify", "embed", "index build", "bench train", "bench infer",
                      "bench zeroshot", "demo", "serve"})
                 .def("train", "amp").def("demo", "")
@@ -215,13 +218,6 @@ static void add_model_flags(FlagList* l) {
       .bind(&serve::ServeOptions::precision, kPrecisionNames).bind(&cli::BenchArgs::precision, kPrecisionNames)
       .bind(&cli::DemoArgs::precision);
   for (const char* c : kInference) p.def(c, "fp32");
-  l->add("int8-scales", T::String, "", "static int8 activation scales from `openclip quantize` (default: "
-         "<weights stem>.int8.safetensors beside the weights when it exists; without one, int8 quantizes "
-         "activations per row on each call)")
-      .on({"eval", "classify", "embed", "index build", "bench infer", "serve"}).ours()
-      .bind(&openclip::LoadOptions::int8_scales).bind(&EvalArgs::int8_scales)
-      .bind(&index::BuildOptions::int8_scales).bind(&serve::ServeOptions::int8_scales)
-      .bind(&cli::BenchArgs::int8_scales);
   l->add("device", T::String, "cpu", "compute backend: cpu, ref (plain reference loops), or cuda in a CUDA build "
          "with a visible GPU (otherwise an error saying which is missing); `openclip info` lists them")
       .on({"train", "eval", "classify", "embed", "index build", "index search", "serve", "bench train", "bench infer",
@@ -236,8 +232,8 @@ static void add_model_flags(FlagList* l) {
   l->add("no-set-device-rank", T::Flag, "", "accepted for compatibility (no effect on CPU)").on(t).no_op();
   l->add("threads", T::Int, "0", "compute threads per process (0 = all cores)")
       .on({"train", "eval", "bench train", "bench infer", "bench zeroshot", "demo", "quantize"}).ours().at_least(0)
-      .at_most(kMaxThreads, "the cap on compute threads").bind(&TA::threads).bind(&cli::QuantizeArgs::threads).bind(&EvalArgs::threads)
-      .bind(&cli::BenchArgs::threads).bind(&cli::DemoArgs::threads);
+      .at_most(kMaxThreads, "the cap on compute threads").bind(&TA::threads).bind(&EvalArgs::threads)
+      .bind(&cli::BenchArgs::threads).bind(&cli::DemoArgs::threads).bind(&cli::QuantizeArgs::threads);
   l->add("dist-timeout", T::Float, "600", "seconds a collective may wait for the other ranks before the job is "
          "aborted with a message (a rank died or hangs)").on(t).ours().bind(&TA::dist_timeout);
 }
@@ -288,6 +284,7 @@ void add_train_flags(FlagList* l) {
   add_data_flags(l);
   add_optimization_flags(l);
   add_model_flags(l);
+  add_precision_flags(l);
   add_logging_flags(l);
 }
 
