@@ -67,8 +67,9 @@ int run(const std::vector<std::string>& args) {
   if (!parse_flags("quantize", a, &q)) return 0;
   // Random weights (seed 0, as bench infer's) only with --out: scales for benchmarks, nothing to sit beside.
   if (q.pretrained.empty() && !model_carries_weights(q.model) && q.out.empty())
-    OC_USER_ERROR("quantize needs --pretrained WEIGHTS|TAG|hf-hub:ORG/NAME, --model a hub folder, or --out FILE "
-                  "(then random weights, for benchmarks)");
+    OC_USER_ERROR(
+        "quantize needs --pretrained WEIGHTS|TAG|hf-hub:ORG/NAME, --model a hub folder, or --out FILE "
+        "(then random weights, for benchmarks)");
   const std::vector<std::string> images = calibration_images(q.calib, q.calib_images);
   const std::vector<std::string> captions = calibration_captions(q.calib_captions);
   InferenceOptions io;

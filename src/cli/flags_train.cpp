@@ -207,7 +207,8 @@ static void add_precision_flags(FlagList* l) {
   Flag& p = l->add("precision", T::String, "amp_bf16",
                    "amp, amp_bf16 and amp_bfloat16: bf16 autocast (amp is fp16 autocast with a GradScaler on CUDA "
                    "in OpenCLIP); bf16, pure_bf16: bf16 weights; fp32; int8 (inference, ViT towers: int8 block "
-                   "GEMMs, activations quantized per row or with --int8-scales; no VNNI: a warning and amp_bf16/fp32); fp16 and pure_fp16 are refused on the CPU")
+                   "GEMMs, activations quantized per row or with --int8-scales; no VNNI: a warning and "
+                   "amp_bf16/fp32); fp16 and pure_fp16 are refused on the CPU")
                 .on({"train", "eval", "classify", "embed", "index build", "bench train", "bench infer",
                      "bench zeroshot", "demo", "serve"})
                 .def("train", "amp").def("demo", "")

@@ -65,8 +65,8 @@ void block_forward_int8(const BlockParams& P, const BlockWeightsInt8& W8, const 
     const ops::Int8Out ao = int8_rows(a.ao16, N, W, s);
     {
       OC_PROFILE("attention_int8");
-      ops::attention_int8(*d.be, {.out = ao, .att = a.att, .qkv = a.qkv16, .B = d.B, .Tn = d.T, .C = W, .H = d.H,
-                                  .causal = d.causal});
+      ops::attention_int8(
+          *d.be, {.out = ao, .att = a.att, .qkv = a.qkv16, .B = d.B, .Tn = d.T, .C = W, .H = d.H, .causal = d.causal});
     }
     const ops::Int8Rows ao_q = rows(ao);
     gemm("linear_int8", {.W = W8.out_w, .C = xm, .Aq = &ao_q}, P.out_b, false);

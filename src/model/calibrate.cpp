@@ -58,8 +58,8 @@ CalibrationReport calibrate_int8(InferenceModel& model, std::span<const std::str
     ActRanges::Scope scope(ranges);
     r.scales.calib_images = encode_images(model, images, &r);
     if (r.scales.calib_images == 0)
-      OC_USER_ERROR("quantize: no readable calibration image among {} ({} unreadable{}{})", images.size(),
-                    r.unreadable, r.first_error.empty() ? "" : ", first: ", r.first_error);
+      OC_USER_ERROR("quantize: no readable calibration image among {} ({} unreadable{}{})", images.size(), r.unreadable,
+                    r.first_error.empty() ? "" : ", first: ", r.first_error);
     for (size_t i = 0; i < captions.size(); i += size_t(model.max_batch())) {
       const size_t n = std::min(captions.size() - i, size_t(model.max_batch()));
       model.encode_texts(captions.subspan(i, n));

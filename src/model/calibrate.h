@@ -15,8 +15,8 @@ namespace oc {
 
 struct CalibrationReport {
   Int8Scales scales;
-  int64_t unreadable = 0;     // image files that could not be decoded (skipped)
-  std::string first_error;    // the first of them, "path: why"
+  int64_t unreadable = 0;   // image files that could not be decoded (skipped)
+  std::string first_error;  // the first of them, "path: why"
 };
 
 // `model` loaded with fp32 (an error otherwise, and for an image tower without an int8 path,

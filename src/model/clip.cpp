@@ -74,7 +74,8 @@ void Clip::set_int8_scales(std::shared_ptr<const Int8Scales> s) {
         OC_USER_ERROR("int8 scales {}: no tensor {} (model {})", s->file, int8_scale_name(w), cfg_.name);
     }
     for (const auto& [name, v] : s->scale)
-      if (!want.count(name)) OC_USER_ERROR("int8 scales {}: tensor {} is not an int8 GEMM of {}", s->file, name, cfg_.name);
+      if (!want.count(name))
+        OC_USER_ERROR("int8 scales {}: tensor {} is not an int8 GEMM of {}", s->file, name, cfg_.name);
   }
   scales_ = std::move(s);
   w8_.clear();  // quantized again, with the new scales, when next encoded

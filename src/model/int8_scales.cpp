@@ -75,11 +75,11 @@ void write_int8_scales(const std::string& path, const Int8Scales& s) {
     tensors.push_back({name, HostTensor::from_f32({1}, std::span<const float>(&v, 1))});
   }
   io::write_safetensors(path, tensors,
-                    {{"format", kInt8ScalesFormat},
-                     {"format_version", kInt8ScalesVersion},
-                     {"model", s.model},
-                     {"calibration_images", std::to_string(s.calib_images)},
-                     {"calibration_texts", std::to_string(s.calib_texts)}});
+                        {{"format", kInt8ScalesFormat},
+                         {"format_version", kInt8ScalesVersion},
+                         {"model", s.model},
+                         {"calibration_images", std::to_string(s.calib_images)},
+                         {"calibration_texts", std::to_string(s.calib_texts)}});
 }
 
 }  // namespace oc

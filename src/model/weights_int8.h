@@ -37,8 +37,8 @@ class Int8Weights {
   // Quantizes the vision and/or text weights of `w` (bound to `base`, laid out by `table`) on
   // `be`; the others are released. With `scales`, each weight carries its input's static
   // scale (an error naming the tensor and file where one is missing).
-  void build(const ParamTable& table, const Int8Sources& w, const float* base, ops::Backend& be, bool vision,
-             bool text, const Int8Scales* scales = nullptr);
+  void build(const ParamTable& table, const Int8Sources& w, const float* base, ops::Backend& be, bool vision, bool text,
+             const Int8Scales* scales = nullptr);
   void clear();
   const std::vector<BlockWeightsInt8>& vision() const { return v_; }
   const std::vector<BlockWeightsInt8>& text() const { return t_; }

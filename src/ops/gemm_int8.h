@@ -32,7 +32,7 @@ class Int8Weight {
  public:
   virtual ~Int8Weight() = default;
   int64_t N = 0, K = 0;
-  std::string name;           // the parameter it came from, for errors
+  std::string name;          // the parameter it came from, for errors
   float input_scale = 0.0f;  // the static scale of its input; 0: dynamic (per row, on each call)
 };
 

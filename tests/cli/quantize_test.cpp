@@ -26,7 +26,8 @@ TEST(CliQuantize, WritesScalesBesideTheWeightsThatInt8Loads) {
   fs::write_atomic(f.dir + "/img/broken.jpg", std::string("\xff\xd8 not really"));
   fs::write_atomic(f.dir + "/caps.txt", std::string("a photo of a cat\r\n\na drawing of a boat\n"));
   const std::string m = " --model test-tiny --pretrained " + f.weights;
-  ::oc::test::Run r = run(openclip() + " quantize" + m + " --calib " + f.dir + "/img --calib-captions " + f.dir + "/caps.txt");
+  ::oc::test::Run r =
+      run(openclip() + " quantize" + m + " --calib " + f.dir + "/img --calib-captions " + f.dir + "/caps.txt");
   ASSERT_EQ(r.status, 0) << r.out;
   const std::string beside = f.dir + "/w.int8.safetensors";
   EXPECT_NE(r.out.find("wrote " + beside), std::string::npos) << r.out;
@@ -37,18 +38,19 @@ TEST(CliQuantize, WritesScalesBesideTheWeightsThatInt8Loads) {
   EXPECT_EQ(s.calib_images, 5);
   EXPECT_EQ(s.calib_texts, 2);
   // -o and --calib-images: another file, from the first 2 images.
-  r = run(openclip() + " quantize" + m + " --calib " + f.dir + "/img --calib-images 2 -o " + f.dir + "/two.safetensors");
+  r = run(openclip() + " quantize" + m + " --calib " + f.dir + "/img --calib-images 2 -o " + f.dir +
+          "/two.safetensors");
   ASSERT_EQ(r.status, 0) << r.out;
   EXPECT_EQ(read_int8_scales(f.dir + "/two.safetensors").calib_images, 2);
   EXPECT_EQ(read_int8_scales(f.dir + "/two.safetensors").calib_texts, 800) << "the default captions";
 
   if (!ops::has_int8(ops::backend("cpu"))) GTEST_SKIP() << "this CPU has no VNNI: int8 falls back";
-  ::oc::test::Run q = run(openclip() + " embed" + m + " --images " + f.dir + "/img/0.png --precision int8 --out " + f.dir +
-              "/q.safetensors");
+  ::oc::test::Run q = run(openclip() + " embed" + m + " --images " + f.dir + "/img/0.png --precision int8 --out " +
+                          f.dir + "/q.safetensors");
   ASSERT_EQ(q.status, 0) << q.out;
   EXPECT_NE(q.out.find("precision: int8 static (" + beside + ")"), std::string::npos) << q.out;
-  ::oc::test::Run p = run(openclip() + " embed" + m + " --images " + f.dir + "/img/0.png --precision fp32 --out " + f.dir +
-              "/p.safetensors");
+  ::oc::test::Run p = run(openclip() + " embed" + m + " --images " + f.dir + "/img/0.png --precision fp32 --out " +
+                          f.dir + "/p.safetensors");
   ASSERT_EQ(p.status, 0) << p.out;
   auto first = [](const std::string& p) { return io::read_safetensors(p).value().tensors.at(0).second.to_f32(); };
   const auto a = first(f.dir + "/q.safetensors"), b = first(f.dir + "/p.safetensors");

@@ -48,8 +48,11 @@ double cosine(const float* a, const float* b, int64_t n) {
 void write_raw(const std::string& path, const std::vector<std::pair<std::string, HostTensor>>& t,
                const std::string& format = kInt8ScalesFormat) {
   io::write_safetensors(path, t,
-                        {{"format", format}, {"format_version", "1"}, {"model", "test-tiny"},
-                         {"calibration_images", "4"}, {"calibration_texts", "3"}});
+                        {{"format", format},
+                         {"format_version", "1"},
+                         {"model", "test-tiny"},
+                         {"calibration_images", "4"},
+                         {"calibration_texts", "3"}});
 }
 HostTensor f32(Shape s, std::vector<float> v) { return HostTensor::from_f32(std::move(s), v); }
 
@@ -79,7 +82,7 @@ TEST(Int8Scales, BadFilesAreErrorsNamingTheTensorAndFile) {
   const std::string n = "visual.transformer.resblocks.0.mlp.c_fc.input_scale";
   const float nan = std::numeric_limits<float>::quiet_NaN(), inf = std::numeric_limits<float>::infinity();
   const std::vector<std::pair<std::string, HostTensor>> cases[] = {
-      {{n, f32({2}, {0.1f, 0.2f})}}, {{n, f32({1}, {nan})}}, {{n, f32({1}, {inf})}},
+      {{n, f32({2}, {0.1f, 0.2f})}}, {{n, f32({1}, {nan})}},   {{n, f32({1}, {inf})}},
       {{n, f32({1}, {0.0f})}},       {{n, f32({1}, {-0.5f})}}, {{n, f32({1, 1}, {0.1f})}}};
   int i = 0;
   for (const auto& c : cases) {

@@ -115,14 +115,30 @@ TEST(GemmInt8Static, LayerNormQuantizesWithTheStaticScale) {
   auto x = normal(size_t(N * C), 7, 2.0f);
   x[size_t(5 * C + 1)] = std::numeric_limits<float>::infinity();
   const auto w = normal(size_t(C), 8), b = normal(size_t(C), 9);
-  std::vector<float> ln(x.size()), mean(static_cast<size_t>(N)), rstd(static_cast<size_t>(N)), mean8(mean), rstd8(rstd), x8 = x;
-  cpu().run(ops::LayerNormForwardArgs{.out = ln.data(), .mean = mean.data(), .rstd = rstd.data(), .inp = x.data(),
-                                      .weight = w.data(), .bias = b.data(), .N = N, .C = C, .eps = 1e-5});
+  std::vector<float> ln(x.size()), mean(static_cast<size_t>(N)), rstd(static_cast<size_t>(N)), mean8(mean), rstd8(rstd),
+      x8 = x;
+  cpu().run(ops::LayerNormForwardArgs{.out = ln.data(),
+                                      .mean = mean.data(),
+                                      .rstd = rstd.data(),
+                                      .inp = x.data(),
+                                      .weight = w.data(),
+                                      .bias = b.data(),
+                                      .N = N,
+                                      .C = C,
+                                      .eps = 1e-5});
   std::vector<int8_t> q(x.size());
   std::vector<float> scale(static_cast<size_t>(N));
   const float s = 0.03f;
-  ops::layernorm_int8(cpu(), {.q = q.data(), .scale = scale.data(), .mean = mean8.data(), .rstd = rstd8.data(),
-                              .inp = x8.data(), .weight = w.data(), .bias = b.data(), .N = N, .C = C, .eps = 1e-5,
+  ops::layernorm_int8(cpu(), {.q = q.data(),
+                              .scale = scale.data(),
+                              .mean = mean8.data(),
+                              .rstd = rstd8.data(),
+                              .inp = x8.data(),
+                              .weight = w.data(),
+                              .bias = b.data(),
+                              .N = N,
+                              .C = C,
+                              .eps = 1e-5,
                               .static_scale = s});
   for (int64_t i = 0; i < N; ++i) {
     if (i == 5) {
@@ -153,8 +169,14 @@ void check_attention_int8(bool fallback) {
       .out = out.data(), .att = att.data(), .qkv = qkv.data(), .B = B, .Tn = T, .C = C, .H = H, .causal = false});
   std::vector<int8_t> q(out.size());
   const float s = 0.008f;
-  ops::attention_int8(cpu(), {.out = {q.data(), scale.data(), s}, .att = att.data(), .qkv = qkv.data(), .B = B,
-                              .Tn = T, .C = C, .H = H, .causal = false});
+  ops::attention_int8(cpu(), {.out = {q.data(), scale.data(), s},
+                              .att = att.data(),
+                              .qkv = qkv.data(),
+                              .B = B,
+                              .Tn = T,
+                              .C = C,
+                              .H = H,
+                              .causal = false});
   ops::cpu::set_attention_bf16_fallback(false);
   for (int64_t r = 0; r < B * T; ++r) {
     if (r / T == 1) {

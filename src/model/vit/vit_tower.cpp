@@ -73,8 +73,14 @@ void VisionTower::patch_embed_forward(const VitParams& p, int64_t B, ops::Prec p
     return;
   }
   observe_gemm_input(p.v_conv, patches_, B * Np * K);  // calibration only (model/act_ranges.h)
-  be_->run(ops::LinearForwardArgs{
-      .out = patch_out_, .inp = patches_, .weight = p.v_conv, .bias = nullptr, .M = B * Np, .K = K, .N = W, .prec = prec});
+  be_->run(ops::LinearForwardArgs{.out = patch_out_,
+                                  .inp = patches_,
+                                  .weight = p.v_conv,
+                                  .bias = nullptr,
+                                  .M = B * Np,
+                                  .K = K,
+                                  .N = W,
+                                  .prec = prec});
 }
 
 const float* VisionTower::forward(const float* images, int64_t B, ops::Prec prec, const ImageForward& opts) {

@@ -3,8 +3,6 @@
 // across threads; each gemm inside runs single-threaded (oneDNN sees the parallel region),
 // and every pair writes its own rows/columns, so there is nothing to reduce.
 #include "ops/cpu/attention.h"
-#include "ops/cpu/cpu_backend.h"
-#include "ops/cpu/gemm.h"
 
 #include <oneapi/dnnl/dnnl.h>
 
@@ -16,6 +14,8 @@
 #include "core/check.h"
 #include "ops/cpu/attention_internal.h"
 #include "ops/cpu/bf16_convert.h"
+#include "ops/cpu/cpu_backend.h"
+#include "ops/cpu/gemm.h"
 #include "ops/cpu/gemm_int8.h"
 #include "ops/cpu/quantize_static.h"
 #include "ops/cpu/scratch.h"
@@ -209,8 +209,8 @@ void run(const AttentionBackwardBf16Args& a) {
 }
 // Every row's scale set first; a head that meets a non-finite value marks its row NaN.
 void attention_int8(const AttentionInt8Args& a) {
-  OC_CHECK(a.H > 0 && a.C % a.H == 0 && a.out.scale_in > 0.0f, "attention_int8: width {}, {} heads, scale {}", a.C,
-           a.H, a.out.scale_in);
+  OC_CHECK(a.H > 0 && a.C % a.H == 0 && a.out.scale_in > 0.0f, "attention_int8: width {}, {} heads, scale {}", a.C, a.H,
+           a.out.scale_in);
   std::fill(a.out.scale, a.out.scale + a.B * a.Tn, a.out.scale_in);
   if (!use_avx512()) return attention_forward_bf16_sgemm(nullptr, a.att, a.qkv, a.B, a.Tn, a.C, a.H, a.causal, &a.out);
 #pragma omp parallel for schedule(static)

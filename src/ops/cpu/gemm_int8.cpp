@@ -152,8 +152,7 @@ template <typename T>
 void quantize_rows_static(const T* A, int64_t lda, int64_t M, int64_t K, int8_t* q, float* s, float s_in) {
   const float inv = 1.0f / s_in;
 #pragma omp parallel for schedule(static) if (!omp_in_parallel() && M * K >= (int64_t(1) << 14))
-  for (int64_t m = 0; m < M; ++m)
-    s[m] = quantize_static(A + m * lda, K, q + m * K, inv) ? s_in : std::nanf("");
+  for (int64_t m = 0; m < M; ++m) s[m] = quantize_static(A + m * lda, K, q + m * K, inv) ? s_in : std::nanf("");
 }
 
 // A's rows quantized into thread scratch: per row (dynamic) or with W's static input scale.
@@ -226,7 +225,16 @@ void gemm_int8(const GemmInt8Args& a) {
            w.name);
   if (M == 0) return;
   const Int8Rows in = a.Aq ? *a.Aq : quantize_input(a, w);
-  Key k{M, N, K, K, a.ldc, a.C16 != nullptr, a.e.bias != nullptr, a.e.act, int(a.e.act_fn), bool(w.packed),
+  Key k{M,
+        N,
+        K,
+        K,
+        a.ldc,
+        a.C16 != nullptr,
+        a.e.bias != nullptr,
+        a.e.act,
+        int(a.e.act_fn),
+        bool(w.packed),
         a.Cq != nullptr};
   Prim* p = &primitive(k);
   dnnl::memory wm;
