@@ -47,6 +47,7 @@ struct QuantizeArgs {
   std::string model, pretrained;
   std::string calib, calib_captions, out;
   int calib_images = 512;
+  double calib_percentile = 100.0;
   int batch_size = 32, threads = 0;
 };
 

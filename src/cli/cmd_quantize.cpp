@@ -79,10 +79,10 @@ int run(const std::vector<std::string>& args) {
   InferenceModel model(io);
   const std::string out = q.out.empty() ? int8_scales_beside(model.weights()) : q.out;
   log::info("quantize: {} on {} images, {} captions", model.cfg().name, images.size(), captions.size());
-  CalibrationReport r = calibrate_int8(model, images, captions);
+  CalibrationReport r = calibrate_int8(model, images, captions, q.calib_percentile);
   write_int8_scales(out, r.scales);
-  std::printf("wrote %s: %zu int8 scales of %s from %lld images (%lld unreadable, skipped) and %lld captions\n",
-              out.c_str(), r.scales.scale.size(), r.scales.model.c_str(), (long long)r.scales.calib_images,
+  std::printf("wrote %s: %zu int8 scales (%s) of %s from %lld images (%lld unreadable, skipped) and %lld captions\n",
+              out.c_str(), r.scales.scale.size(), r.scales.range.c_str(), r.scales.model.c_str(), (long long)r.scales.calib_images,
               (long long)r.unreadable, (long long)r.scales.calib_texts);
   return 0;
 }

@@ -46,6 +46,9 @@ void add_quantize_flags(FlagList* l) {
       .bind(&cli::QuantizeArgs::calib_captions);
   l->add("calib-images", T::Int, "512", "use at most this many images of --calib (the first in sorted order; 0: "
          "all)").on(q).at_least(0).bind(&cli::QuantizeArgs::calib_images);
+  l->add("calib-percentile", T::Float, "100", "the range recorded per GEMM input: 100 = max |x| (the default: "
+         "as close to fp32 as 99.99 or closer where measured, docs/BENCHMARKS.md); below 100, that percentile of "
+         "|x|, larger values clipping").on(q).bind(&cli::QuantizeArgs::calib_percentile);
   l->add("out", T::String, "", "the scales file, also -o (default: <weights stem>.int8.safetensors beside the "
          "weights, where --precision int8 finds it)").on(q).bind(&cli::QuantizeArgs::out);
   l->add("int8-scales", T::String, "", "static int8 activation scales from `openclip quantize` (default: "

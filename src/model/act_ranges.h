@@ -7,15 +7,20 @@
 #pragma once
 #include <cstdint>
 #include <map>
+#include <vector>
 
 namespace oc {
 
 class ActRanges {
  public:
-  // max|x| over every input seen by the GEMM of `weight` (NaN ignored: calibration data
-  // with NaN would be refused by the caller before).
-  const std::map<const float*, float>& amax() const { return amax_; }
+  // tail: the fraction of |x| values a range may leave above it (0: the max; 1e-4: the 99.99th
+  // percentile of every value the GEMM saw).
+  explicit ActRanges(double tail = 0.0) : tail_(tail) {}
   void observe(const float* weight, const float* x, int64_t n);
+  // The range of each GEMM's input, by weight: max|x| (NaN ignored), or with a tail the
+  // (tail * count)-th largest |x|, from the largest 2 * tail * n values of each call (exact
+  // unless one call holds over twice its share of the tensor's largest values).
+  std::map<const float*, float> ranges() const;
 
   class Scope {
    public:
@@ -29,7 +34,13 @@ class ActRanges {
   };
 
  private:
-  std::map<const float*, float> amax_;
+  struct Seen {
+    float amax = 0.0f;
+    int64_t count = 0;
+    std::vector<float> top;  // the largest |x| of each call (tail > 0)
+  };
+  double tail_;
+  std::map<const float*, Seen> seen_;
 };
 
 // Reports x [n] (host memory: calibration runs on the cpu backend) as the input of the GEMM

@@ -45,15 +45,17 @@ std::string param_name(const Clip& clip, const float* w) {
 }  // namespace
 
 CalibrationReport calibrate_int8(InferenceModel& model, std::span<const std::string> images,
-                                 std::span<const std::string> captions) {
+                                 std::span<const std::string> captions, double percentile) {
   Clip& clip = model.clip();
   if (const std::string why = clip.vision_tower().int8_refusal(); !why.empty())
     OC_USER_ERROR("quantize: {} {}", clip.cfg().name, why);
   OC_CHECK(clip.precision() == Precision::Fp32, "calibration runs the fp32 model, not {}",
            precision_name(clip.precision()));
   if (captions.empty()) OC_USER_ERROR("quantize: no calibration captions");
+  if (!(percentile > 0.0 && percentile <= 100.0))
+    OC_USER_ERROR("quantize: percentile {} is not in (0, 100]", percentile);
   CalibrationReport r;
-  ActRanges ranges;
+  ActRanges ranges(1.0 - percentile / 100.0);
   {
     ActRanges::Scope scope(ranges);
     r.scales.calib_images = encode_images(model, images, &r);
@@ -67,7 +69,8 @@ CalibrationReport calibrate_int8(InferenceModel& model, std::span<const std::str
     r.scales.calib_texts = int64_t(captions.size());
   }
   r.scales.model = clip.cfg().name;
-  for (const auto& [w, amax] : ranges.amax()) {
+  r.scales.range = percentile < 100.0 ? fmt::format("p{}", percentile) : "max";
+  for (const auto& [w, amax] : ranges.ranges()) {
     const std::string name = int8_scale_name(param_name(clip, w));
     if (!(amax > 0.0f)) OC_USER_ERROR("quantize: the input of {} was 0 on every calibration sample", name);
     if (!std::isfinite(amax)) OC_USER_ERROR("quantize: the input of {} overflowed (max |x| = {})", name, amax);

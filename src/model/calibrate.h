@@ -1,7 +1,8 @@
 // `openclip quantize`: static int8 activation scales (model/int8_scales.h) measured with the
 // fp32 model. Each calibration image and caption is encoded in fp32 while an ActRanges scope
-// records max|x| at the input of every GEMM that int8 quantizes (model/act_ranges.h); the
-// scale is max|x| / 127 (measured against a 99.99th percentile: docs/BENCHMARKS.md).
+// records the range of every GEMM input that int8 quantizes (model/act_ranges.h): max|x|, or a
+// percentile of |x| (values above it clip to +-127); the scale is range / 127. The max is the
+// default: on the models measured it was as close to fp32 or closer (docs/BENCHMARKS.md).
 #pragma once
 #include <cstdint>
 #include <span>
@@ -22,7 +23,8 @@ struct CalibrationReport {
 // `model` loaded with fp32 (an error otherwise, and for an image tower without an int8 path,
 // naming its family). Unreadable images are counted and skipped; no readable image, no
 // caption, or a GEMM that saw only zeros is an error.
+// percentile in (0, 100]: 100 = max|x|.
 CalibrationReport calibrate_int8(InferenceModel& model, std::span<const std::string> images,
-                                 std::span<const std::string> captions);
+                                 std::span<const std::string> captions, double percentile = 100.0);
 
 }  // namespace oc

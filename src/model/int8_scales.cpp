@@ -56,6 +56,7 @@ Int8Scales read_int8_scales(const std::string& path) {
   s.model = meta(f, "model");
   s.calib_images = meta_count(f, "calibration_images", path);
   s.calib_texts = meta_count(f, "calibration_texts", path);
+  s.range = meta(f, "range");
   for (const auto& [name, t] : f.tensors) {
     if (t.dtype != DType::F32 || t.numel() != 1 || t.shape.size() > 1)
       OC_USER_ERROR("{}: int8 scale {} is {} {}, expected F32 [1]", path, name, dtype_name(t.dtype),
@@ -79,7 +80,8 @@ void write_int8_scales(const std::string& path, const Int8Scales& s) {
                          {"format_version", kInt8ScalesVersion},
                          {"model", s.model},
                          {"calibration_images", std::to_string(s.calib_images)},
-                         {"calibration_texts", std::to_string(s.calib_texts)}});
+                         {"calibration_texts", std::to_string(s.calib_texts)},
+                     {"range", s.range}});
 }
 
 }  // namespace oc

@@ -9,7 +9,7 @@
 // "visual.conv1.input_scale"); the value is max|x| / 127 over the calibration inputs (x the
 // GEMM's input: int8 q = round(x / scale), clamped to +-127). Metadata: format
 // "openclip-int8-scales", format_version "1", model (the config name), calibration_images,
-// calibration_texts.
+// calibration_texts, range ("max" or "p99.99").
 #pragma once
 #include <cstdint>
 #include <map>
@@ -24,6 +24,7 @@ struct Int8Scales {
   std::string file;   // where they were read from ("" = made here), for logs and errors
   std::string model;  // the model config they were measured on
   int64_t calib_images = 0, calib_texts = 0;
+  std::string range = "max";  // what the calibration recorded: "max" (|x|) or "pNN.NN" (a percentile)
   std::map<std::string, float> scale;  // tensor name (int8_scale_name) -> input scale, finite > 0
 };
 

@@ -13,6 +13,7 @@
 #include "core/fs.h"
 #include "core/rng.h"
 #include "io/safetensors.h"
+#include "model/act_ranges.h"
 #include "model/calibrate.h"
 #include "model/inference.h"
 #include "model/int8_scales.h"
@@ -66,7 +67,7 @@ TEST(Int8Scales, NamesAndFileRoundTrip) {
   EXPECT_EQ(int8_scales_beside(""), "");
   const std::string dir = test::fresh_dir("int8_scales_rt");
   Int8Scales s;
-  s.model = "test-tiny", s.calib_images = 7, s.calib_texts = 9;
+  s.model = "test-tiny", s.calib_images = 7, s.calib_texts = 9, s.range = "p99.99";
   s.scale = {{"visual.conv1.input_scale", 0.25f}, {"transformer.resblocks.0.attn.in_proj_input_scale", 3e-4f}};
   write_int8_scales(dir + "/s.safetensors", s);
   const Int8Scales r = read_int8_scales(dir + "/s.safetensors");
@@ -74,7 +75,29 @@ TEST(Int8Scales, NamesAndFileRoundTrip) {
   EXPECT_EQ(r.model, "test-tiny");
   EXPECT_EQ(r.calib_images, 7);
   EXPECT_EQ(r.calib_texts, 9);
+  EXPECT_EQ(r.range, "p99.99");
   EXPECT_EQ(r.scale, s.scale);
+}
+
+// The range of a GEMM input: max|x|, or the percentile from each call's largest values (exact
+// here: each call holds half of the largest values, within the 2x share each call keeps).
+TEST(Int8Scales, RangesAreTheMaxOrAPercentileOfEveryCall) {
+  std::vector<float> x(10000);  // |x| = 1..10000: the odd values first, then the even ones
+  for (size_t i = 0; i < 5000; ++i) x[i] = float(2 * i + 1), x[5000 + i] = -float(2 * i + 2);
+  x[17] = std::numeric_limits<float>::quiet_NaN();  // ignored
+  const float w1 = 0, w2 = 0;
+  ActRanges mx, p999(1e-3);
+  for (ActRanges* r : {&mx, &p999}) {
+    ActRanges::Scope scope(*r);
+    observe_gemm_input(&w1, x.data(), 5000);
+    observe_gemm_input(&w1, x.data() + 5000, 5000);
+    observe_gemm_input(&w2, x.data(), 100);
+  }
+  observe_gemm_input(&w1, x.data(), 1);  // no scope: nothing
+  EXPECT_EQ(mx.ranges().at(&w1), 10000.0f);
+  EXPECT_EQ(mx.ranges().at(&w2), 199.0f);
+  EXPECT_EQ(p999.ranges().at(&w1), 9991.0f) << "the 10th largest of 10,000";
+  EXPECT_EQ(p999.ranges().at(&w2), 199.0f) << "the largest of 100";
 }
 
 TEST(Int8Scales, BadFilesAreErrorsNamingTheTensorAndFile) {
