@@ -283,6 +283,7 @@ int run_infer(const std::vector<std::string>& args) {
   nlohmann::json j = {{"model", cfg.name},
                       {"batch_size", B},
                       {"precision", precision_name(model.precision())},
+                      {"precision_detail", model.precision_label()},  // int8 static (FILE) / int8 dynamic
                       {"threads", num_threads()},
                       {"encode_image_per_second", img_s},
                       {"encode_image_cpu_seconds_per_batch", img_cpu},
@@ -300,7 +301,7 @@ int run_infer(const std::vector<std::string>& args) {
     std::printf(
         "bench infer %s  batch %lld  %s  threads %d\n  encode_image %.2f images/s   encode_text %.1f texts/s "
         "(%lld tokens computed)\n",
-        cfg.name.c_str(), (long long)B, precision_name(model.precision()), num_threads(), img_s, txt_s,
+        cfg.name.c_str(), (long long)B, model.precision_label().c_str(), num_threads(), img_s, txt_s,
         (long long)model.text_tower().tokens_used());
     std::printf("  encode_image time per batch by scope:\n");
     for (auto& e : profile::report())
