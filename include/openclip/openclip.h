@@ -11,7 +11,8 @@
 namespace openclip {
 
 struct LoadOptions {
-  std::string precision = "fp32";  // fp32 or amp_bf16
+  std::string precision = "fp32";  // fp32, amp_bf16 or int8
+  std::string int8_scales;         // int8: static scales file ("" = <weights stem>.int8.safetensors if present)
   std::string device = "cpu";      // compute backend: cpu, ref, or cuda in a CUDA build (`openclip info` lists them)
   std::string vocab;               // BPE vocabulary path ("" = the installed one)
   int batch_size = 32;             // inference chunk size

@@ -42,6 +42,15 @@ struct EmbedArgs : ModelArgs {
   bool no_normalize = false;
 };
 
+// openclip quantize: the fp32 model, the calibration data and where the scales go.
+struct QuantizeArgs {
+  std::string model, pretrained;
+  std::string calib, calib_captions, out;
+  int calib_images = 512;
+  double calib_percentile = 100.0;
+  int batch_size = 32, threads = 0;
+};
+
 struct IndexBuildArgs : index::BuildOptions {
   using FlagParts = std::tuple<index::BuildOptions>;
   bool random_init = false, json = false;
@@ -68,6 +77,7 @@ struct BenchArgs {
   std::string tower;       // bench infer: image, text or both
   std::string pretrained;  // bench infer / zeroshot: weights or a model source (else random weights)
   Precision precision = Precision::Fp32;
+  std::string int8_scales;        // --int8-scales (InferenceOptions::int8_scales)
   std::string precision_spelled;  // --precision as given (bench zeroshot prints it)
   int batch_size = 0, steps = 0, warmup_steps = 0, seed = 0, threads = 0;
   int classes = 0, templates = 0, images = 0;  // bench zeroshot

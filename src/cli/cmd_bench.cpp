@@ -109,6 +109,7 @@ InferenceModel bench_model(const BenchArgs& a, int64_t B, uint64_t seed, bool to
   io.model = a.model;
   io.weights = a.pretrained;  // empty: random weights from `seed` (a whole model brings its own)
   io.precision = a.precision;
+  io.int8_scales = a.int8_scales;
   io.device = a.device;
   io.max_batch = int(B);
   io.seed = seed;
@@ -269,7 +270,7 @@ void check_tower(const std::string& t) {
 void print_infer(const BenchArgs& a, Clip& model, const nlohmann::json& j, int64_t steps) {
   if (a.json) return (void)std::printf("%s\n", j.dump().c_str());
   std::printf("bench infer %s  batch %lld  %s  threads %d\n", j["model"].get<std::string>().c_str(),
-              (long long)a.batch_size, precision_name(model.precision()), num_threads());
+              (long long)a.batch_size, model.precision_label().c_str(), num_threads());
   if (j.contains("encode_image_per_second"))
     std::printf("  encode_image %.2f images/s\n", j["encode_image_per_second"].get<double>());
   if (j.contains("encode_text_per_second"))
@@ -304,6 +305,7 @@ int run_infer(const std::vector<std::string>& args) {
   nlohmann::json j = {{"model", cfg.name},
                       {"batch_size", B},
                       {"precision", precision_name(model.precision())},
+                      {"precision_detail", model.precision_label()},  // int8 static (FILE) / int8 dynamic
                       {"threads", num_threads()},
                       {"loadavg", load_average()}};
   if (a.tower != "text") {

@@ -36,6 +36,30 @@ void add_inference_flags(FlagList* l) {
   l->add("k", T::Int, "10", "number of results").on({"index search"}).bind(&cli::IndexSearchArgs::k);
 }
 
+void add_quantize_flags(FlagList* l) {
+  l->section("quantize");
+  const std::vector<std::string> q = {"quantize"};
+  l->add("calib", T::String, "", "folder of calibration images (recursive; .jpg .jpeg .png .webp; unreadable ones "
+         "are counted and skipped)").on(q).bind(&cli::QuantizeArgs::calib);
+  l->add("calib-captions", T::String, "", "calibration texts, one per line (default: OpenCLIP's 80 ImageNet "
+         "zero-shot templates over 10 of its class names, 800 captions)").on(q)
+      .bind(&cli::QuantizeArgs::calib_captions);
+  l->add("calib-images", T::Int, "512", "use at most this many images of --calib (the first in sorted order; 0: "
+         "all)").on(q).at_least(0).bind(&cli::QuantizeArgs::calib_images);
+  l->add("calib-percentile", T::Float, "100", "the range recorded per GEMM input: 100 = max |x| (the default: "
+         "as close to fp32 as 99.99 or closer where measured, docs/BENCHMARKS.md); below 100, that percentile of "
+         "|x|, larger values clipping").on(q).bind(&cli::QuantizeArgs::calib_percentile);
+  l->add("out", T::String, "", "the scales file, also -o (default: <weights stem>.int8.safetensors beside the "
+         "weights, where --precision int8 finds it)").on(q).bind(&cli::QuantizeArgs::out);
+  l->add("int8-scales", T::String, "", "static int8 activation scales from `openclip quantize` (default: "
+         "<weights stem>.int8.safetensors beside the weights when it exists; without one, int8 quantizes "
+         "activations per row on each call)")
+      .on({"eval", "classify", "embed", "index build", "bench infer", "serve"}).ours()
+      .bind(&openclip::LoadOptions::int8_scales).bind(&EvalArgs::int8_scales)
+      .bind(&index::BuildOptions::int8_scales).bind(&serve::ServeOptions::int8_scales)
+      .bind(&cli::BenchArgs::int8_scales);
+}
+
 void add_bench_flags(FlagList* l) {
   l->section("bench");
   const std::vector<std::string> ti = {"bench train", "bench infer"};
@@ -267,6 +291,7 @@ void add_serve_flags(FlagList* l) {
 void add_tool_flags(FlagList* l) {
   add_inference_flags(l);
   add_bench_flags(l);
+  add_quantize_flags(l);
   add_demo_flags(l);
   add_data_tool_flags(l);
   add_download_flags(l);

@@ -74,8 +74,10 @@ static void add_data_flags(FlagList* l) {
       .at_most(kMaxWorkers, "the cap on loader threads").bind(&D::workers).bind(&data::DataConfig::workers)
       .bind(&cli::DemoArgs::workers);
   l->add("batch-size", T::Int, "64", "batch size (per process)")
-      .on({"train", "eval", "embed", "index build", "bench train", "bench infer", "bench zeroshot", "bench data", "demo"})
-      .def("embed", "32").def("index build", "32").def("bench train", "128").def("demo", "").at_least(1)
+      .on({"train", "eval", "embed", "index build", "bench train", "bench infer", "bench zeroshot", "bench data", "demo",
+           "quantize"})
+      .def("embed", "32").def("index build", "32").def("quantize", "32").def("bench train", "128").def("demo", "")
+      .at_least(1).bind(&cli::QuantizeArgs::batch_size)
       .bind(&D::batch_size).bind(&EvalArgs::batch_size).bind(&openclip::LoadOptions::batch_size)
       .bind(&index::BuildOptions::batch).bind(&cli::BenchArgs::batch_size)
       .bind(&data::DataConfig::batch_size).bind(&cli::DemoArgs::batch_size);
@@ -159,8 +161,8 @@ static void add_model_flags(FlagList* l) {
          "tokenizer and context length: -CLIPA configs use WordPiece, SigLIP ones SentencePiece, their files "
          "from the folder or repository, the data folders, or the tokenizer's hub repository)")
       .on({"train", "eval", "classify", "embed", "index build", "bench train", "bench infer", "bench zeroshot", "demo",
-           "tokenize", "serve"})
-      .def("demo", "").def("tokenize", "").bind(&TA::model).bind(&EvalArgs::model)
+           "tokenize", "serve", "quantize"})
+      .def("demo", "").def("tokenize", "").bind(&TA::model).bind(&EvalArgs::model).bind(&cli::QuantizeArgs::model)
       .bind(&cli::ModelArgs::model).bind(&index::BuildOptions::model).bind(&serve::ServeOptions::model)
       .bind(&cli::BenchArgs::model).bind(&cli::TokenizeArgs::model).bind(&cli::DemoArgs::model);
   l->add("pretrained", T::String, "", "weights file (.pt/.bin/.pth/.safetensors, or an epoch_N.pt checkpoint; index "
@@ -168,8 +170,10 @@ static void add_model_flags(FlagList* l) {
          "a hub folder: its own config), or an OpenCLIP 2.24/3.3 tag of the model (e.g. laion2b_s34b_b79k): its "
          "preprocessing applies and its weights come from the download cache or are downloaded as OpenCLIP 3.3 "
          "does ($HF_ENDPOINT, $HF_TOKEN, $HF_HUB_OFFLINE=1: the cache only)")
-      .on({"train", "eval", "classify", "embed", "index build", "index search", "serve", "bench infer", "bench zeroshot"})
+      .on({"train", "eval", "classify", "embed", "index build", "index search", "serve", "bench infer", "bench zeroshot",
+           "quantize"})
       .bind(&TA::pretrained).bind(&EvalArgs::pretrained).bind(&cli::ModelArgs::pretrained).bind(&cli::BenchArgs::pretrained)
+      .bind(&cli::QuantizeArgs::pretrained)
       .bind(&index::BuildOptions::weights).bind(&cli::IndexSearchArgs::pretrained).bind(&serve::ServeOptions::weights);
   l->add("pretrained-image", T::Flag, "", "timm ImageNet weights").not_built("timm towers are not supported").on(t);
   l->add("image-mean", T::List, "", "normalization mean (1 or 3 values)").on(t).bind(&TA::image_mean);
@@ -195,12 +199,16 @@ static void add_model_flags(FlagList* l) {
   l->add("torchcompile", T::Flag, "", "torch.compile").not_built(torch_only).on(t);
   l->add("trace", T::Flag, "", "torch.jit.trace").not_built(torch_only).on(t);
   l->add("use-bnb-linear", T::String, "", "bitsandbytes linear").not_built("bitsandbytes' 8-bit layers are CUDA kernels").on(t);
+}
 
+static void add_precision_flags(FlagList* l) {
+  const std::vector<std::string> t = {"train"};
   l->section("precision, device, distributed");
   Flag& p = l->add("precision", T::String, "amp_bf16",
                    "amp, amp_bf16 and amp_bfloat16: bf16 autocast (amp is fp16 autocast with a GradScaler on CUDA "
                    "in OpenCLIP); bf16, pure_bf16: bf16 weights; fp32; int8 (inference, ViT towers: int8 block "
-                   "GEMMs; no VNNI: a warning and amp_bf16/fp32); fp16 and pure_fp16 are refused on the CPU")
+                   "GEMMs, activations quantized per row or with --int8-scales; no VNNI: a warning and "
+                   "amp_bf16/fp32); fp16 and pure_fp16 are refused on the CPU")
                 .on({"train", "eval", "classify", "embed", "index build", "bench train", "bench infer",
                      "bench zeroshot", "demo", "serve"})
                 .def("train", "amp").def("demo", "")
@@ -224,9 +232,9 @@ static void add_model_flags(FlagList* l) {
   l->add("ddp-static-graph", T::Flag, "", "accepted for compatibility (no effect)").on(t).no_op();
   l->add("no-set-device-rank", T::Flag, "", "accepted for compatibility (no effect on CPU)").on(t).no_op();
   l->add("threads", T::Int, "0", "compute threads per process (0 = all cores)")
-      .on({"train", "eval", "bench train", "bench infer", "bench zeroshot", "demo"}).ours().at_least(0)
+      .on({"train", "eval", "bench train", "bench infer", "bench zeroshot", "demo", "quantize"}).ours().at_least(0)
       .at_most(kMaxThreads, "the cap on compute threads").bind(&TA::threads).bind(&EvalArgs::threads)
-      .bind(&cli::BenchArgs::threads).bind(&cli::DemoArgs::threads);
+      .bind(&cli::BenchArgs::threads).bind(&cli::DemoArgs::threads).bind(&cli::QuantizeArgs::threads);
   l->add("dist-timeout", T::Float, "600", "seconds a collective may wait for the other ranks before the job is "
          "aborted with a message (a rank died or hangs)").on(t).ours().bind(&TA::dist_timeout);
 }
@@ -277,6 +285,7 @@ void add_train_flags(FlagList* l) {
   add_data_flags(l);
   add_optimization_flags(l);
   add_model_flags(l);
+  add_precision_flags(l);
   add_logging_flags(l);
 }
 

@@ -65,6 +65,11 @@ const std::vector<CommandInfo>& command_infos() {
       {"embed", "Write image or text embeddings to a .npy or .safetensors file.", ""},
       {"index build", "Embed images into an index folder (appends when the folder holds an index).", ""},
       {"index search", "The nearest images of an index to a text or an image.", "INDEX_DIR"},
+      {"quantize",
+       "Static int8 activation scales for --precision int8: runs the fp32 model over calibration images and "
+       "captions, records max |x| at the input of every int8 GEMM, and writes the scales as safetensors beside the "
+       "weights (<weights stem>.int8.safetensors), where every --precision int8 command finds them.",
+       ""},
       {"bench train", "Training-step throughput of a model on synthetic data.", ""},
       {"bench infer", "encode_image / encode_text throughput on synthetic data.", ""},
       {"bench zeroshot", "Zero-shot classifier build time and evaluation images/s.", ""},

@@ -15,6 +15,7 @@ std::map<std::string, double> eval(const EvalArgs& a) {
     OC_USER_ERROR("eval needs --pretrained WEIGHTS|TAG|hf-hub:ORG/NAME (or --model a hub folder or hf-hub:ORG/NAME)");
   InferenceOptions o;
   o.precision = a.precision;
+  o.int8_scales = a.int8_scales;
   o.device = a.device;
   o.max_batch = a.batch_size;
   o.threads = a.threads;

@@ -12,6 +12,7 @@ namespace oc {
 struct EvalArgs {
   std::string model = "ViT-B-32", pretrained;
   Precision precision = Precision::Fp32;
+  std::string int8_scales;     // --int8-scales (InferenceOptions::int8_scales)
   std::string device = "cpu";  // a registered backend (ops::resolve_device)
   int batch_size = 64;
   int threads = 0;  // 0: as set

@@ -98,6 +98,7 @@ BuildResult build_index(const BuildOptions& opt) {
   Sources src = list_sources(opt.images, &stats);  // before the folder is made: bad --images leaves nothing
   InferenceOptions io;
   io.precision = opt.precision;
+  io.int8_scales = opt.int8_scales;
   io.device = opt.device;
   io.max_batch = opt.batch;
   io.tokenizer = false;  // images only: no text tokenizer (a SigLIP model's file need not be there)

@@ -11,6 +11,7 @@ namespace oc::index {
 struct BuildOptions {
   std::string model = "ViT-B-32", weights;
   Precision precision = Precision::Fp32;
+  std::string int8_scales;     // --int8-scales (InferenceOptions::int8_scales)
   std::string device = "cpu";  // --device (ops::resolve_device)
   std::string images;  // folder, pattern or shards
   std::string out;     // index folder (appended to when it exists)

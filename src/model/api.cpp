@@ -25,6 +25,7 @@ Model Model::load(const std::string& model, const std::string& weights, const Lo
   o.model = model;
   o.weights = weights;
   o.precision = oc::parse_precision(opt.precision);
+  o.int8_scales = opt.int8_scales;
   o.device = opt.device;
   o.vocab = opt.vocab;
   o.max_batch = opt.batch_size;

@@ -1,5 +1,6 @@
 // One residual block for --precision int8 inference: the four GEMMs (in_proj, out_proj, c_fc,
-// c_proj) read int8 weights and their bf16 inputs quantized per row (ops/gemm_int8.h); the
+// c_proj) read int8 weights and their inputs quantized per row (ops/gemm_int8.h), or with
+// static scales (`openclip quantize`) by the ops that produce them; the
 // attention GEMMs, softmax, LayerNorm, GELU and the residual stream are as amp_bf16's block
 // (block_bf16.h): bf16 operands, fp32 accumulation, fp32 residual.
 #pragma once

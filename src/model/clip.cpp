@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <set>
 
 #include "core/check.h"
 #include "core/log.h"
@@ -59,6 +60,34 @@ void Clip::set_precision(Precision p) {
   else plan_inference(B_max_);
 }
 
+void Clip::set_int8_scales(std::shared_ptr<const Int8Scales> s) {
+  if (s) {
+    if (const std::string why = vision_->int8_refusal(); !why.empty())
+      OC_USER_ERROR("int8 scales {}: {} {}", s->file, cfg_.name, why);
+    if (s->model != cfg_.name)
+      OC_USER_ERROR("int8 scales {} were calibrated for model '{}', not {}: run openclip quantize for this model",
+                    s->file, s->model, cfg_.name);
+    std::set<std::string> want;
+    for (const std::string& w : int8_weight_names(table_, int8_sources(), params_.data())) {
+      want.insert(int8_scale_name(w));
+      if (!s->scale.count(int8_scale_name(w)))
+        OC_USER_ERROR("int8 scales {}: no tensor {} (model {})", s->file, int8_scale_name(w), cfg_.name);
+    }
+    for (const auto& [name, v] : s->scale)
+      if (!want.count(name))
+        OC_USER_ERROR("int8 scales {}: tensor {} is not an int8 GEMM of {}", s->file, name, cfg_.name);
+  }
+  scales_ = std::move(s);
+  w8_.clear();  // quantized again, with the new scales, when next encoded
+  w8_stale_vision_ = w8_stale_text_ = true;
+}
+
+std::string Clip::precision_label() const {
+  if (prec_ != Precision::Int8) return precision_name(prec_);
+  if (!scales_) return "int8 dynamic";
+  return fmt::format("int8 static ({})", scales_->file.empty() ? "calibrated in this process" : scales_->file);
+}
+
 void Clip::refresh_bf16(bool vision, bool text) {
   OC_PROFILE("bf16_weights");
   if (!w16_.planned()) {
@@ -75,12 +104,15 @@ void Clip::refresh_bf16(bool vision, bool text) {
   if (text) w16_stale_text_ = false;
 }
 
+Int8Sources Clip::int8_sources() const {
+  return {.vision = &vision_->blocks(), .vision_patch = vision_->int8_patch_weight(), .text = &p_.t_blocks};
+}
+
 void Clip::refresh_int8(bool vision, bool text) {
   vision = vision && (w8_stale_vision_ || !w8_.has_vision());
   text = text && (w8_stale_text_ || !w8_.has_text());
   if (!vision && !text) return;
-  w8_.build(table_, {.vision = &vision_->blocks(), .vision_patch = vision_->int8_patch_weight(), .text = &p_.t_blocks},
-            params_.data(), *be_, vision, text);
+  w8_.build(table_, int8_sources(), params_.data(), *be_, vision, text, scales_.get());
   if (vision) w8_stale_vision_ = false;
   if (text) w8_stale_text_ = false;
 }

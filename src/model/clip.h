@@ -55,6 +55,13 @@ class Clip {
   // GEMMs; on a CPU without VNNI it warns and runs amp_bf16 (native bf16) or fp32 instead.
   void set_precision(Precision p);
   Precision precision() const { return prec_; }
+  // Static activation scales for int8 (model/int8_scales.h; null: dynamic, per row). Checked
+  // against this model: its config name, and exactly one scale per int8 GEMM (an error names
+  // the file and the first tensor missing or not this model's).
+  void set_int8_scales(std::shared_ptr<const Int8Scales> s);
+  const Int8Scales* int8_scales() const { return scales_.get(); }
+  // The precision that runs, for logs: "int8 static (FILE)", "int8 dynamic", or its name.
+  std::string precision_label() const;
 
   // Forward of both towers on one batch; returns L2-normalized features [B,E] (valid until
   // the next forward). Keeps the activations backward needs.
@@ -111,7 +118,9 @@ class Clip {
   bool f32_prepared_vision_ = false, f32_prepared_text_ = false;
   // int8: the blocks' weights quantized when first encoded with (and after params() was handed out).
   Int8Weights w8_;
+  std::shared_ptr<const Int8Scales> scales_;
   bool w8_stale_vision_ = true, w8_stale_text_ = true;
+  Int8Sources int8_sources() const;
   void refresh_int8(bool vision, bool text);
   Precision checked_int8() const;  // set_precision's Int8: the precision that runs
   void prepare_f32(bool vision, bool text);

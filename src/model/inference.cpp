@@ -4,7 +4,10 @@
 #include <cmath>
 
 #include "core/check.h"
+#include "core/fs.h"
+#include "core/log.h"
 #include "core/parallel.h"
+#include "model/int8_scales.h"
 #include "model/model_tokenizer.h"
 #include "model/weights.h"
 #include "ops/registry.h"
@@ -37,10 +40,25 @@ InferenceModel::InferenceModel(const ModelSource& src, const InferenceOptions& o
   if (src.weights.empty()) clip_->init(opt.seed);
   else load_weights(*clip_, src.weights);
   clip_->set_precision(opt.precision);
+  load_int8_scales(opt.int8_scales);
   clip_->plan_inference(max_batch_);
   if (opt.tokenizer) tok_ = model_tokenizer(clip_->cfg(), opt.vocab, src.tokenizer_dir);
   apply_hint(src.preprocess, &pre_);
   pre_.size = clip_->cfg().vision.image_size;
+}
+
+void InferenceModel::load_int8_scales(const std::string& given) {
+  if (clip_->precision() != Precision::Int8) {
+    if (!given.empty()) log::warn("--int8-scales {}: not used ({} runs)", given, clip_->precision_label());
+    return;
+  }
+  std::string path = given;
+  if (path.empty() && fs::exists(int8_scales_beside(weights_))) path = int8_scales_beside(weights_);
+  if (!path.empty()) {
+    if (!fs::exists(path)) OC_USER_ERROR("--int8-scales {}: no such file", path);
+    clip_->set_int8_scales(std::make_shared<const Int8Scales>(read_int8_scales(path)));
+  }
+  log::info("precision: {}", clip_->precision_label());
 }
 
 void InferenceModel::preprocess(const ImageU8& img, std::span<float> out) const { preprocess_eval(img, pre_, out); }

@@ -4,7 +4,8 @@
 // they resolve --model/--pretrained, pick the backend and preprocess the same way.
 //   load: resolve_model_source (a config name or JSON, or a hub folder; a weights file or a
 //         pretrained tag), Clip on ops::backend(resolve_device(device)), the weights (or a
-//         random init from `seed` when there are none), set_precision, plan_inference(max_batch);
+//         random init from `seed` when there are none), set_precision, the int8 scales when
+//         int8 runs (logged: "int8 static (FILE)" or "int8 dynamic"), plan_inference(max_batch);
 //   preprocess: OpenCLIP's eval transform with the source's preprocess_cfg applied to `preprocess`;
 //   tokenize: model_tokenizer (model/model_tokenizer.h).
 // Encoding runs in chunks of max_batch (Clip::encode_*), so a call's rows do not depend on
@@ -34,6 +35,9 @@ struct InferenceOptions {
   std::string weights;             // --pretrained: file or tag ("" = the hub folder's, else random init)
   std::string cache_dir;           // --cache-dir: where a tag's weights are looked for
   Precision precision = Precision::Fp32;  // --precision
+  // --int8-scales: static int8 activation scales (model/int8_scales.h); "" = the file beside
+  // the weights (int8_scales_beside) when it exists, else dynamic. Read only when int8 runs.
+  std::string int8_scales;
   std::string device = "cpu";      // --device (ops::resolve_device: a clear error for a missing backend)
   std::string vocab;               // the tokenizer's vocabulary file ("" = the usual search)
   int max_batch = 32;              // the chunk every encode call runs in
@@ -59,6 +63,7 @@ class InferenceModel {
   int context_length() const { return cfg().text.context_length; }
   int max_batch() const { return max_batch_; }
   const std::string& weights() const { return weights_; }  // the file loaded ("" = random init)
+  std::string precision_label() const { return clip_->precision_label(); }  // Clip::precision_label
   const PreprocessCfg& preprocess_cfg() const { return pre_; }
   const std::shared_ptr<const TextTokenizer>& tokenizer() const { return tok_; }  // null: opt.tokenizer false
   Clip& clip() { return *clip_; }  // for eval and benchmarks that drive the towers themselves
@@ -84,6 +89,7 @@ class InferenceModel {
   std::vector<std::vector<float>> classify(std::span<const float> image_features, std::span<const std::string> labels);
 
  private:
+  void load_int8_scales(const std::string& given);
   std::unique_ptr<Clip> clip_;
   std::shared_ptr<const TextTokenizer> tok_;
   PreprocessCfg pre_;

@@ -6,6 +6,7 @@
 #include "core/check.h"
 #include "core/checked.h"
 #include "core/profile.h"
+#include "model/act_ranges.h"
 #include "model/block_bf16.h"
 #include "model/block_int8.h"
 #include "ops/attention.h"
@@ -126,11 +127,13 @@ void block_forward(const BlockParams& P, const BlockActs& a, float* y, float* ln
   { OC_PROFILE("layernorm"); d.be->run(ops::LayerNormForwardArgs{
       .out = ln, .mean = a.mean1, .rstd = a.rstd1, .inp = a.x, .weight = P.ln1_w, .bias = P.ln1_b, .N = N, .C = W,
       .eps = d.eps}); }
+  observe_gemm_input(P.in_w, ln, N * W);  // calibration only (model/act_ranges.h)
   { OC_PROFILE("linear"); d.be->run(ops::LinearForwardArgs{.out = a.qkv, .inp = ln, .weight = P.in_w, .bias = P.in_b,
                                                            .M = N, .K = W, .N = 3 * W, .prec = d.prec}); }
   { OC_PROFILE("attention"); d.be->run(ops::AttentionForwardArgs{
       .out = a.ao, .att = a.att, .qkv = a.qkv, .B = d.B, .Tn = d.T, .C = W, .H = d.H, .causal = d.causal,
       .prec = d.prec}); }
+  observe_gemm_input(P.out_w, a.ao, N * W);
   { OC_PROFILE("linear"); d.be->run(ops::LinearForwardArgs{.out = a.xm, .inp = a.ao, .weight = P.out_w, .bias = P.out_b,
                                                            .M = N, .K = W, .N = W, .prec = d.prec}); }
   if (P.ls1) d.be->run(ops::LayerScaleForwardArgs{.x = a.xm, .gamma = P.ls1, .N = N, .C = W});  // LayerScale ls_1
@@ -138,9 +141,11 @@ void block_forward(const BlockParams& P, const BlockActs& a, float* y, float* ln
   { OC_PROFILE("layernorm"); d.be->run(ops::LayerNormForwardArgs{
       .out = ln, .mean = a.mean2, .rstd = a.rstd2, .inp = a.xm, .weight = P.ln2_w, .bias = P.ln2_b, .N = N, .C = W,
       .eps = d.eps}); }
+  observe_gemm_input(P.fc_w, ln, N * W);
   { OC_PROFILE("linear"); d.be->run(ops::LinearForwardArgs{.out = a.h, .inp = ln, .weight = P.fc_w, .bias = P.fc_b,
                                                            .M = N, .K = W, .N = F, .prec = d.prec}); }
   { OC_PROFILE("gelu"); d.be->run(ops::ActForwardArgs{.out = g, .inp = a.h, .n = N * F, .act = d.act}); }
+  observe_gemm_input(P.proj_w, g, N * F);
   { OC_PROFILE("linear"); d.be->run(ops::LinearForwardArgs{.out = y, .inp = g, .weight = P.proj_w, .bias = P.proj_b,
                                                            .M = N, .K = F, .N = W, .prec = d.prec}); }
   if (P.ls2) d.be->run(ops::LayerScaleForwardArgs{.x = y, .gamma = P.ls2, .N = N, .C = W});  // LayerScale ls_2

@@ -5,8 +5,10 @@
 // encoded with, again after anything writes the parameters.
 #pragma once
 #include <memory>
+#include <string>
 #include <vector>
 
+#include "model/int8_scales.h"
 #include "model/params.h"
 #include "ops/backend.h"
 #include "ops/gemm_int8.h"
@@ -27,12 +29,16 @@ struct Int8Sources {
   const std::vector<BlockParams>* text = nullptr;    // the text tower's blocks
 };
 
+// The state_dict names of the weights `w` holds (the int8 GEMMs: what a scales file covers).
+std::vector<std::string> int8_weight_names(const ParamTable& table, const Int8Sources& w, const float* base);
+
 class Int8Weights {
  public:
   // Quantizes the vision and/or text weights of `w` (bound to `base`, laid out by `table`) on
-  // `be`; the others are released.
-  void build(const ParamTable& table, const Int8Sources& w, const float* base, ops::Backend& be, bool vision,
-             bool text);
+  // `be`; the others are released. With `scales`, each weight carries its input's static
+  // scale (an error naming the tensor and file where one is missing).
+  void build(const ParamTable& table, const Int8Sources& w, const float* base, ops::Backend& be, bool vision, bool text,
+             const Int8Scales* scales = nullptr);
   void clear();
   const std::vector<BlockWeightsInt8>& vision() const { return v_; }
   const std::vector<BlockWeightsInt8>& text() const { return t_; }

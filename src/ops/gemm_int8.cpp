@@ -30,4 +30,9 @@ void layernorm_int8(Backend& be, const LayerNormInt8Args& a) {
   cpu::layernorm_int8(a);
 }
 
+void attention_int8(Backend& be, const AttentionInt8Args& a) {
+  if (!is_cpu(be)) OC_USER_ERROR("--precision int8: the {} backend has no int8 kernels; use --device cpu", be.name());
+  cpu::attention_int8(a);
+}
+
 }  // namespace oc::ops

@@ -101,6 +101,7 @@ struct Server::Impl {
   static InferenceOptions inference_options(const ServeOptions& o) {
     InferenceOptions io;
     io.precision = o.precision;
+    io.int8_scales = o.int8_scales;
     io.device = o.device;
     io.max_batch = o.max_batch;
     return io;

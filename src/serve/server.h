@@ -15,6 +15,7 @@ namespace oc::serve {
 struct ServeOptions {
   std::string model = "ViT-B-32", weights;
   Precision precision = Precision::Fp32;
+  std::string int8_scales;     // --int8-scales (InferenceOptions::int8_scales)
   std::string device = "cpu";  // --device (ops::resolve_device)
   std::string index_dir;  // "" = no search endpoints
   std::string host = "127.0.0.1";

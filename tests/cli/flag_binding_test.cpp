@@ -47,6 +47,7 @@ TEST(FlagBinding, EveryCommandFillsItsSettings) {
   fills("models", (cli::ModelsArgs*)nullptr);
   fills("serve", (cli::ServeArgs*)nullptr);
   fills("demo", (cli::DemoArgs*)nullptr);
+  fills("quantize", (cli::QuantizeArgs*)nullptr);
   for (const CommandInfo& c : command_infos()) {
     if (c.name == "convert") continue;  // no flags
     EXPECT_NE(std::find(covered.begin(), covered.end(), c.name), covered.end()) << c.name << ": no settings test";

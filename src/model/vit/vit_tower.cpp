@@ -1,6 +1,7 @@
 #include "model/vit/vit_tower.h"
 
 #include "core/check.h"
+#include "model/act_ranges.h"
 #include "model/tower_util.h"
 #include "ops/embed.h"
 #include "ops/gemm_int8.h"
@@ -67,11 +68,19 @@ void VisionTower::plan(const TowerPlan& plan) {
 void VisionTower::patch_embed_forward(const VitParams& p, int64_t B, ops::Prec prec) {
   const auto& v = cfg_.vision;
   const int64_t W = v.width, Np = int64_t(v.grid()) * v.grid(), K = 3 * v.patch_size * v.patch_size;
-  if (const ops::Int8Weight* conv8 = w8_all_ ? w8_all_->vision_patch() : nullptr)
+  if (const ops::Int8Weight* conv8 = w8_all_ ? w8_all_->vision_patch() : nullptr) {
     ops::gemm_int8(*be_, {.M = B * Np, .lda = K, .W = conv8, .C = patch_out_, .ldc = W, .A32 = patches_});
-  else
-    be_->run(ops::LinearForwardArgs{
-        .out = patch_out_, .inp = patches_, .weight = p.v_conv, .bias = nullptr, .M = B * Np, .K = K, .N = W, .prec = prec});
+    return;
+  }
+  observe_gemm_input(p.v_conv, patches_, B * Np * K);  // calibration only (model/act_ranges.h)
+  be_->run(ops::LinearForwardArgs{.out = patch_out_,
+                                  .inp = patches_,
+                                  .weight = p.v_conv,
+                                  .bias = nullptr,
+                                  .M = B * Np,
+                                  .K = K,
+                                  .N = W,
+                                  .prec = prec});
 }
 
 const float* VisionTower::forward(const float* images, int64_t B, ops::Prec prec, const ImageForward& opts) {

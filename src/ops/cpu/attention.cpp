@@ -6,11 +6,10 @@
 // the computing thread's scratch (Scratch::Attn), in cache, and no [B,H,T,T] buffer exists;
 // the arithmetic is the same, so the outputs are bitwise those with att given.
 #include "ops/cpu/attention.h"
-#include "ops/cpu/cpu_backend.h"
-#include "ops/cpu/gemm.h"
 
 #include <oneapi/dnnl/dnnl.h>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <type_traits>
@@ -18,6 +17,10 @@
 #include "core/check.h"
 #include "ops/cpu/attention_internal.h"
 #include "ops/cpu/bf16_convert.h"
+#include "ops/cpu/cpu_backend.h"
+#include "ops/cpu/gemm.h"
+#include "ops/cpu/gemm_int8.h"
+#include "ops/cpu/quantize_static.h"
 #include "ops/cpu/scratch.h"
 #include "ops/cpu/softmax_row.h"
 #include "ops/cpu/vec_math.h"
@@ -90,8 +93,9 @@ void widen_head(float* dst, const bf16* src, int64_t Tn, int64_t D, int64_t ld) 
 // The fallback (CPUs without AVX-512, and tests): per (b, h), q, k, v widened to fp32
 // (exact) in thread scratch, fp32 sgemm on them, so the products are those of bf16 operands
 // with fp32 accumulation. Widening a 50x64 head costs less than a oneDNN primitive execution.
+// q8: the output as int8 rows (AttentionInt8Args) instead of bf16 into out.
 void attention_forward_bf16_sgemm(bf16* out, float* att, const bf16* qkv, int64_t B, int64_t Tn, int64_t C, int64_t H,
-                            bool causal) {
+                                  bool causal, const Int8Out* q8 = nullptr) {
   OC_CHECK(H > 0 && C % H == 0, "attention: width {} not divisible by {} heads", C, H);
   const int64_t D = C / H, C3 = 3 * C;
   const float scale = 1.0f / std::sqrt(float(D));
@@ -109,7 +113,13 @@ void attention_forward_bf16_sgemm(bf16* out, float* att, const bf16* qkv, int64_
     for (int64_t i = 0; i < Tn; ++i) softmax_row(P + i * Tn, causal ? i + 1 : Tn, Tn, scale);
     cpu::round_row(pr, P, Tn * Tn);
     sgemm1(false, false, Tn, D, Tn, pr, Tn, v, D, o, D);
-    for (int64_t t = 0; t < Tn; ++t) cpu::to_bf16_row(out + (b * Tn + t) * C + h * D, o + t * D, D);
+    for (int64_t t = 0; t < Tn; ++t) {
+      const int64_t row = b * Tn + t;
+      if (!q8)
+        cpu::to_bf16_row(out + row * C + h * D, o + t * D, D);
+      else if (!cpu::quantize_static(o + t * D, D, q8->q + row * C + h * D, 1.0f / q8->scale_in))
+        cpu::mark_row_nan(q8->scale + row);
+    }
   }
 }
 
@@ -200,4 +210,15 @@ void run(const AttentionForwardBf16Args& a) {
 void run(const AttentionBackwardBf16Args& a) {
   ops::attention_backward_bf16(a.dqkv, a.dout, a.qkv, a.att, a.B, a.Tn, a.C, a.H);
 }
+// Every row's scale set first; a head that meets a non-finite value marks its row NaN.
+void attention_int8(const AttentionInt8Args& a) {
+  OC_CHECK(a.H > 0 && a.C % a.H == 0 && a.out.scale_in > 0.0f, "attention_int8: width {}, {} heads, scale {}", a.C, a.H,
+           a.out.scale_in);
+  std::fill(a.out.scale, a.out.scale + a.B * a.Tn, a.out.scale_in);
+  if (!use_avx512()) return attention_forward_bf16_sgemm(nullptr, a.att, a.qkv, a.B, a.Tn, a.C, a.H, a.causal, &a.out);
+#pragma omp parallel for schedule(static)
+  for (int64_t bh = 0; bh < a.B * a.H; ++bh)
+    attention_head_forward_avx512(nullptr, a.att, a.qkv, bh / a.H, bh % a.H, a.Tn, a.C, a.H, a.causal, &a.out);
+}
+
 }  // namespace oc::ops::cpu

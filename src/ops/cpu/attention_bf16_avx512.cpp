@@ -32,6 +32,7 @@
 #include <cstdint>
 
 #include "ops/cpu/attention_internal.h"
+#include "ops/cpu/quantize_static.h"
 #include "ops/cpu/scratch.h"
 #include "ops/cpu/vec_math.h"
 
@@ -158,6 +159,23 @@ struct StoreBF16 {
   int64_t ld, N;
   OC_AVX512 void operator()(int64_t m, int64_t n, __m512 v) const {
     _mm256_mask_storeu_epi16(c + m * ld + n, lanes(N - n), to_bf16_16(v));
+  }
+};
+
+// int8 rows for the next GEMM (ops/gemm_int8.h AttentionInt8Args): round(v / scale) clamped
+// to +-127 (vcvtps2dq rounds to nearest even, as nearbyint); a non-finite value marks its row's
+// scale NaN (rows m of this head; the other heads of the row may mark it too).
+struct StoreS8 {
+  int8_t* c;
+  int64_t ld, N;
+  float inv;
+  float* scale;
+  OC_AVX512 void operator()(int64_t m, int64_t n, __m512 v) const {
+    const __mmask16 k = lanes(N - n);
+    if (_mm512_mask_fpclass_ps_mask(k, v, 0x99)) mark_row_nan(scale + m);  // QNaN, +Inf, -Inf, SNaN
+    __m512 x = _mm512_mul_ps(v, _mm512_set1_ps(inv));
+    x = _mm512_min_ps(_mm512_max_ps(x, _mm512_set1_ps(-127.0f)), _mm512_set1_ps(127.0f));
+    _mm_mask_storeu_epi8(c + m * ld + n, k, _mm512_cvtsepi32_epi8(_mm512_cvtps_epi32(x)));
   }
 };
 
@@ -304,9 +322,9 @@ const uint16_t* bits(const bf16* p) { return reinterpret_cast<const uint16_t*>(p
 }  // namespace
 
 // Head (b, h): S = q k^T into att (att null, inference: into this thread's scratch), softmax
-// in place, O = bf16(P) v rounded into out.
+// in place, O = bf16(P) v rounded into out (or, with q8, quantized into q8's int8 rows).
 OC_AVX512 void attention_head_forward_avx512(bf16* out, float* att, const bf16* qkv, int64_t b, int64_t h, int64_t T,
-                                             int64_t C, int64_t H, bool causal) {
+                                             int64_t C, int64_t H, bool causal, const Int8Out* q8) {
   const int64_t D = C / H, C3 = 3 * C, T16 = up16(T), D16 = up16(D);
   const float scale = 1.0f / std::sqrt(float(D));
   float* s = thread_scratch<float>(Scratch::Attn, size_t(T * D16 + D * T16 + T * D16 + (att ? 1 : 2) * T * T));
@@ -318,6 +336,11 @@ OC_AVX512 void attention_head_forward_avx512(bf16* out, float* att, const bf16* 
   widen_rows(vf, D16, q + 2 * C, C3, T, D);
   gemm_tiles(T, T, D, MatA{qf, D16, 1}, kt, T16, StoreF32{S, T, T}, causal);  // raw scores
   softmax(S, pr, T, causal, scale);
+  if (q8) {
+    gemm_tiles(T, D, T, MatA{pr, T, 1}, vf, D16,
+               StoreS8{q8->q + b * T * C + h * D, C, D, 1.0f / q8->scale_in, q8->scale + b * T});
+    return;
+  }
   uint16_t* o = reinterpret_cast<uint16_t*>(out + b * T * C + h * D);
   gemm_tiles(T, D, T, MatA{pr, T, 1}, vf, D16, StoreBF16{o, C, D});
 }

@@ -5,12 +5,14 @@
 #include <cstdint>
 
 #include "core/bf16.h"
+#include "ops/gemm_int8.h"
 
 namespace oc::ops::cpu {
 
 bool attention_avx512_supported();
+// q8: the output as int8 rows (AttentionInt8Args) instead of bf16 into out (then null).
 void attention_head_forward_avx512(bf16* out, float* att, const bf16* qkv, int64_t b, int64_t h, int64_t T, int64_t C,
-                                   int64_t H, bool causal);
+                                   int64_t H, bool causal, const Int8Out* q8 = nullptr);
 void attention_head_backward_avx512(float* dqkv, const bf16* dout, const bf16* qkv, const float* att, int64_t b,
                                     int64_t h, int64_t T, int64_t C, int64_t H);
 

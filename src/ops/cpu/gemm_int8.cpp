@@ -26,6 +26,7 @@
 #include "ops/cpu/bf16_convert.h"
 #include "ops/cpu/dnnl_act.h"
 #include "ops/cpu/layernorm_row.h"
+#include "ops/cpu/quantize_static.h"
 #include "ops/cpu/scratch.h"
 
 namespace oc::ops::cpu {
@@ -57,7 +58,8 @@ struct Key {
   bool out_bf16, bias, act;
   int act_fn;
   bool packed;
-  auto tie() const { return std::tie(M, N, K, lda, ldc, out_bf16, bias, act, act_fn, packed); }
+  bool out_s8 = false;  // s8 out with a per-tensor dst scale (GemmInt8Args::Cq)
+  auto tie() const { return std::tie(M, N, K, lda, ldc, out_bf16, bias, act, act_fn, packed, out_s8); }
   bool operator<(const Key& o) const { return tie() < o.tie(); }
 };
 
@@ -66,15 +68,18 @@ struct Prim {
   md w;  // the weights layout it reads
 };
 
+dt out_type(const Key& k) { return k.out_s8 ? dt::s8 : k.out_bf16 ? dt::bf16 : dt::f32; }
+
 // The [N, K] row-major weight as the matmul's [1, K, N] operand.
 md plain_weights(int64_t N, int64_t K) { return md({1, K, N}, dt::s8, tag::acb); }
 
 dnnl::matmul::primitive_desc make_pd(const Key& k) {
   const md a({1, k.M, k.K}, dt::s8, dnnl::memory::dims{k.M * k.lda, k.lda, 1});
   const md w = k.packed ? md({1, k.K, k.N}, dt::s8, tag::any) : plain_weights(k.N, k.K);
-  const md c({1, k.M, k.N}, k.out_bf16 ? dt::bf16 : dt::f32, dnnl::memory::dims{k.M * k.ldc, k.ldc, 1});
+  const md c({1, k.M, k.N}, out_type(k), dnnl::memory::dims{k.M * k.ldc, k.ldc, 1});
   dnnl::primitive_attr attr;
   attr.set_scales_mask(DNNL_ARG_WEIGHTS, 1 << 2);  // per output channel (N)
+  if (k.out_s8) attr.set_scales_mask(DNNL_ARG_DST, 0);  // dst = round(post_ops(...) / scale), saturated
   dnnl::post_ops po;
   po.append_binary(dnnl::algorithm::binary_mul, md({1, k.M, 1}, dt::f32, tag::abc));  // A's row scales
   if (k.bias) po.append_binary(dnnl::algorithm::binary_add, md({1, 1, k.N}, dt::f32, tag::abc));
@@ -138,14 +143,41 @@ void quantize_rows(const T* A, int64_t lda, int64_t M, int64_t K, int8_t* q, flo
   }
 }
 
+// Rows of A quantized with the static scale s_in: s[m] = s_in, NaN for a row holding NaN or Inf.
+template <typename T>
+void quantize_rows_static(const T* A, int64_t lda, int64_t M, int64_t K, int8_t* q, float* s, float s_in) {
+  const float inv = 1.0f / s_in;
+#pragma omp parallel for schedule(static) if (!omp_in_parallel() && M * K >= (int64_t(1) << 14))
+  for (int64_t m = 0; m < M; ++m) s[m] = quantize_static(A + m * lda, K, q + m * K, inv) ? s_in : std::nanf("");
+}
+
+// A's rows quantized into thread scratch: per row (dynamic) or with W's static input scale.
+Int8Rows quantize_input(const GemmInt8Args& a, const CpuInt8Weight& w) {
+  const int64_t M = a.M, K = w.K;
+  OC_CHECK(a.lda >= K, "gemm_int8 {}: lda={} for K={}", w.name, a.lda, K);
+  int8_t* q = thread_scratch<int8_t>(Scratch::GemmA, size_t(M * K));
+  float* s = thread_scratch<float>(Scratch::GemmB, size_t(M));
+  if (w.input_scale > 0.0f && a.A)
+    quantize_rows_static(a.A, a.lda, M, K, q, s, w.input_scale);
+  else if (w.input_scale > 0.0f)
+    quantize_rows_static(a.A32, a.lda, M, K, q, s, w.input_scale);
+  else if (a.A)
+    quantize_rows(a.A, a.lda, M, K, q, s);
+  else
+    quantize_rows(a.A32, a.lda, M, K, q, s);
+  return {q, s};
+}
+
 }  // namespace
 
 std::unique_ptr<Int8Weight> quantize_weight_int8(const QuantizeWeightInt8Args& a) {
   OC_CHECK(a.W && a.N > 0 && a.K > 0, "quantize_weight_int8: bad weight {} (N={} K={})", a.name, a.N, a.K);
   if (!a.scales.empty() && int64_t(a.scales.size()) != a.N)
     OC_USER_ERROR("int8 scales of {}: {} values for a weight of {} output channels", a.name, a.scales.size(), a.N);
+  if (!std::isfinite(a.input_scale) || a.input_scale < 0.0f)
+    OC_USER_ERROR("int8 input scale of {} is {} (must be finite and > 0)", a.name, a.input_scale);
   auto w = std::make_unique<CpuInt8Weight>();
-  w->N = a.N, w->K = a.K, w->name = a.name;
+  w->N = a.N, w->K = a.K, w->name = a.name, w->input_scale = a.input_scale;
   w->plain.resize(size_t(a.N * a.K));
   w->scales.resize(size_t(a.N));
   for (int64_t n = 0; n < a.N; ++n) {
@@ -177,27 +209,29 @@ std::unique_ptr<Int8Weight> quantize_weight_int8(const QuantizeWeightInt8Args& a
 }
 
 void gemm_int8(const GemmInt8Args& a) {
-  OC_CHECK(a.W && (a.C != nullptr) != (a.C16 != nullptr), "gemm_int8: needs W and one of C, C16");
+  OC_CHECK(a.W && int(a.C != nullptr) + int(a.C16 != nullptr) + int(a.Cq != nullptr) == 1,
+           "gemm_int8: needs W and one of C, C16, Cq");
   const auto& w = static_cast<const CpuInt8Weight&>(*a.W);
   const int64_t M = a.M, N = w.N, K = w.K;
   OC_CHECK(M >= 0 && a.ldc >= N, "gemm_int8 {}: M={} ldc={} for [{}, {}]", w.name, M, a.ldc, N, K);
   OC_CHECK(a.e.beta == 0.0f, "gemm_int8 cannot accumulate (beta={})", a.e.beta);
   OC_CHECK(int(a.A != nullptr) + int(a.A32 != nullptr) + int(a.Aq != nullptr) == 1,
            "gemm_int8 {}: needs exactly one of A, A32, Aq", w.name);
+  OC_CHECK(!a.Cq || (a.Cq->scale_in > 0.0f && a.ldc == N), "gemm_int8 {}: int8 output needs a scale and ldc = N",
+           w.name);
   if (M == 0) return;
-  const int8_t* q = a.Aq ? a.Aq->q : nullptr;
-  const float* s = a.Aq ? a.Aq->scale : nullptr;
-  if (!a.Aq) {
-    OC_CHECK(a.lda >= K, "gemm_int8 {}: lda={} for K={}", w.name, a.lda, K);
-    int8_t* qs = thread_scratch<int8_t>(Scratch::GemmA, size_t(M * K));
-    float* ss = thread_scratch<float>(Scratch::GemmB, size_t(M));
-    if (a.A)
-      quantize_rows(a.A, a.lda, M, K, qs, ss);
-    else
-      quantize_rows(a.A32, a.lda, M, K, qs, ss);
-    q = qs, s = ss;
-  }
-  Key k{M, N, K, K, a.ldc, a.C16 != nullptr, a.e.bias != nullptr, a.e.act, int(a.e.act_fn), bool(w.packed)};
+  const Int8Rows in = a.Aq ? *a.Aq : quantize_input(a, w);
+  Key k{M,
+        N,
+        K,
+        K,
+        a.ldc,
+        a.C16 != nullptr,
+        a.e.bias != nullptr,
+        a.e.act,
+        int(a.e.act_fn),
+        bool(w.packed),
+        a.Cq != nullptr};
   Prim* p = &primitive(k);
   dnnl::memory wm;
   if (k.packed && p->w == w.packed.get_desc()) {
@@ -208,11 +242,12 @@ void gemm_int8(const GemmInt8Args& a) {
     wm = dnnl::memory(p->w, engine(), const_cast<int8_t*>(w.plain.data()));
   }
   thread_local dnnl::stream stream(engine());
+  void* out = a.Cq ? static_cast<void*>(a.Cq->q) : a.C16 ? static_cast<void*>(a.C16) : static_cast<void*>(a.C);
   const md a_md({1, M, K}, dt::s8, tag::abc);
-  const md c_md({1, M, N}, k.out_bf16 ? dt::bf16 : dt::f32, dnnl::memory::dims{M * a.ldc, a.ldc, 1});
-  dnnl::memory am(a_md, engine(), const_cast<int8_t*>(q)), cm(c_md, engine(), a.C16 ? static_cast<void*>(a.C16) : a.C);
+  const md c_md({1, M, N}, out_type(k), dnnl::memory::dims{M * a.ldc, a.ldc, 1});
+  dnnl::memory am(a_md, engine(), const_cast<int8_t*>(in.q)), cm(c_md, engine(), out);
   dnnl::memory wsm(md({N}, dt::f32, tag::a), engine(), const_cast<float*>(w.scales.data()));
-  dnnl::memory rsm(md({1, M, 1}, dt::f32, tag::abc), engine(), const_cast<float*>(s));
+  dnnl::memory rsm(md({1, M, 1}, dt::f32, tag::abc), engine(), const_cast<float*>(in.scale));
   std::unordered_map<int, dnnl::memory> args{{DNNL_ARG_SRC, am},
                                              {DNNL_ARG_WEIGHTS, wm},
                                              {DNNL_ARG_DST, cm},
@@ -221,14 +256,23 @@ void gemm_int8(const GemmInt8Args& a) {
   if (a.e.bias)
     args[DNNL_ARG_ATTR_MULTIPLE_POST_OP(1) | DNNL_ARG_SRC_1] =
         dnnl::memory(md({1, 1, N}, dt::f32, tag::abc), engine(), const_cast<float*>(a.e.bias));
+  if (a.Cq)
+    args[DNNL_ARG_ATTR_SCALES | DNNL_ARG_DST] =
+        dnnl::memory(md({1}, dt::f32, tag::a), engine(), const_cast<float*>(&a.Cq->scale_in));
   p->mm.execute(stream, args);
   stream.wait();
+  // s8 holds no NaN: a row whose input scale was NaN (non-finite input) keeps it for the next GEMM.
+  if (a.Cq)
+    for (int64_t m = 0; m < M; ++m) a.Cq->scale[m] = std::isnan(in.scale[m]) ? in.scale[m] : a.Cq->scale_in;
 }
 
 // Per row: the residual add, layernorm_row (the fp32 LayerNorm every path shares), the bf16
 // rounding LayerNormForwardBf16 applies, then quantize_row: the same values as the two passes.
+// With a static scale, the fp32 row is quantized with it.
 void layernorm_int8(const LayerNormInt8Args& a) {
-  OC_CHECK(a.q && a.scale && a.inp && a.N >= 0 && a.C > 0, "layernorm_int8: bad arguments (N={} C={})", a.N, a.C);
+  OC_CHECK(a.q && a.scale && a.inp && a.N >= 0 && a.C > 0 && a.static_scale >= 0.0f,
+           "layernorm_int8: bad arguments (N={} C={} scale={})", a.N, a.C, a.static_scale);
+  const float inv = a.static_scale > 0.0f ? 1.0f / a.static_scale : 0.0f;
 #pragma omp parallel if (a.N * a.C >= (int64_t(1) << 14))
   {
     float* tmp = thread_scratch<float>(Scratch::GemmC, size_t(a.C));
@@ -241,6 +285,10 @@ void layernorm_int8(const LayerNormInt8Args& a) {
         for (int64_t c = 0; c < a.C; ++c) r[c] += x[c];
       }
       layernorm_row(tmp, a.mean + i, a.rstd + i, r, a.weight, a.bias, a.C, a.eps);
+      if (a.static_scale > 0.0f) {  // fp32 values straight to int8 (no bf16 copy to match)
+        a.scale[i] = quantize_static(tmp, a.C, a.q + i * a.C, inv) ? a.static_scale : std::nanf("");
+        continue;
+      }
       round_row(tmp, tmp, a.C);
       quantize_row(tmp, a.C, a.q + i * a.C, a.scale + i);
     }
