@@ -219,18 +219,18 @@ TEST(Demo, BadInputGivesClearErrors) {
   EXPECT_FALSE(fs::exists(dir + "/fmnist"));
   nlohmann::json cfg =
       nlohmann::json::parse(fs::read_text(OPENCLIP_SOURCE_DIR "/configs/models/test-tiny.json").value());
-  cfg["vision_cfg"] = {{"timm_model_name", "convnext_tiny"}, {"image_size", 32}};
-  fs::write_atomic(dir + "/convnext.json", cfg.dump());
-  bad["model"] = dir + "/convnext.json";
+  cfg["vision_cfg"] = {{"timm_model_name", "resnet50d"}, {"image_size", 32}};
+  fs::write_atomic(dir + "/resnet50d.json", cfg.dump());
+  bad["model"] = dir + "/resnet50d.json";
   fs::write_atomic(dir + "/bad_tower.json", bad.dump());
   r = run(test::openclip() + " demo --out '" + dir + "' --recipe '" + dir + "/bad_tower.json'");
   EXPECT_NE(r.status, 0);
-  EXPECT_NE(r.out.find(dir + "/bad_tower.json: \"model\" " + dir + "/convnext.json"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find(dir + "/bad_tower.json: \"model\" " + dir + "/resnet50d.json"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("timm_model_name"), std::string::npos) << r.out;
   EXPECT_FALSE(fs::exists(dir + "/fmnist"));
-  r = run(test::openclip() + " demo --out '" + dir + "' --model " + dir + "/convnext.json");
+  r = run(test::openclip() + " demo --out '" + dir + "' --model " + dir + "/resnet50d.json");
   EXPECT_NE(r.status, 0);
-  EXPECT_NE(r.out.find("--model " + dir + "/convnext.json"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("--model " + dir + "/resnet50d.json"), std::string::npos) << r.out;
   r = run(test::openclip() + " demo --out '" + dir + "' --recipe fmnist-demo-v9");
   EXPECT_NE(r.status, 0);
   EXPECT_NE(r.out.find("--recipe fmnist-demo-v9: not a built-in recipe (fmnist-demo-v3, fmnist-demo-v2, fmnist-demo-v1)"),
