@@ -41,7 +41,8 @@ void conv_cases(std::vector<OpCase>& v) {
                    },
                    kF32,
                    kF32,
-                   !s.big});
+                   !s.big,
+                   /*nonfinite_may_spread_from=*/2});
       v.push_back({"conv2d_backward_data_" + tag,
                    {O(in), I(out), I(wt, Draw::Normal, 0.1)},
                    [=](Backend& b, const Ptrs& p, float*) {
@@ -54,7 +55,8 @@ void conv_cases(std::vector<OpCase>& v) {
                    },
                    kF32,
                    kF32,
-                   !s.big});
+                   !s.big,
+                   /*nonfinite_may_spread_from=*/2});
       // dweight: a sum over N*OH*OW positions (392 .. 1568 terms here): kF32.
       v.push_back({"conv2d_backward_weights_" + tag,
                    {IO(wt), I(out), I(in)},
