@@ -95,7 +95,7 @@ int run(const std::vector<std::string>& args) {
   std::printf("| oneDNN   %-8s dispatches to %-20s bf16 GEMMs: %-12s|\n",
               j["onednn"]["version"].get<std::string>().c_str(), j["onednn"]["isa"].get<std::string>().c_str(),
               j["onednn"]["bf16_gemm"].get<std::string>().c_str());
-  std::printf("| int8     --precision int8 GEMMs: %-45s|\n",
+  std::printf("| int8     --precision int8 GEMMs: %-44.44s|\n",
               (j["onednn"]["int8_gemm"].get<std::string>() == "none"
                    ? std::string("none (no VNNI: falls back to amp_bf16/fp32)")
                    : j["onednn"]["int8_gemm"].get<std::string>() + " (oneDNN s8 matmul)")
