@@ -6,6 +6,7 @@
 #include <algorithm>
 
 #include "core/check.h"
+#include "core/fs.h"
 #include "model/params.h"
 
 namespace oc {
@@ -28,6 +29,10 @@ TEST(ModelCatalog, EveryBuiltinConfigIsInOneFamily) {
   EXPECT_EQ(family_of("fmnist-RN-S"), "ModifiedResNet");
   EXPECT_EQ(family_of("convnext_base"), "timm ConvNeXt");
   EXPECT_EQ(family_of("convnext_xxlarge_320"), "timm ConvNeXt");
+  // README's opening paragraph gives this count (the counts of OpenCLIP's own config files that
+  // load come from `openclip models --check` over each release's model_configs folder).
+  const std::string readme = fs::read_text(OPENCLIP_SOURCE_DIR "/README.md").value();
+  EXPECT_NE(readme.find("model configs (" + std::to_string(n) + " built in;"), std::string::npos) << n;
 }
 
 TEST(ModelCatalog, CheckSummarisesWithoutBuilding) {
