@@ -108,14 +108,16 @@ def figures(q, inputs):
 
 
 def family_figures(q, st, tst):
-    """The other model families (issue 27): training (SigLIP with its loss, as --siglip) and
-    encode_image, fp32 and bf16, as the ViT-B-32 rows but at half their batches (RN50 and
-    ViT-B-16 cost 1.8x and 4.4x ViT-B-32's FLOPs per image: a round stays a few minutes on 2
-    cores). RN50's bf16 rows run the convolutions in bf16."""
+    """The other model families (issues 27 and 36): training (SigLIP with its loss, as --siglip)
+    and encode_image, fp32 and bf16, as the ViT-B-32 rows but at half their batches (RN50,
+    ViT-B-16, ConvNeXt-B and EVA02-B-16 cost 1.8x, 4.4x, 3.5x and 4.4x ViT-B-32's FLOPs per image:
+    a round stays a few minutes on 2 cores). RN50's and ConvNeXt's bf16 rows run the convolutions
+    in bf16."""
     bt, bi = ("4", "8") if q else ("16", "32")
     bb = bt
     figs = []
-    for fid, name, loss in (("rn50", "RN50", []), ("siglip_b16", "ViT-B-16-SigLIP", ["--siglip"])):
+    for fid, name, loss in (("rn50", "RN50", []), ("siglip_b16", "ViT-B-16-SigLIP", ["--siglip"]),
+                            ("convnext_b", "convnext_base", []), ("eva02_b16", "EVA02-B-16", [])):
         m = ["--model", name]
         figs.append((f"{fid}_train_fp32", f"{name} training fp32, batch {bt}", "samples/s",
                      (["bench", "train", "--batch-size", bt, "--precision", "fp32"] + m + loss + st, "samples_per_second"),

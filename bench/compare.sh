@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # The one source of every published ratio: openclip-cpp against OpenCLIP on PyTorch 2.x, on this
 # machine, in one run, alternating ours and theirs (A B A B ...), median and spread per figure:
-# ViT-B-32 (training, encode_image/text, latency), RN50 and ViT-B-16-SigLIP (training with their
-# losses, encode_image), the tokenizer and the data loader.
+# ViT-B-32 (training, encode_image/text, latency), RN50, ViT-B-16-SigLIP, ConvNeXt-B and EVA02-B-16
+# (training with their losses, encode_image), the tokenizer and the data loader.
 # Prints a markdown table (CPU model, ISA flags, load average, date) and writes it into
 # docs/BENCHMARKS.md and the README, one section per CPU kind between markers, replaced on each run.
 #
