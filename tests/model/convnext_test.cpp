@@ -6,7 +6,11 @@
 // reduced config is convnext_tiny at full depth and widths (18 blocks, 96 to 768 channels) with
 // the MLP head at 32 px (maps 8x8 down to 1x1); convnext_long_test.cpp runs convnext_base at
 // 224 px and the 10 AdamW steps (a minute and more on 2 busy cores).
+#include <algorithm>
+#include <cmath>
+
 #include "error_of.h"
+#include "model/convnext/convnext_tower.h"
 #include "guarded_backend.h"
 #include "resnet_parity.h"
 
@@ -64,15 +68,96 @@ TEST(ConvNextConfig, BadConfigsAreRefusedNamingTheKey) {
   EXPECT_NE(err(R"("timm_drop": 0.5)").find("timm_drop"), std::string::npos);
 }
 
-// Stochastic depth is not built: a config with timm_drop_path > 0 (every OpenCLIP ConvNeXt
-// config) encodes, and refuses to train naming the key.
-TEST(ConvNextConfig, TrainingWithDropPathIsRefused) {
+// timm's dp_rates, torch.linspace(0, rate, n).tolist() in float32 (values printed by torch
+// 2.15): block 0 never drops, the last at the rate's float32 value.
+TEST(ConvNextDropPath, RatesAreTimmsLinspace) {
+  const std::vector<double> r18 = ConvNextTower::drop_rates(0.1, 18), r36 = ConvNextTower::drop_rates(0.1, 36);
+  ASSERT_EQ(r18.size(), 18u);
+  EXPECT_EQ(r18[0], 0.0);
+  EXPECT_EQ(r18[1], 0.0058823530562222);
+  EXPECT_EQ(r18[8], 0.0470588244497776);
+  EXPECT_EQ(r18[9], 0.052941177040338516);
+  EXPECT_EQ(r18[16], 0.0941176488995552);
+  EXPECT_EQ(r18[17], 0.10000000149011612);
+  EXPECT_EQ(r36[1], 0.0028571428265422583);
+  EXPECT_EQ(r36[17], 0.048571426421403885);
+  EXPECT_EQ(r36[18], 0.051428575068712234);
+  EXPECT_EQ(r36[34], 0.09714286029338837);
+  EXPECT_EQ(ConvNextTower::drop_rates(0.5, 18)[9], 0.2647058963775635);
+  EXPECT_EQ(ConvNextTower::drop_rates(0.0, 18)[17], 0.0);
+}
+
+// The default draw: each scale 0 or float32 1/keep; the kept share within 5 sigma of keep over
+// 100,000 samples (sigma = sqrt(keep (1 - keep) / n) = 0.0014 at keep 0.7: a draw that ignores
+// keep, or keeps all, is off by 0.3); the same (seed, forward, block) gives the same scales,
+// another forward or block others.
+TEST(ConvNextDropPath, DrawFollowsKeepAndTheStream) {
+  const int64_t n = 100000;
+  const double keep = 0.7;
+  std::vector<float> a(static_cast<size_t>(n)), b(a), c(a), d(a);
+  ConvNextTower::draw_drop_scales(7, 3, 5, keep, n, a.data());
+  ConvNextTower::draw_drop_scales(7, 3, 5, keep, n, b.data());
+  ConvNextTower::draw_drop_scales(7, 4, 5, keep, n, c.data());
+  ConvNextTower::draw_drop_scales(7, 3, 6, keep, n, d.data());
+  int64_t kept = 0;
+  for (float x : a) {
+    ASSERT_TRUE(x == 0.0f || x == 1.0f / float(keep)) << x;
+    kept += x != 0.0f;
+  }
+  EXPECT_NEAR(double(kept) / double(n), keep, 5 * std::sqrt(keep * (1 - keep) / double(n)));
+  EXPECT_EQ(a, b);
+  EXPECT_NE(a, c);
+  EXPECT_NE(a, d);
+}
+
+// Training with stochastic depth: the same seed gives the same steps; the stream's position
+// (what a checkpoint keeps) gives the same masks on resume; a forward outside training draws
+// nothing; and the masks change the step (the loss differs from the same model at rate 0).
+TEST(ConvNextDropPath, TrainingIsRepeatableAndResumesFromTheStream) {
+  const int64_t B = 2, S = 32, ctx = 16;
+  std::vector<float> images(size_t(B * 3 * S * S));
+  for (size_t i = 0; i < images.size(); ++i) images[i] = float(std::sin(0.37 * double(i)));
+  std::vector<int32_t> tokens(size_t(B * ctx), 0);
+  for (int64_t b = 0; b < B; ++b) tokens[size_t(b * ctx)] = 49406, tokens[size_t(b * ctx + 2 + b)] = 49407;
   ModelCfg cfg = load_model_config(kTiny);
-  cfg.vision.drop_path = 0.1;
+  cfg.vision.drop_path = 0.5;
+  struct Run {
+    std::vector<double> losses;
+    std::vector<std::vector<float>> scales;
+  };
+  auto run = [&](const ModelCfg& c, uint64_t start_draws, int steps) {
+    Clip m(c);
+    m.init(3);
+    m.vision_tower().set_patch_dropout_seed(11);
+    m.vision_tower().set_patch_dropout_draws(start_draws);
+    m.plan_training(B);
+    ContrastiveStep st(m, B);
+    Run r;
+    for (int s = 0; s < steps; ++s) {
+      r.losses.push_back(st.forward_backward(images.data(), tokens.data(), B));
+      r.scales.push_back(dynamic_cast<const ConvNextTower&>(m.vision_tower()).drop_path_scales());
+    }
+    EXPECT_EQ(m.vision_tower().patch_dropout_draws(), start_draws + (c.vision.drop_path > 0 ? uint64_t(steps) : 0));
+    return r;
+  };
+  const Run a = run(cfg, 0, 2), b = run(cfg, 0, 2), resumed = run(cfg, 1, 1);
+  EXPECT_EQ(a.losses, b.losses);
+  EXPECT_EQ(a.scales, b.scales);
+  EXPECT_EQ(resumed.scales[0], a.scales[1]);
+  EXPECT_EQ(resumed.losses[0], run(cfg, 1, 1).losses[0]);
+  ASSERT_EQ(a.scales[0].size(), size_t(18 * B));
+  const int dropped = int(std::count(a.scales[0].begin(), a.scales[0].end(), 0.0f));
+  EXPECT_GT(dropped, 0);  // 17 blocks at rates up to 0.5, 2 samples: this seed drops some
+  ModelCfg none = cfg;
+  none.vision.drop_path = 0;
+  EXPECT_NE(run(none, 0, 1).losses[0], a.losses[0]);
   Clip m(cfg);
-  m.plan_inference(1);
-  const std::string e = error_of([&] { m.plan_training(2); });
-  EXPECT_NE(e.find("\"timm_drop_path\" 0.1 (timm's stochastic depth) is not implemented"), std::string::npos) << e;
+  m.init(3);
+  m.plan_inference(B);
+  std::vector<float> out(size_t(B * cfg.embed_dim));
+  m.encode_image(images.data(), B, out.data(), true);
+  EXPECT_TRUE(dynamic_cast<const ConvNextTower&>(m.vision_tower()).drop_path_scales().empty());
+  EXPECT_EQ(m.vision_tower().patch_dropout_draws(), 0u);
 }
 
 // On a backend whose memory the host cannot touch (tests/guarded_backend.h): the host images
@@ -122,6 +207,29 @@ TEST(ConvNextOpenClip, StateDictMatches) {
 
 TEST(ConvNextOpenClip, ForwardMatches) { expect_resnet_forward(kTiny); }
 TEST(ConvNextOpenClip, GradientsMatch) { expect_resnet_gradients(kTiny); }
+
+// Stochastic depth against timm's DropPath with the same masks: our draw replaced by a fixed
+// pattern (sample b drops block k when (k + b) % 3 == 0, among the blocks with a rate above 0;
+// kept branches scaled by 1/keep), which resnet_ref.py puts in each block's DropPath; the loss
+// and every gradient as GradientsMatch. A tower that ignored, misplaced or did not scale the
+// masks moves the loss by far more than the bound.
+TEST(ConvNextOpenClip, DropPathGradientsMatch) {
+  OC_NEED_OPEN_CLIP();
+  const std::string config = OPENCLIP_TEST_DIR "/model/configs/tiny-convnext-droppath.json";
+  const int blocks = 18;
+  const std::vector<double> rates = ConvNextTower::drop_rates(load_model_config(config).vision.drop_path, blocks);
+  auto draw = [](int k, double keep, int64_t B, float* s) {
+    for (int64_t b = 0; b < B; ++b) s[b] = (k + b) % 3 == 0 ? 0.0f : 1.0f / float(keep);
+  };
+  std::vector<float> scales(size_t(blocks * kResNetBatch), 1.0f);
+  for (int k = 0; k < blocks; ++k)
+    if (rates[size_t(k)] > 0) draw(k, 1.0 - rates[size_t(k)], kResNetBatch, scales.data() + k * kResNetBatch);
+  const std::string path = fresh_dir("convnext_drop_path") + "/scales.f32";
+  fs::write_atomic(path, std::string(reinterpret_cast<const char*>(scales.data()), scales.size() * sizeof(float)));
+  expect_resnet_gradients(
+      config, /*train_bn=*/true, /*exact_conv_forward=*/false,
+      [&](Clip& m) { dynamic_cast<ConvNextTower&>(m.vision_tower()).set_drop_path_draw(draw); }, path);
+}
 TEST(ConvNextOpenClip, CheckpointLoadsInOpenClip) { expect_resnet_checkpoint_roundtrip(kTiny); }
 
 // amp_bf16 against its defined arithmetic (tests/reference/bf16_ref.py, as golden_test.cpp's

@@ -6,6 +6,7 @@
 
 #include <cmath>
 #include <cstring>
+#include <functional>
 #include <string>
 #include <type_traits>
 #include <vector>
@@ -161,13 +162,18 @@ inline const HostTensor* find_tensor(const NamedTensors& sd, const std::string& 
 // relative (or twice PyTorch fp32's error); in train mode the running statistics after the
 // forward within 1e-5 of PyTorch's. exact_conv_forward: the forward convolutions on ref
 // (ExactConvForwardBackend), so the ReLU decisions do not depend on the CPU's conv kernels.
-inline void expect_resnet_gradients(const std::string& config, bool train_bn = true,
-                                    bool exact_conv_forward = false) {
+// prepare: run on the model before the step; ref_args: more arguments of resnet_ref.py's grad
+// (a ConvNeXt's stochastic depth scales).
+inline void expect_resnet_gradients(const std::string& config, bool train_bn = true, bool exact_conv_forward = false,
+                                    const std::function<void(Clip&)>& prepare = {},
+                                    const std::string& ref_args = "") {
   OC_NEED_OPEN_CLIP();
-  const std::string dir = resnet_ref((train_bn ? "grad " : "grad-evalbn ") + config);
+  const std::string dir =
+      resnet_ref((train_bn ? "grad " : "grad-evalbn ") + config + (ref_args.empty() ? "" : " " + ref_args));
   static ExactConvForwardBackend exact;
   Clip m(load_model_config(config), exact_conv_forward ? static_cast<ops::Backend&>(exact) : ops::default_backend());
   load_weights(m, dir + "/w.pt");
+  if (prepare) prepare(m);
   m.set_freeze_bn_stats(!train_bn);
   const double loss = resnet_loss_and_grads(m, dir);
   const double want32 = std::stod(fs::read_text(dir + "/loss.txt").value());

@@ -14,6 +14,12 @@ scale `gamma` a random value around 0.5 (at init 1e-6, which would hide them lik
                                               (every parameter's gradient by name), after.pt
                                               (the state_dict after the forward: running stats);
                                               the same in float64: loss64.txt, grads64.pt
+  resnet_ref.py grad CONFIG.json SCALES.f32 OUTDIR
+                                              as grad, a ConvNeXt with each block's DropPath
+                                              replaced by the per-sample scales given (float32
+                                              [blocks, B]: 0 drops, 1/keep keeps), the masks the
+                                              C++ side applies: stochastic depth without torch's
+                                              generator
   resnet_ref.py grad-evalbn CONFIG.json OUTDIR
                                               as grad with every BatchNorm2d in eval mode (running
                                               statistics; weight and bias still train)
@@ -119,6 +125,24 @@ def bf16_image(model, images, out):
         img.numpy().astype(np.float32).tofile(os.path.join(out, f"image_bf16{suffix}.f32"))
 
 
+class FixedDropPath(torch.nn.Module):
+    """timm's DropPath with its mask given: x * scale[b] for sample b (timm: x * random_tensor)."""
+
+    def __init__(self, scale):
+        super().__init__()
+        self.scale = scale
+
+    def forward(self, x):
+        return x * self.scale.to(x.dtype).view(-1, *([1] * (x.dim() - 1)))
+
+
+def fix_drop_path(model, path):
+    blocks = [b for s in model.visual.trunk.stages for b in s.blocks]
+    scales = torch.from_numpy(np.fromfile(path, dtype=np.float32).reshape(len(blocks), -1))
+    for block, scale in zip(blocks, scales):
+        block.drop_path = FixedDropPath(scale)
+
+
 def loss_of(model, images, tokens):
     from open_clip.loss import ClipLoss
     img, txt, scale = model(images, tokens)
@@ -215,6 +239,8 @@ def main():
             m = create(config)
             m.load_state_dict(torch.load(os.path.join(out, "w.pt")))
             m = m.to(dtype).train()
+            if cmd == "grad" and len(sys.argv) > 4:
+                fix_drop_path(m, sys.argv[3])
             if cmd == "grad-evalbn":
                 for bn in m.modules():
                     if isinstance(bn, torch.nn.BatchNorm2d):

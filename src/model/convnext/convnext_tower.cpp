@@ -121,11 +121,8 @@ void ConvNextTower::plan_head(BufferPlan& bp) {
 
 void ConvNextTower::plan(const TowerPlan& plan) {
   const VisionCfg& v = cfg_.vision;
-  if (plan.training && v.drop_path > 0)
-    OC_USER_ERROR(
-        "model {}: training with \"timm_drop_path\" {} (timm's stochastic depth) is not implemented for the "
-        "timm ConvNeXt tower; set \"timm_drop_path\" to 0 in a copy of the config (--model FILE.json)",
-        cfg_.name, v.drop_path);
+  drop_prob_ = drop_rates(v.drop_path, first_block(4));
+  drop_scale_.clear();
   OC_CHECK(p_.stem_w, "ConvNeXt tower planned before its parameters were bound");
   B_max_ = plan.B_max, training_ = plan.training;
   const size_t B = size_t(B_max_), S = size_t(v.image_size), G = S / kStem;
@@ -150,7 +147,7 @@ void ConvNextTower::plan(const TowerPlan& plan) {
 }
 
 // ---- forward -------------------------------------------------------------------------
-void ConvNextTower::block_forward(const StageActs& s, const BlockActs& a, const ConvNextBlockParams& p,
+void ConvNextTower::block_forward(const StageActs& s, const BlockActs& a, const ConvNextBlockParams& p, int k,
                                   ops::Prec prec) {
   const int64_t R = rows(s), C = s.C;
   be_->run(ops::DwConv2dForwardArgs{.out = a.y1,
@@ -167,6 +164,7 @@ void ConvNextTower::block_forward(const StageActs& s, const BlockActs& a, const 
       .out = a.z, .inp = a.a, .weight = p.fc2_w, .bias = p.fc2_b, .M = R, .K = 4 * C, .N = C, .prec = prec});
   be_->copy(a.out, a.z, size_t(R * C) * sizeof(float));
   be_->run(ops::LayerScaleForwardArgs{.x = a.out, .gamma = p.gamma, .N = R, .C = C});
+  drop_path(a.out, k, R / B_ * C);
   be_->run(ops::AddInplaceArgs{.y = a.out, .x = a.x, .n = R * C});
 }
 
@@ -188,7 +186,7 @@ void ConvNextTower::stage_forward(int i, const float* x, ops::Prec prec) {
   }
   for (size_t b = 0; b < s.blocks.size(); ++b) {
     s.blocks[b].x = x;
-    block_forward(s, s.blocks[b], p.blocks[b], prec);
+    block_forward(s, s.blocks[b], p.blocks[b], first_block(i) + int(b), prec);
     x = s.blocks[b].out;
   }
 }
@@ -235,6 +233,7 @@ const float* ConvNextTower::forward(const float* images, int64_t B, ops::Prec pr
   B_ = B;
   const VisionCfg& v = cfg_.vision;
   const int64_t S = v.image_size, G = S / kStem, R = B * G * G, C0 = dim(0), E = cfg_.embed_dim;
+  draw_drop_path(opts.train);
   images_to_patches(*be_, patches_, images_, images, opts.in == ImagesIn::Backend, B, S, kStem);
   be_->run(ops::LinearForwardArgs{.out = stem_conv_,
                                   .inp = patches_,
@@ -255,10 +254,17 @@ const float* ConvNextTower::forward(const float* images, int64_t B, ops::Prec pr
 
 // ---- backward ------------------------------------------------------------------------
 void ConvNextTower::block_backward(const StageActs& s, const BlockActs& a, const ConvNextBlockParams& p,
-                                   const ConvNextBlockParams& g, float* d, ops::Prec prec) {
+                                   const ConvNextBlockParams& g, int k, float* d, ops::Prec prec) {
   const int64_t R = rows(s), C = s.C;
-  be_->copy(s1_, a.z, size_t(R * C) * sizeof(float));  // s1 = d z = gamma * d, dgamma += d . z
-  be_->run(ops::LayerScaleBackwardArgs{.dgamma = g.gamma, .o_dx = s1_, .dy = d, .gamma = p.gamma, .N = R, .C = C});
+  const float* d_branch = d;  // the gradient of gamma * z: d, times each sample's scale
+  if (!drop_scale_.empty()) {
+    be_->copy(s2_, d, size_t(R * C) * sizeof(float));
+    drop_path(s2_, k, R / B_ * C);
+    d_branch = s2_;
+  }
+  be_->copy(s1_, a.z, size_t(R * C) * sizeof(float));  // s1 = d z = gamma * d_branch, dgamma += d_branch . z
+  be_->run(
+      ops::LayerScaleBackwardArgs{.dgamma = g.gamma, .o_dx = s1_, .dy = d_branch, .gamma = p.gamma, .N = R, .C = C});
   be_->run(ops::LinearBackwardArgs{.dinp = sF_,
                                    .dweight = g.fc2_w,
                                    .dbias = g.fc2_b,
@@ -291,7 +297,8 @@ void ConvNextTower::block_backward(const StageActs& s, const BlockActs& a, const
 float* ConvNextTower::stage_backward(int i, float* d, float* spare, ops::Prec prec) {
   const StageActs& s = st_[i];
   const ConvNextStageParams &p = p_.stages[i], &g = g_.stages[i];
-  for (size_t b = s.blocks.size(); b-- > 0;) block_backward(s, s.blocks[b], p.blocks[b], g.blocks[b], d, prec);
+  for (size_t b = s.blocks.size(); b-- > 0;)
+    block_backward(s, s.blocks[b], p.blocks[b], g.blocks[b], first_block(i) + int(b), d, prec);
   if (i == 0) return d;
   const StageActs& prev = st_[i - 1];
   const int64_t Rp = rows(prev), Cp = prev.C;

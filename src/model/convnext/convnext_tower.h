@@ -10,10 +10,11 @@
 //   TimmModel's head: "linear" -> head.proj (no bias); "mlp" -> head.mlp: fc1 (bias) -> GELU ->
 //           fc2 (no bias), 2E wide
 // Parameters under OpenCLIP + timm's state_dict names (visual.trunk.*, visual.head.*;
-// convnext_params.cpp). Stochastic depth (timm_drop_path, in every OpenCLIP config) is not
-// built: inference ignores it as timm's eval mode does; training refuses a rate above 0.
+// convnext_params.cpp). Stochastic depth (timm_drop_path, 0.1 in every OpenCLIP config): timm's
+// DropPath on each block's branch in training forwards; inference ignores it (timm's eval mode).
 #pragma once
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -66,7 +67,6 @@ class ConvNextTower final : public ImageTower {
   std::string int8_refusal() const override;
   std::string patch_dropout_refusal() const override;
 
-  // Refuses training with stochastic depth (timm_drop_path > 0).
   void plan(const TowerPlan& plan) override;
   // NCHW images, cut into the stem's 4x4 patches on the backend (as the ViTs' patch embedding).
   ImageInput input() const override { return {.backend_images = true}; }
@@ -76,6 +76,27 @@ class ConvNextTower final : public ImageTower {
   double forward_macs() const override;
   // Every gradient is complete only when backward returns (one bucket after it).
   void set_block_hook(std::function<void(int64_t)>) override {}
+
+  // ---- stochastic depth (timm's DropPath; convnext_drop_path.cpp) ----------------------
+  // Block k of the n blocks (counted over the stages) drops its branch, gamma * fc2(...), for a
+  // sample with probability dp_rates[k] and scales a kept branch by 1 / keep: timm's
+  // DropPath(scale_by_keep=True), x * (bernoulli(keep) / keep) per sample. Drawn in training
+  // forwards only, from our seeded stream: not torch's generator, the same distribution. It is
+  // the stream ImageTower calls the patch-dropout stream (one per tower): seeded per rank by the
+  // trainer, its position kept in checkpoints for an exact resume.
+  // timm's dp_rates: torch.linspace(0, rate, n) in float32, as Python floats.
+  static std::vector<double> drop_rates(double rate, int n);
+  // The default draw of block k at forward number `call`: scale[b] = 1/keep (as float32, as
+  // torch's div_ by the Python float) or 0, one uniform per sample from mix_seed(seed, call, k).
+  static void draw_drop_scales(uint64_t seed, uint64_t call, int k, double keep, int64_t B, float* scale);
+  // Tests: replaces the draw (block k, its keep probability, the batch; writes scale[B]).
+  using DropPathFn = std::function<void(int k, double keep, int64_t B, float* scale)>;
+  void set_drop_path_draw(DropPathFn f) { drop_draw_ = std::move(f); }
+  void set_patch_dropout_seed(uint64_t seed) override { drop_seed_ = seed, drop_calls_ = 0; }
+  uint64_t patch_dropout_draws() const override { return drop_calls_; }
+  void set_patch_dropout_draws(uint64_t n) override { drop_calls_ = n; }
+  // The scales of the last training forward, [blocks, B] (empty when it drew none).
+  const std::vector<float>& drop_path_scales() const { return drop_scale_; }
 
  private:
   // A block's activations: its input (the previous output), the depthwise conv's output, the
@@ -99,10 +120,16 @@ class ConvNextTower final : public ImageTower {
                    const float* rstd, int64_t N, int64_t C);
   void plan_stages(BufferPlan& bp);
   void plan_head(BufferPlan& bp);
-  void block_forward(const StageActs& s, const BlockActs& a, const ConvNextBlockParams& p, ops::Prec prec);
+  // k: the block's index over all stages (its stochastic depth scales).
+  void block_forward(const StageActs& s, const BlockActs& a, const ConvNextBlockParams& p, int k, ops::Prec prec);
   // d (the gradient of the block's output) becomes the gradient of its input.
   void block_backward(const StageActs& s, const BlockActs& a, const ConvNextBlockParams& p,
-                      const ConvNextBlockParams& g, float* d, ops::Prec prec);
+                      const ConvNextBlockParams& g, int k, float* d, ops::Prec prec);
+  int first_block(int stage) const;  // index over all stages of the stage's block 0
+  // Draws every block's scales for this forward (drop_scale_), or none outside training.
+  void draw_drop_path(bool train);
+  // x[B, n] *= block k's scale of each sample (x * 0 for a dropped one, as torch: NaN stays NaN).
+  void drop_path(float* x, int k, int64_t n);
   void stage_forward(int i, const float* x, ops::Prec prec);
   // d: the gradient of stage i's output; returns the buffer holding that of its input.
   float* stage_backward(int i, float* d, float* spare, ops::Prec prec);
@@ -130,6 +157,11 @@ class ConvNextTower final : public ImageTower {
   float *d_feat_raw_ = nullptr, *d_head_ln_ = nullptr, *d_pooled_ = nullptr, *d_head_a_ = nullptr;
   // backward scratch: two maps of the largest stage (rows x channels), one MLP-wide
   float *dA_ = nullptr, *dB_ = nullptr, *s1_ = nullptr, *s2_ = nullptr, *sF_ = nullptr;
+  // stochastic depth: each block's drop probability, the scales drawn [blocks, B] (empty: none)
+  std::vector<double> drop_prob_;
+  std::vector<float> drop_scale_;
+  uint64_t drop_seed_ = 0, drop_calls_ = 0;
+  DropPathFn drop_draw_;
 };
 
 }  // namespace oc
