@@ -144,7 +144,7 @@ TEST(ConvNextDropPath, TrainingIsRepeatableAndResumesFromTheStream) {
   EXPECT_EQ(a.losses, b.losses);
   EXPECT_EQ(a.scales, b.scales);
   EXPECT_EQ(resumed.scales[0], a.scales[1]);
-  EXPECT_EQ(resumed.losses[0], run(cfg, 1, 1).losses[0]);
+  EXPECT_EQ(resumed.losses[0], a.losses[1]);  // no optimizer step between: the same weights and masks
   ASSERT_EQ(a.scales[0].size(), size_t(18 * B));
   const int dropped = int(std::count(a.scales[0].begin(), a.scales[0].end(), 0.0f));
   EXPECT_GT(dropped, 0);  // 17 blocks at rates up to 0.5, 2 samples: this seed drops some
