@@ -50,7 +50,7 @@ TEST(Eva, HostileConfigsAreRefusedNamingTheKey) {
       {"{" + ok + R"(, "ls_init_value": 0.1})", "ls_init_value"},
   };
   for (const auto& [vision, key] : bad) {
-    // Named copy: clang 14 cannot capture a structured binding in a lambda (C++20 allows it).
+    // A named reference: clang 14 cannot capture a structured binding in a lambda (C++20 allows it).
     const std::string& v = vision;
     const std::string msg = error_of([&] { parse_model_config(cfg(v), "eva"); });
     EXPECT_NE(msg.find(key), std::string::npos) << vision << ": " << msg;
