@@ -38,9 +38,12 @@ struct VisionCfg {
   // (model/convnext/config_convnext.h; the timm model name fixes their sizes).
   bool head_mlp = false;   // timm_proj "mlp": OpenCLIP's Mlp(C, 2E, E) head; else "linear"
   double drop_path = 0.0;  // timm_drop_path: stochastic depth rate (training only)
-  int heads() const { return resnet() ? width * 32 / head_width : width / head_width; }
+  // A class token ahead of the patches (OpenCLIP's VisionTransformer); timm's SigLIP towers
+  // have none (the timm reader clears it).
+  bool class_token = true;
+  int heads() const { return width / head_width; }  // the transformer's (ResNet: resnet/config_resnet.h)
   int grid() const { return image_size / patch_size; }
-  int tokens() const { return grid() * grid() + (timm() ? 0 : 1); }  // patches (+ class token)
+  int tokens() const { return grid() * grid() + (class_token ? 1 : 0); }
   int mlp_width() const { return int(width * mlp_ratio); }
 };
 

@@ -3,97 +3,36 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <cmath>
 #include <immintrin.h>
 #include <set>
 
 #include "core/check.h"
 #include "io/torch_pt.h"
+#include "model/openai_fields.h"
 #include "model/precision.h"
 
 namespace oc {
 namespace {
 
-const HostTensor& need(const NamedTensors& sd, const std::string& key, const std::string& where) {
-  for (const auto& [k, t] : sd)
-    if (k == key) return t;
-  OC_USER_ERROR("{}: no '{}' (not an OpenAI CLIP checkpoint: build_model_from_openai_state_dict reads it)", where, key);
-}
-
-// len(set(k.split(".")[2] for k in sd if k.startswith(prefix))): the blocks of a stage.
-int count_blocks(const NamedTensors& sd, const std::string& prefix) {
-  std::set<std::string> ids;
-  for (const auto& [k, t] : sd) {
-    if (k.rfind(prefix, 0) != 0) continue;
-    const size_t a = k.find('.'), b = a == std::string::npos ? a : k.find('.', a + 1);
-    if (b == std::string::npos) continue;
-    const size_t c = k.find('.', b + 1);
-    ids.insert(k.substr(b + 1, c == std::string::npos ? std::string::npos : c - b - 1));
-  }
-  return int(ids.size());
-}
-
-int64_t dim(const HostTensor& t, int i, const std::string& key, const std::string& where) {
-  const int n = int(t.shape.size());
-  if (n == 0 || i >= n || i < -n) OC_USER_ERROR("{}: '{}' has shape {}", where, key, shape_str(t.shape));
-  return t.shape[size_t(i < 0 ? n + i : i)];
-}
-
-struct Field {
-  const char* name;
-  int64_t want;  // from the state_dict
-  int64_t have;  // the config's
-  const char* how;
-};
-
 // The ModelCfg fields build_model_from_openai_state_dict sets, as it infers them.
-std::vector<Field> inferred_fields(const ModelCfg& cfg, const NamedTensors& sd, const std::string& w) {
-  std::vector<Field> f;
-  auto find = [&](const char* k) { return std::any_of(sd.begin(), sd.end(), [&](auto& kv) { return kv.first == k; }); };
-  const bool vit = find("visual.proj");
+std::vector<OpenaiField> inferred_fields(const ModelCfg& cfg, const NamedTensors& sd, const std::string& w) {
+  std::vector<OpenaiField> f;
+  const bool vit = std::any_of(sd.begin(), sd.end(), [&](auto& kv) { return kv.first == "visual.proj"; });
   f.push_back({"vision tower is a ViT (1) or ModifiedResNet (0)", vit, !cfg.vision.resnet(), "'visual.proj' present"});
-  if (!f.back().want == !f.back().have) {
-    if (vit) {
-      const HostTensor& conv = need(sd, "visual.conv1.weight", w);
-      int layers = 0;
-      for (const auto& [k, t] : sd) layers += k.rfind("visual.", 0) == 0 && k.ends_with(".attn.in_proj_weight");
-      const int64_t patch = dim(conv, -1, "visual.conv1.weight", w);
-      const int64_t pos = dim(need(sd, "visual.positional_embedding", w), 0, "visual.positional_embedding", w);
-      const int64_t grid = std::llround(std::sqrt(double(pos - 1)));
-      f.push_back(
-          {"vision_cfg.width", dim(conv, 0, "visual.conv1.weight", w), cfg.vision.width, "visual.conv1.weight"});
-      f.push_back({"vision_cfg.layers", layers, cfg.vision.layers, "visual.*.attn.in_proj_weight"});
-      f.push_back({"vision_cfg.patch_size", patch, cfg.vision.patch_size, "visual.conv1.weight"});
-      f.push_back({"vision_cfg.image_size", patch * grid, cfg.vision.image_size, "visual.positional_embedding"});
-    } else {
-      for (int b = 1; b <= 4; ++b) {
-        static const char* names[] = {"vision_cfg.layers[0]", "vision_cfg.layers[1]", "vision_cfg.layers[2]",
-                                      "vision_cfg.layers[3]"};
-        f.push_back({names[b - 1], count_blocks(sd, fmt::format("visual.layer{}", b)),
-                     cfg.vision.resnet_layers.size() == 4 ? cfg.vision.resnet_layers[size_t(b - 1)] : -1,
-                     "visual.layerN.* blocks"});
-      }
-      const int64_t pos = dim(need(sd, "visual.attnpool.positional_embedding", w), 0, "attnpool", w);
-      const int64_t out = std::llround(std::sqrt(double(pos - 1)));
-      if (out * out + 1 != pos)
-        OC_USER_ERROR("{}: visual.attnpool.positional_embedding has {} rows, not a square grid + 1", w, pos);
-      f.push_back({"vision_cfg.width", dim(need(sd, "visual.layer1.0.conv1.weight", w), 0, "layer1", w),
-                   cfg.vision.width, "visual.layer1.0.conv1.weight"});
-      f.push_back({"vision_cfg.image_size", out * 32, cfg.vision.image_size, "visual.attnpool.positional_embedding"});
-    }
-  }
+  if (!f.back().want == !f.back().have) (vit ? openai_vit_fields : openai_resnet_fields)(cfg, sd, w, &f);
   f.push_back({"vision_cfg.head_width", 64, cfg.vision.head_width, "CLIPVisionCfg's default"});
-  const HostTensor& ln = need(sd, "ln_final.weight", w);
-  f.push_back(
-      {"embed_dim", dim(need(sd, "text_projection", w), 1, "text_projection", w), cfg.embed_dim, "text_projection"});
-  f.push_back({"text_cfg.context_length", dim(need(sd, "positional_embedding", w), 0, "positional_embedding", w),
+  const HostTensor& ln = openai_need(sd, "ln_final.weight", w);
+  f.push_back({"embed_dim", openai_dim(openai_need(sd, "text_projection", w), 1, "text_projection", w), cfg.embed_dim,
+               "text_projection"});
+  f.push_back({"text_cfg.context_length",
+               openai_dim(openai_need(sd, "positional_embedding", w), 0, "positional_embedding", w),
                cfg.text.context_length, "positional_embedding"});
-  f.push_back({"text_cfg.vocab_size", dim(need(sd, "token_embedding.weight", w), 0, "token_embedding", w),
+  f.push_back({"text_cfg.vocab_size", openai_dim(openai_need(sd, "token_embedding.weight", w), 0, "token_embedding", w),
                cfg.text.vocab_size, "token_embedding.weight"});
-  f.push_back({"text_cfg.width", dim(ln, 0, "ln_final.weight", w), cfg.text.width, "ln_final.weight"});
-  f.push_back({"text_cfg.heads", dim(ln, 0, "ln_final.weight", w) / 64, cfg.text.heads, "width // 64"});
-  f.push_back(
-      {"text_cfg.layers", count_blocks(sd, "transformer.resblocks"), cfg.text.layers, "transformer.resblocks.*"});
+  f.push_back({"text_cfg.width", openai_dim(ln, 0, "ln_final.weight", w), cfg.text.width, "ln_final.weight"});
+  f.push_back({"text_cfg.heads", openai_dim(ln, 0, "ln_final.weight", w) / 64, cfg.text.heads, "width // 64"});
+  f.push_back({"text_cfg.layers", openai_count_blocks(sd, "transformer.resblocks"), cfg.text.layers,
+               "transformer.resblocks.*"});
   f.push_back({"quick_gelu", 1, cfg.quick_gelu, "OpenAI's models use QuickGELU"});
   return f;
 }
@@ -119,8 +58,32 @@ float round_f16(float x) { return _cvtsh_ss(_cvtss_sh(x, _MM_FROUND_TO_NEAREST_I
 
 }  // namespace
 
+const HostTensor& openai_need(const NamedTensors& sd, const std::string& key, const std::string& where) {
+  for (const auto& [k, t] : sd)
+    if (k == key) return t;
+  OC_USER_ERROR("{}: no '{}' (not an OpenAI CLIP checkpoint: build_model_from_openai_state_dict reads it)", where, key);
+}
+
+int openai_count_blocks(const NamedTensors& sd, const std::string& prefix) {
+  std::set<std::string> ids;
+  for (const auto& [k, t] : sd) {
+    if (k.rfind(prefix, 0) != 0) continue;
+    const size_t a = k.find('.'), b = a == std::string::npos ? a : k.find('.', a + 1);
+    if (b == std::string::npos) continue;
+    const size_t c = k.find('.', b + 1);
+    ids.insert(k.substr(b + 1, c == std::string::npos ? std::string::npos : c - b - 1));
+  }
+  return int(ids.size());
+}
+
+int64_t openai_dim(const HostTensor& t, int i, const std::string& key, const std::string& where) {
+  const int n = int(t.shape.size());
+  if (n == 0 || i >= n || i < -n) OC_USER_ERROR("{}: '{}' has shape {}", where, key, shape_str(t.shape));
+  return t.shape[size_t(i < 0 ? n + i : i)];
+}
+
 void check_openai_config(const ModelCfg& cfg, const NamedTensors& sd, const std::string& where) {
-  for (const Field& f : inferred_fields(cfg, sd, where))
+  for (const OpenaiField& f : inferred_fields(cfg, sd, where))
     if (f.want != f.have)
       OC_USER_ERROR(
           "{}: this OpenAI checkpoint describes a model with {} = {} (from {}), but model {} has {}; pick "

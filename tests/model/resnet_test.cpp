@@ -5,6 +5,7 @@
 // loaded by open_clip.create_model_and_transforms(pretrained=...). A reduced config (64 px,
 // layers [1,2,1,1], width 16: every kind of Bottleneck) keeps this in the default suite;
 // resnet_long_test.cpp runs RN50 and RN50x4.
+#include "model/resnet/config_resnet.h"
 #include "resnet_parity.h"
 
 namespace oc::test {
@@ -16,7 +17,7 @@ TEST(ResNet, ConfigAndStateDictNames) {
   const ModelCfg c = load_model_config("RN50");
   ASSERT_TRUE(c.vision.resnet());
   EXPECT_EQ(c.vision.resnet_layers, (std::vector<int>{3, 4, 6, 3}));
-  EXPECT_EQ(c.vision.heads(), 32);  // 64 * 32 / 64
+  EXPECT_EQ(attnpool_heads(c.vision), 32);  // 64 * 32 / 64
   const ParamTable t = make_param_table(c);
   EXPECT_EQ(t.count(), 102007137);  // OpenCLIP 2.24.0: sum(p.numel() for p in RN50.parameters())
   for (const char* n : {"visual.conv1.weight", "visual.bn1.running_mean", "visual.bn3.num_batches_tracked",
@@ -27,7 +28,7 @@ TEST(ResNet, ConfigAndStateDictNames) {
   EXPECT_TRUE(t.find("visual.bn1.running_var")->buffer);
   EXPECT_FALSE(t.find("visual.bn1.weight")->decay);
   EXPECT_TRUE(t.find("visual.layer2.0.conv2.weight")->decay);
-  EXPECT_EQ(load_model_config("RN50x4").vision.heads(), 40);
+  EXPECT_EQ(attnpool_heads(load_model_config("RN50x4").vision), 40);
   // The JSON written next to exported weights reads back as the same tower.
   const ModelCfg back = parse_model_config(model_config_json(c), "RN50");
   EXPECT_EQ(back.vision.resnet_layers, c.vision.resnet_layers);

@@ -68,7 +68,7 @@ void ResNetTower::plan(const TowerPlan& plan) {
     track(H, W, std::max(p.c1.cin, p.c2.cout)), track(OH, OW, p.c3.cout);
     x = b.u3.y, H = OH, W = OW;
   }
-  const int64_t T = H * W + 1, heads = cfg.vision.heads();
+  const int64_t T = H * W + 1, heads = attnpool_heads(cfg.vision);
   OC_CHECK(H == cfg.vision.grid() && W == cfg.vision.grid(), "ResNet map {}x{} where the attention pool expects {}", H,
            W, cfg.vision.grid());
   tok_ = buf(size_t(B * T * C)), tok0_ = buf(size_t(B * C)), q_ = buf(size_t(B * C));
@@ -148,7 +148,7 @@ void ResNetTower::pool_forward(const AttnPoolParams& p, const float* feat, ops::
   be_->run(ops::LinearForwardArgs{
       .out = v_, .inp = tok_, .weight = p.v_w, .bias = p.v_b, .M = B_ * T, .K = C, .N = C, .prec = prec});
   be_->run(ops::CrossAttentionForwardArgs{.out = pooled_, .att = att_, .q = q_, .k = k_, .v = v_, .ldq = C, .ldk = C,
-                                          .ldv = C, .B = B_, .Tq = 1, .Tk = T, .C = C, .H = cfg_.vision.heads(),
+                                          .ldv = C, .B = B_, .Tq = 1, .Tk = T, .C = C, .H = attnpool_heads(cfg_.vision),
                                           .prec = prec});
   be_->run(ops::LinearForwardArgs{.out = feat_raw_,
                                   .inp = pooled_,
@@ -253,7 +253,7 @@ void ResNetTower::pool_backward(const AttnPoolParams& p, const AttnPoolParams& g
   be_->run(ops::CrossAttentionBackwardArgs{.dq = dq_, .dk = dk_, .dv = dv_, .scratch = att_scratch_,
                                            .dout = d_pooled_, .q = q_, .k = k_, .v = v_, .att = att_, .ldq = C,
                                            .ldk = C, .ldv = C, .B = B_, .Tq = 1, .Tk = T, .C = C,
-                                           .H = cfg_.vision.heads(), .prec = prec});
+                                           .H = attnpool_heads(cfg_.vision), .prec = prec});
   // d_tok = dk W_k + dv W_v (dv W_v into dk_, free by then), and dq W_q into the mean token's row.
   be_->run(ops::LinearBackwardArgs{.dinp = d_tok_, .dweight = g.k_w, .dbias = g.k_b, .dout = dk_, .inp = tok_,
                                    .weight = p.k_w, .M = B_ * T, .K = C, .N = C, .prec = prec});

@@ -94,6 +94,7 @@ void read_timm_vision(const json& v, int embed_dim, VisionCfg* c, const std::str
     OC_USER_ERROR("{}: \"timm_proj\": \"none\" passes the pooled {}-wide features through, but embed_dim is {}", where,
                   s->width, embed_dim);
   c->timm_model_name = model;
+  c->class_token = false;  // timm's SigLIP ViTs: class_token=False, MAP pooling
   c->image_size = s->image_size, c->patch_size = s->patch_size, c->width = s->width, c->layers = s->layers;
   c->head_width = s->width / s->heads, c->mlp_ratio = s->mlp_ratio;
   c->ln_eps = 1e-6;  // timm's VisionTransformer: partial(nn.LayerNorm, eps=1e-6)
