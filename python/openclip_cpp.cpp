@@ -110,8 +110,8 @@ std::vector<std::vector<float>> compute(std::mutex& mu, const std::string& what,
 class PyModel {
  public:
   PyModel(const std::string& name, const std::string& pretrained, const std::string& precision, int batch_size,
-          const std::string& device)
-      : m_(load(name, pretrained, precision, batch_size, device)) {}
+          const std::string& device, const std::string& int8_scales)
+      : m_(load(name, pretrained, precision, batch_size, device, int8_scales)) {}
 
   int embed_dim() const { return m_.embed_dim(); }
   int image_size() const { return m_.image_size(); }
@@ -153,11 +153,12 @@ class PyModel {
 
  private:
   static openclip::Model load(const std::string& name, const std::string& pretrained, const std::string& precision,
-                              int batch_size, const std::string& device) {
+                              int batch_size, const std::string& device, const std::string& int8_scales) {
     openclip::LoadOptions lo;
     lo.precision = precision;
     lo.batch_size = batch_size;
     lo.device = device;
+    lo.int8_scales = int8_scales;
     return memory_checked("create_model: " + name, [&] {
       py::gil_scoped_release nogil;
       return openclip::Model::load(name, pretrained, lo);
@@ -315,14 +316,17 @@ PYBIND11_MODULE(_core, m) {
   m.def(
       "create_model",
       [](const std::string& name, const std::string& pretrained, const std::string& precision, int batch_size,
-         const std::string& device) { return PyModel(name, pretrained, precision, batch_size, device); },
+         const std::string& device, const std::string& int8_scales) {
+        return PyModel(name, pretrained, precision, batch_size, device, int8_scales);
+      },
       py::arg("name"), py::arg("pretrained") = "", py::arg("precision") = "fp32", py::arg("batch_size") = 32,
-      py::arg("device") = "cpu",
+      py::arg("device") = "cpu", py::arg("int8_scales") = "",
       "a config name (\"ViT-B-32\"), a JSON path or a whole model (\"hf-hub:org/name\", \"local-dir:PATH\", a hub "
       "folder), "
       "and a weights file, a pretrained tag or a whole model (\"\" = the whole model's weights, else random init); "
       "device: cpu, ref or "
-      "cuda (as --device)");
+      "cuda (as --device); precision: fp32, amp_bf16, bf16 or int8 (as --precision); int8_scales: a file from "
+      "`openclip quantize` (as --int8-scales; \"\" = the one beside the weights if any, else dynamic scales)");
   m.def("tokenize", &tokenize, py::arg("texts"), py::arg("context_length") = oc::kDefaultContextLength);
   m.def("train", &train, py::arg("args"), "runs `openclip train ARGS...`; returns its exit status");
   m.attr("__version__") = OPENCLIP_VERSION;

@@ -99,18 +99,20 @@ def _preprocess(image: Any) -> Union[np.ndarray, str]:
 
 
 def create_model_and_transforms(model_name: str, pretrained: Optional[str] = None, precision: str = "fp32",
-                                device: str = "cpu", batch_size: int = 32,
+                                device: str = "cpu", batch_size: int = 32, int8_scales: Optional[str] = None,
                                 **unsupported: Any) -> Tuple[CLIP, Callable[[Any], Any], Callable[[Any], Any]]:
     """(model, preprocess_train, preprocess_val) as OpenCLIP returns them.
 
     model_name: a built-in config ("ViT-B-32"), a config JSON path or a Hugging Face hub
     folder; pretrained: a weights file (.pt/.bin/.safetensors) or a tag whose file is on
-    disk (None: the hub folder's weights, else random init). precision: "fp32" or
-    "amp_bf16"; device: "cpu", "ref" or "cuda" (a CUDA build). OpenCLIP's other keyword
+    disk (None: the hub folder's weights, else random init). precision: "fp32", "amp_bf16",
+    "bf16" or "int8" (ViT towers; `openclip info` names the int8 GEMM path); int8_scales: static
+    activation scales from `openclip quantize` (None: the file beside the weights if there is
+    one, else scales per row on each call); device: "cpu", "ref" or "cuda" (a CUDA build). OpenCLIP's other keyword
     arguments (force_*, jit, cache_dir, ...) are refused with a TypeError naming them."""
     if unsupported:
         raise TypeError("create_model_and_transforms: not supported by openclip_cpp: " + ", ".join(sorted(unsupported)))
-    core = _core.create_model(model_name, pretrained or "", precision, batch_size, device)
+    core = _core.create_model(model_name, pretrained or "", precision, batch_size, device, int8_scales or "")
     return CLIP(core, model_name), _preprocess, _preprocess
 
 

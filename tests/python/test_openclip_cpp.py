@@ -96,6 +96,40 @@ class OpenclipCpp(unittest.TestCase):
         np.testing.assert_allclose(np.linalg.norm(got, axis=1), 1.0, rtol=1e-5)  # fp32 rounding of a norm
         self.assertFalse(np.allclose(np.linalg.norm(raw, axis=1), 1.0))
 
+    def test_int8_with_static_scales_equals_embed_bit_for_bit(self):
+        # Scales calibrated by `openclip quantize` on the three test images, passed to the module
+        # as int8_scales= and to the CLI as --int8-scales: the same library calls, equal results.
+        scales = os.path.join(SCRATCH, "tiny.int8.safetensors")
+        cli("quantize", "--model", "test-tiny", "--pretrained", self.weights, "--calib", self.images,
+            "--out", scales)
+        texts = ["a photo of a dog", "a diagram"]
+        path = os.path.join(SCRATCH, "int8_texts.txt")
+        with open(path, "w", encoding="utf-8") as f:
+            f.write("\n".join(texts) + "\n")
+        img, txt = os.path.join(SCRATCH, "int8_img.npy"), os.path.join(SCRATCH, "int8_txt.npy")
+        common = ["--model", "test-tiny", "--pretrained", self.weights, "--precision", "int8", "--int8-scales", scales]
+        cli("embed", *common, "--images", self.images, "--out", img)
+        cli("embed", *common, "--texts", path, "--out", txt)
+        m = oc.create_model("test-tiny", self.weights, precision="int8", int8_scales=scales)
+        np.testing.assert_array_equal(m.encode_image(self.paths), np.load(img))
+        np.testing.assert_array_equal(m.encode_text(texts), np.load(txt))
+        model, _, _ = oc.create_model_and_transforms("test-tiny", self.weights, precision="int8", int8_scales=scales)
+        np.testing.assert_array_equal(model.encode_image(self.paths, normalize=True), np.load(img))
+        # int8 stays near fp32 (a loose bound: a tiny trained model, 3 images; the accuracy
+        # gate is tests/model/int8_test.cpp and docs/BENCHMARKS.md).
+        fp32 = self.model.encode_image(self.paths)
+        self.assertGreater(float(np.min(np.sum(np.load(img) * fp32, axis=1))), 0.9)
+        # A scales file that is not one: on a CPU where int8 runs, an error naming the file; on a
+        # CPU without VNNI int8 falls back (the CLI's warning) and the file is not read.
+        int8_runs = json.loads(cli("info", "--json").stdout)["onednn"]["int8_gemm"] != "none"
+        bad = os.path.join(SCRATCH, "bad.int8.safetensors")
+        with open(bad, "wb") as f:
+            f.write(b"\x10\x00\x00\x00\x00\x00\x00\x00{not json}")
+        if int8_runs:
+            with self.assertRaises(RuntimeError) as e:
+                oc.create_model("test-tiny", self.weights, precision="int8", int8_scales=bad)
+            self.assertIn(bad, str(e.exception))
+
     def test_tokenize_equals_cli(self):
         texts = ["Hello, World!", "a photo of a cat"]
         ids = oc.tokenize(texts)

@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "core/check.h"
+#include "core/profile.h"
 #include "model/config_limits.h"
 #include "model/convnext/config_convnext.h"
 #include "model/tower_util.h"
@@ -150,18 +151,35 @@ void ConvNextTower::plan(const TowerPlan& plan) {
 void ConvNextTower::block_forward(const StageActs& s, const BlockActs& a, const ConvNextBlockParams& p, int k,
                                   ops::Prec prec) {
   const int64_t R = rows(s), C = s.C;
-  be_->run(ops::DwConv2dForwardArgs{.out = a.y1,
-                                    .inp = a.x,
-                                    .weight = p.dw_w,
-                                    .bias = p.dw_b,
-                                    .shape = {B_, s.H, s.H, C, kDwK, kDwPad},
-                                    .prec = prec});
-  ln_forward(a.y2, a.mean, a.rstd, a.y1, p.ln_w, p.ln_b, R, C);
-  be_->run(ops::LinearForwardArgs{
-      .out = a.h, .inp = a.y2, .weight = p.fc1_w, .bias = p.fc1_b, .M = R, .K = C, .N = 4 * C, .prec = prec});
-  be_->run(ops::ActForwardArgs{.out = a.a, .inp = a.h, .n = R * 4 * C, .act = ops::Act::Gelu});
-  be_->run(ops::LinearForwardArgs{
-      .out = a.z, .inp = a.a, .weight = p.fc2_w, .bias = p.fc2_b, .M = R, .K = 4 * C, .N = C, .prec = prec});
+  // Profile scopes (core/profile.h: `openclip bench` only; OPENCLIP_PROFILE_SYNC=1 waits per scope).
+  {
+    OC_PROFILE("dwconv");
+    be_->run(ops::DwConv2dForwardArgs{.out = a.y1,
+                                      .inp = a.x,
+                                      .weight = p.dw_w,
+                                      .bias = p.dw_b,
+                                      .shape = {B_, s.H, s.H, C, kDwK, kDwPad},
+                                      .prec = prec});
+  }
+  {
+    OC_PROFILE("layernorm");
+    ln_forward(a.y2, a.mean, a.rstd, a.y1, p.ln_w, p.ln_b, R, C);
+  }
+  {
+    OC_PROFILE("linear");
+    be_->run(ops::LinearForwardArgs{
+        .out = a.h, .inp = a.y2, .weight = p.fc1_w, .bias = p.fc1_b, .M = R, .K = C, .N = 4 * C, .prec = prec});
+  }
+  {
+    OC_PROFILE("gelu");
+    be_->run(ops::ActForwardArgs{.out = a.a, .inp = a.h, .n = R * 4 * C, .act = ops::Act::Gelu});
+  }
+  {
+    OC_PROFILE("linear");
+    be_->run(ops::LinearForwardArgs{
+        .out = a.z, .inp = a.a, .weight = p.fc2_w, .bias = p.fc2_b, .M = R, .K = 4 * C, .N = C, .prec = prec});
+  }
+  OC_PROFILE("layerscale_residual");
   be_->copy(a.out, a.z, size_t(R * C) * sizeof(float));
   be_->run(ops::LayerScaleForwardArgs{.x = a.out, .gamma = p.gamma, .N = R, .C = C});
   drop_path(a.out, k, R / B_ * C);
