@@ -100,6 +100,9 @@ TEST(AttentionInference, WithoutTheProbabilitiesBufferIsBitwiseTheSame) {
           check_fp32(be, s, causal, Prec::F32, where + " fp32");
           check_fp32(be, s, causal, Prec::BF16, where + " fp32, bf16 operands");
           check_bf16(be, s, causal, where + " amp_bf16 " + cpu::attention_bf16_kernel());
+          cpu::set_attention_bf16_amx(false);
+          check_bf16(be, s, causal, where + " amp_bf16 " + cpu::attention_bf16_kernel());
+          cpu::set_attention_bf16_amx(true);
           cpu::set_attention_bf16_fallback(true);
           check_bf16(be, s, causal, where + " amp_bf16 sgemm fallback");
           cpu::set_attention_bf16_fallback(false);

@@ -9,9 +9,11 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <string>
 #include <vector>
 
 #include "core/bf16.h"
+#include "core/machine.h"
 #include "ops/cpu/activation.h"
 #include "ops/cpu/attention.h"
 #include "ops/cpu/conv.h"
@@ -300,16 +302,37 @@ TEST(Bf16Ops, ActivationAndBiasGradMatchFloatOps) {
   bias_grad_to_bf16(d16.data(), nullptr, dout.data(), M, N);  // no bias: conversion only
 }
 
-// Where the CPU has AVX-512 the kernel under test is the AVX-512 one; the sgemm fallback
-// (AVX2-only CPUs) is forced for the second pass.
+// Where the CPU has AMX the kernel under test is the AMX one, else where it has AVX-512 the
+// AVX-512 one; the others it can run are forced in later passes (the sgemm fallback is the
+// AVX2-only CPUs' kernel). AMX also needs Linux to grant the tile state, which a kernel
+// without AMX support refuses: then "avx512".
 TEST(Bf16Ops, AttentionKernelDispatch) {
   __builtin_cpu_init();
   const bool avx512 = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
                       __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq");
+  const MachineInfo m = machine_info();
+  const std::string k = cpu::attention_bf16_kernel();
+  if (avx512 && m.amx_tile && m.amx_bf16)
+    EXPECT_TRUE(k == "amx" || k == "avx512") << k;
+  else
+    EXPECT_EQ(k, avx512 ? "avx512" : "sgemm");
+  cpu::set_attention_bf16_amx(false);
   EXPECT_STREQ(cpu::attention_bf16_kernel(), avx512 ? "avx512" : "sgemm");
+  cpu::set_attention_bf16_amx(true);
   cpu::set_attention_bf16_fallback(true);
   EXPECT_STREQ(cpu::attention_bf16_kernel(), "sgemm");
   cpu::set_attention_bf16_fallback(false);
+}
+
+// Every kernel this CPU can run: the default, AVX-512 where AMX is the default, the fallback.
+struct KernelPass {
+  bool fallback, amx;
+};
+std::vector<KernelPass> kernel_passes() {
+  std::vector<KernelPass> v{{false, true}};
+  if (std::string(cpu::attention_bf16_kernel()) == "amx") v.push_back({false, false});
+  v.push_back({true, true});
+  return v;
 }
 
 void check_attention_bf16(int64_t B, int64_t Tn, int64_t C, int64_t H, bool causal) {
@@ -321,19 +344,22 @@ void check_attention_bf16(int64_t B, int64_t Tn, int64_t C, int64_t H, bool caus
   attention_forward<double>(out.data(), att.data(), qkv.data(), B, Tn, C, H, causal, Prec::BF16);
   attention_backward<double>(dqkv.data(), scr.data(), dout.data(), qkv.data(), att.data(), B, Tn, C, H, causal,
                              Prec::BF16);
-  for (bool fallback : {false, true}) {
-    cpu::set_attention_bf16_fallback(fallback);
+  for (const KernelPass pass : kernel_passes()) {
+    cpu::set_attention_bf16_fallback(pass.fallback);
+    cpu::set_attention_bf16_amx(pass.amx);
+    const std::string kernel = cpu::attention_bf16_kernel();
     std::vector<bf16> o16(B * Tn * C);
     std::vector<float> attf(B * H * Tn * Tn), dq(B * Tn * 3 * C);
     attention_forward_bf16(o16.data(), attf.data(), qkv16.data(), B, Tn, C, H, causal);
     attention_backward_bf16(dq.data(), do16.data(), qkv16.data(), attf.data(), B, Tn, C, H);
     cpu::set_attention_bf16_fallback(false);
-    const std::string where = fmt::format("{} T={} C={} H={} causal={}", fallback ? "sgemm" : cpu::attention_bf16_kernel(),
-                                          Tn, C, H, causal);
+    cpu::set_attention_bf16_amx(true);
+    const std::string where = fmt::format("{} T={} C={} H={} causal={}", kernel, Tn, C, H, causal);
     // Probabilities in fp32: ~1e-6. Outputs: P and dS are rounded to bf16 inside, and an fp32
     // value a hair from a rounding tie may round the other way than the double one: a few
     // terms off by 2^-8 relative, so 2e-2 absolute on O(1..8) sums; a wrong head, stride or
-    // missing term is off by O(1). (The kernels differ only in the order of their fp32 sums.)
+    // missing term is off by O(1). (The kernels differ only in the order of their fp32 sums,
+    // AMX's tiles also in flushing subnormal products to zero: below 2^-126, none here.)
     EXPECT_LT(max_scaled_err(attf, att, 1e-6, 1e-5), 1.0) << "att " << where;
     EXPECT_LT(max_scaled_err(widen(o16), out, 2e-2, 1e-2), 1.0) << "out " << where;
     EXPECT_LT(max_scaled_err(dq, dqkv, 2e-2, 1e-2), 1.0) << "dqkv " << where;
@@ -348,6 +374,7 @@ TEST(Bf16Ops, AttentionMatchesDoubleBf16Reference) {
     check_attention_bf16(2, 77, 128, 2, causal);
     check_attention_bf16(2, 9, 21, 3, causal);
     check_attention_bf16(1, 70, 48, 2, causal);
+    check_attention_bf16(1, 197, 160, 2, causal);  // ViT-B-16's tokens, ViT-H's head size 80
   }
 }
 

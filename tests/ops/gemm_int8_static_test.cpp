@@ -154,10 +154,12 @@ TEST(GemmInt8Static, LayerNormQuantizesWithTheStaticScale) {
 // Attention writing out_proj's int8 rows: the bf16 attention's output quantized with the
 // static scale, within one step (that output is rounded to bf16, 2^-9 relative, before it is
 // divided by s; the int8 kernel quantizes the fp32 value). Both kernels (AVX-512 and the
-// sgemm fallback). A NaN in one key of batch item 1 reaches every row of that item only.
-void check_attention_int8(bool fallback) {
-  SCOPED_TRACE(fallback ? "sgemm fallback" : "default kernel");
+// sgemm fallback, and AVX-512 beside AMX where the CPU has AMX). A NaN in one key of batch
+// item 1 reaches every row of that item only.
+void check_attention_int8(bool fallback, bool amx = true) {
   ops::cpu::set_attention_bf16_fallback(fallback);
+  ops::cpu::set_attention_bf16_amx(amx);
+  SCOPED_TRACE(ops::cpu::attention_bf16_kernel());
   const int64_t B = 3, T = 50, C = 128, H = 2;
   const auto qf = normal(size_t(B * T * 3 * C), 10, 1.5f);
   std::vector<bf16> qkv(qf.size());
@@ -178,6 +180,7 @@ void check_attention_int8(bool fallback) {
                               .H = H,
                               .causal = false});
   ops::cpu::set_attention_bf16_fallback(false);
+  ops::cpu::set_attention_bf16_amx(true);
   for (int64_t r = 0; r < B * T; ++r) {
     if (r / T == 1) {
       ASSERT_TRUE(std::isnan(scale[size_t(r)])) << "row " << r;
@@ -192,6 +195,7 @@ void check_attention_int8(bool fallback) {
 TEST(GemmInt8Static, AttentionWritesOutProjsInt8Rows) {
   SKIP_WITHOUT_INT8();
   check_attention_int8(false);
+  check_attention_int8(false, false);
   check_attention_int8(true);
 }
 

@@ -11,7 +11,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <limits>
+#include <string>
 #include <type_traits>
 
 #include "core/check.h"
@@ -155,32 +157,70 @@ void attention_backward_bf16_sgemm(float* dqkv, const bf16* dout, const bf16* qk
   }
 }
 
-bool g_force_sgemm = false;
+enum class Kernel { Sgemm, Avx512, Amx };
+bool g_force_sgemm = false, g_no_amx = false;
 
-bool use_avx512() {
-  static const bool ok = cpu::attention_avx512_supported();
-  return ok && !g_force_sgemm;
+// The best kernel the CPU has, capped by OPENCLIP_ATTENTION=auto|amx|avx512|sgemm (A/B
+// measurements; asking for one the CPU lacks gives the best it has).
+Kernel kernel() {
+  static const Kernel best = [] {
+    const char* env = std::getenv("OPENCLIP_ATTENTION");
+    const std::string want = env && *env ? env : "auto";
+    OC_CHECK(want == "auto" || want == "amx" || want == "avx512" || want == "sgemm",
+             "OPENCLIP_ATTENTION={}: expected auto, amx, avx512 or sgemm", want);
+    if (want == "sgemm" || !cpu::attention_avx512_supported()) return Kernel::Sgemm;
+    return want != "avx512" && cpu::attention_amx_supported() ? Kernel::Amx : Kernel::Avx512;
+  }();
+  if (g_force_sgemm || best == Kernel::Sgemm) return Kernel::Sgemm;
+  return best == Kernel::Amx && !g_no_amx ? Kernel::Amx : Kernel::Avx512;
+}
+
+// The forward of every (b, h) pair on the AVX-512 or AMX kernel (q8: int8 rows out).
+void forward_heads(Kernel k, bf16* out, float* att, const bf16* qkv, int64_t B, int64_t Tn, int64_t C, int64_t H,
+                   bool causal, const Int8Out* q8) {
+  if (k == Kernel::Amx) {
+#pragma omp parallel
+    {
+      const cpu::AmxTiles tiles;  // this thread's tile configuration, for the loop's heads
+#pragma omp for schedule(static)
+      for (int64_t bh = 0; bh < B * H; ++bh)
+        cpu::attention_head_forward_amx(out, att, qkv, bh / H, bh % H, Tn, C, H, causal, q8);
+    }
+    return;
+  }
+#pragma omp parallel for schedule(static)
+  for (int64_t bh = 0; bh < B * H; ++bh)
+    cpu::attention_head_forward_avx512(out, att, qkv, bh / H, bh % H, Tn, C, H, causal, q8);
 }
 
 }  // namespace
 
-const char* cpu::attention_bf16_kernel() { return use_avx512() ? "avx512" : "sgemm"; }
+const char* cpu::attention_bf16_kernel() {
+  switch (kernel()) {
+    case Kernel::Amx: return "amx";
+    case Kernel::Avx512: return "avx512";
+    case Kernel::Sgemm: break;
+  }
+  return "sgemm";
+}
 void cpu::set_attention_bf16_fallback(bool on) { g_force_sgemm = on; }
+void cpu::set_attention_bf16_amx(bool on) { g_no_amx = !on; }
 
 // Each (b, h) pair writes its own rows/columns and runs single-threaded: deterministic for
-// any thread count, and the forward is bitwise the same when backward recomputes it.
+// any thread count, and the forward is bitwise the same when backward recomputes it. The
+// backward has no AMX kernel (the AVX-512 one reads the forward's fp32 probabilities).
 void attention_forward_bf16(bf16* out, float* att, const bf16* qkv, int64_t B, int64_t Tn, int64_t C, int64_t H,
                             bool causal) {
   OC_CHECK(H > 0 && C % H == 0, "attention: width {} not divisible by {} heads", C, H);
-  if (!use_avx512()) return attention_forward_bf16_sgemm(out, att, qkv, B, Tn, C, H, causal);
-#pragma omp parallel for schedule(static)
-  for (int64_t bh = 0; bh < B * H; ++bh) cpu::attention_head_forward_avx512(out, att, qkv, bh / H, bh % H, Tn, C, H, causal);
+  const Kernel k = kernel();
+  if (k == Kernel::Sgemm) return attention_forward_bf16_sgemm(out, att, qkv, B, Tn, C, H, causal);
+  forward_heads(k, out, att, qkv, B, Tn, C, H, causal, nullptr);
 }
 
 void attention_backward_bf16(float* dqkv, const bf16* dout, const bf16* qkv, const float* att, int64_t B, int64_t Tn,
                              int64_t C, int64_t H) {
   OC_CHECK(H > 0 && C % H == 0, "attention: width {} not divisible by {} heads", C, H);
-  if (!use_avx512()) return attention_backward_bf16_sgemm(dqkv, dout, qkv, att, B, Tn, C, H);
+  if (kernel() == Kernel::Sgemm) return attention_backward_bf16_sgemm(dqkv, dout, qkv, att, B, Tn, C, H);
 #pragma omp parallel for schedule(static)
   for (int64_t bh = 0; bh < B * H; ++bh)
     cpu::attention_head_backward_avx512(dqkv, dout, qkv, att, bh / H, bh % H, Tn, C, H);
@@ -215,10 +255,9 @@ void attention_int8(const AttentionInt8Args& a) {
   OC_CHECK(a.H > 0 && a.C % a.H == 0 && a.out.scale_in > 0.0f, "attention_int8: width {}, {} heads, scale {}", a.C, a.H,
            a.out.scale_in);
   std::fill(a.out.scale, a.out.scale + a.B * a.Tn, a.out.scale_in);
-  if (!use_avx512()) return attention_forward_bf16_sgemm(nullptr, a.att, a.qkv, a.B, a.Tn, a.C, a.H, a.causal, &a.out);
-#pragma omp parallel for schedule(static)
-  for (int64_t bh = 0; bh < a.B * a.H; ++bh)
-    attention_head_forward_avx512(nullptr, a.att, a.qkv, bh / a.H, bh % a.H, a.Tn, a.C, a.H, a.causal, &a.out);
+  const Kernel k = kernel();
+  if (k == Kernel::Sgemm) return attention_forward_bf16_sgemm(nullptr, a.att, a.qkv, a.B, a.Tn, a.C, a.H, a.causal, &a.out);
+  forward_heads(k, nullptr, a.att, a.qkv, a.B, a.Tn, a.C, a.H, a.causal, &a.out);
 }
 
 }  // namespace oc::ops::cpu

@@ -31,6 +31,10 @@
 #include <cmath>
 #include <cstdint>
 
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "core/machine.h"
 #include "ops/cpu/attention_internal.h"
 #include "ops/cpu/quantize_static.h"
 #include "ops/cpu/scratch.h"
@@ -246,11 +250,12 @@ OC_AVX512 void gemm_tiles(int64_t M, int64_t N, int64_t K, MatA A, const float* 
 
 // ---- softmax ----------------------------------------------------------------------------------
 
-// For the R rows r of row0 (stride T): row[0..n_r) = softmax(scale * row[0..n_r)), row[n_r..T)
-// = 0, and pr (stride T) = the bf16 values of row. R rows at once: their reductions are
-// independent chains, so the core overlaps them (one row at a time is latency bound).
-template <int R>
-OC_AVX512 void softmax_rows(float* row0, float* pr0, const int64_t* n, int64_t T, float scale) {
+// For the R rows r of row0 (stride lds): softmax(scale * row[0..n_r)), zero past n_r; the
+// exponentials are written back into the rows, the probabilities go to out(r, j, p) for the
+// 16 columns from j, j < out.width. R rows at once: their reductions are independent chains,
+// so the core overlaps them (one row at a time is latency bound).
+template <int R, class Out>
+OC_AVX512 void softmax_rows(float* row0, int64_t lds, const int64_t* n, float scale, const Out& out) {
   const __m512 ninf = splat(-__builtin_inff()), s = splat(scale);
   int64_t n_max = 0;
   for (int r = 0; r < R; ++r) n_max = std::max(n_max, n[r]);
@@ -260,14 +265,14 @@ OC_AVX512 void softmax_rows(float* row0, float* pr0, const int64_t* n, int64_t T
   for (int64_t j = 0; j < n_max; j += kN)
 #pragma GCC unroll 8
     for (int r = 0; r < R; ++r)
-      mx[r] = _mm512_max_ps(mx[r], _mm512_mask_loadu_ps(ninf, lanes(n[r] - j), row0 + r * T + j));
+      mx[r] = _mm512_max_ps(mx[r], _mm512_mask_loadu_ps(ninf, lanes(n[r] - j), row0 + r * lds + j));
 #pragma GCC unroll 8
   for (int r = 0; r < R; ++r) m[r] = splat(_mm512_reduce_max_ps(mx[r]));
   for (int64_t j = 0; j < n_max; j += kN)
 #pragma GCC unroll 8
     for (int r = 0; r < R; ++r) {
       const __mmask16 k = lanes(n[r] - j);
-      float* row = row0 + r * T;
+      float* row = row0 + r * lds;
       const __m512 e =
           _mm512_maskz_mov_ps(k, exp16(_mm512_mul_ps(s, _mm512_sub_ps(_mm512_maskz_loadu_ps(k, row + j), m[r]))));
       _mm512_mask_storeu_ps(row + j, k, e);
@@ -275,27 +280,38 @@ OC_AVX512 void softmax_rows(float* row0, float* pr0, const int64_t* n, int64_t T
     }
 #pragma GCC unroll 8
   for (int r = 0; r < R; ++r) inv[r] = splat(1.0f / _mm512_reduce_add_ps(sum[r]));
-  for (int64_t j = 0; j < T; j += kN)
+  for (int64_t j = 0; j < out.width; j += kN)
 #pragma GCC unroll 8
     for (int r = 0; r < R; ++r) {
-      const __mmask16 k = lanes(n[r] - j), t = lanes(T - j);  // zero past n even where inv is NaN (as ref)
-      float* row = row0 + r * T;
-      const __m512 p = _mm512_maskz_mul_ps(k, _mm512_maskz_loadu_ps(k, row + j), inv[r]);
-      _mm512_mask_storeu_ps(row + j, t, p);
-      _mm512_mask_storeu_ps(pr0 + r * T + j, t, round_bf16(p));
+      const __mmask16 k = lanes(n[r] - j);  // zero past n even where inv is NaN (as ref)
+      out(r, j, _mm512_maskz_mul_ps(k, _mm512_maskz_loadu_ps(k, row0 + r * lds + j), inv[r]));
     }
 }
 
-// Softmax of the T rows of S (causal: row i keeps columns 0..i), four rows at a time.
-OC_AVX512 void softmax(float* S, float* pr, int64_t T, bool causal, float scale) {
+// The register-tiled kernel's probabilities: fp32 back into the scores' rows (stride T, the
+// [T,T] block att or scratch) and their bf16 values, kept in fp32, into pr (stride T).
+struct ProbsF32 {
+  float *s, *pr;
+  int64_t T, width;
+  OC_AVX512 void operator()(int r, int64_t j, __m512 p) const {
+    const __mmask16 t = lanes(T - j);
+    _mm512_mask_storeu_ps(s + r * T + j, t, p);
+    _mm512_mask_storeu_ps(pr + r * T + j, t, round_bf16(p));
+  }
+};
+
+// Softmax of the T rows of S (stride lds; causal: row i keeps columns 0..i), four rows at a
+// time; rows(i) is the Out of the rows from i.
+template <class Rows>
+OC_AVX512 void softmax(float* S, int64_t lds, int64_t T, bool causal, float scale, const Rows& rows) {
   int64_t i = 0;
   for (; i + 4 <= T; i += 4) {
     const int64_t n[4] = {causal ? i + 1 : T, causal ? i + 2 : T, causal ? i + 3 : T, causal ? i + 4 : T};
-    softmax_rows<4>(S + i * T, pr + i * T, n, T, scale);
+    softmax_rows<4>(S + i * lds, lds, n, scale, rows(i));
   }
   for (; i < T; ++i) {
     const int64_t n = causal ? i + 1 : T;
-    softmax_rows<1>(S + i * T, pr + i * T, &n, T, scale);
+    softmax_rows<1>(S + i * lds, lds, &n, scale, rows(i));
   }
 }
 
@@ -335,7 +351,7 @@ OC_AVX512 void attention_head_forward_avx512(bf16* out, float* att, const bf16* 
   widen_transposed(kt, T16, q + C, C3, T, D);
   widen_rows(vf, D16, q + 2 * C, C3, T, D);
   gemm_tiles(T, T, D, MatA{qf, D16, 1}, kt, T16, StoreF32{S, T, T}, causal);  // raw scores
-  softmax(S, pr, T, causal, scale);
+  softmax(S, T, T, causal, scale, [&](int64_t i) { return ProbsF32{S + i * T, pr + i * T, T, T}; });
   if (q8) {
     gemm_tiles(T, D, T, MatA{pr, T, 1}, vf, D16,
                StoreS8{q8->q + b * T * C + h * D, C, D, 1.0f / q8->scale_in, q8->scale + b * T});
@@ -366,6 +382,154 @@ OC_AVX512 void attention_head_backward_avx512(float* dqkv, const bf16* dout, con
   gemm_tiles(T, D, T, MatA{pr, 1, T}, dof, D16, StoreF32{dq + 2 * C, C3, D});  // dV = P^T dO
   gemm_tiles(T, D, T, MatA{dsr, T, 1}, kf, D16, StoreF32{dq, C3, D});          // dQ = dS k
   gemm_tiles(T, D, T, MatA{dsr, 1, T}, qf, D16, StoreF32{dq + C, C3, D});      // dK = dS^T q
+}
+
+// ---- AMX-BF16: the two products on tiles ------------------------------------------------------
+//
+// Where the CPU has AMX, S = q k^T and O = P v run on tiles (tdpbf16ps: 16x16 fp32 += 16x32
+// bf16 . 32x16 bf16, pairs of products summed in fp32) instead of widened FMAs: on ViT-B-32's
+// 50x50x64 heads the FMA tiles above were ~45% of attention's time, the tiles do them in a
+// fraction of that, and the softmax (the same code as above) is what is left. Operands are
+// packed per head into thread scratch, zero-padded to whole tiles: q rows [T16][D32] bf16;
+// k in the B layout of tdpbf16ps (row p holds the bf16 pairs (k[n][2p], k[n][2p+1]) of 16
+// tokens n: k's rows seen as 32-bit pairs, transposed); v the same with pairs of tokens
+// (v[2p][n], v[2p+1][n]); P in bf16 [T16][T32], zero past each row's last column. Zero
+// padding adds exact zeros, so the sums are those of the unpadded products in another order.
+// Every tile register is configured 16 rows x 64 bytes once per thread (AmxTiles, in
+// attention.cpp's parallel region); oneDNN configures its own before each of its kernels.
+#define OC_AMX __attribute__((target("amx-tile,amx-bf16,avx512f,avx512bw,avx512vl,avx512dq")))
+
+namespace {
+
+int64_t up32(int64_t n) { return (n + 31) / 32 * 32; }
+inline __mmask32 lanes32(int64_t n) { return n <= 0 ? 0 : n >= 32 ? ~__mmask32(0) : __mmask32((1u << n) - 1); }
+
+// The probabilities of the tile kernel: fp32 into att (stride T, null in inference), bf16
+// bits into P (stride ldp, width columns: zero past the row's last).
+struct ProbsAmx {
+  float* att;
+  uint16_t* p;
+  int64_t T, ldp, width;
+  OC_AVX512 void operator()(int r, int64_t j, __m512 v) const {
+    if (att) _mm512_mask_storeu_ps(att + r * T + j, lanes(T - j), v);
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(p + r * ldp + j), to_bf16_16(v));
+  }
+};
+
+// dst[t][0..D32) = src[t][0..D) (stride lds), zero past D and for rows t >= T, t < T16.
+OC_AVX512 void pack_rows(uint16_t* dst, const uint16_t* src, int64_t lds, int64_t T, int64_t T16, int64_t D, int64_t D32) {
+  for (int64_t t = 0; t < T16; ++t)
+    for (int64_t d = 0; d < D32; d += 32)
+      _mm512_storeu_si512(dst + t * D32 + d, _mm512_maskz_loadu_epi16(t < T ? lanes32(D - d) : 0, src + t * lds + d));
+}
+
+// dst[p][n] (stride T16) = the 32-bit pair (src[n][2p], src[n][2p+1]) for p < D32 / 2, n < T16,
+// zero past D and T: k as the B operand of q k^T.
+OC_AVX512 void pack_pairs_transposed(uint32_t* dst, const uint16_t* src, int64_t lds, int64_t T, int64_t T16, int64_t D,
+                                     int64_t D32) {
+  for (int64_t n0 = 0; n0 < T16; n0 += kN)
+    for (int64_t d = 0; d < D32; d += 32) {
+      __m512 x[16];
+#pragma GCC unroll 16
+      for (int i = 0; i < 16; ++i)
+        x[i] = _mm512_castsi512_ps(_mm512_maskz_loadu_epi16(n0 + i < T ? lanes32(D - d) : 0, src + (n0 + i) * lds + d));
+      transpose16(x);  // moves bits only
+#pragma GCC unroll 16
+      for (int c = 0; c < 16; ++c) _mm512_storeu_ps(reinterpret_cast<float*>(dst + (d / 2 + c) * T16 + n0), x[c]);
+    }
+}
+
+// dst[p][n] (stride D16) = the 32-bit pair (src[2p][n], src[2p+1][n]) for p < T32 / 2, n < D16,
+// zero past T and D: v as the B operand of P v.
+OC_AVX512 void pack_row_pairs(uint32_t* dst, const uint16_t* src, int64_t lds, int64_t T, int64_t T32, int64_t D, int64_t D16) {
+  for (int64_t p = 0; p < T32 / 2; ++p)
+    for (int64_t n = 0; n < D16; n += kN) {
+      const __mmask16 k = lanes(D - n);
+      const __m512i lo = _mm512_cvtepu16_epi32(_mm256_maskz_loadu_epi16(2 * p < T ? k : 0, src + 2 * p * lds + n));
+      const __m512i hi = _mm512_cvtepu16_epi32(_mm256_maskz_loadu_epi16(2 * p + 1 < T ? k : 0, src + (2 * p + 1) * lds + n));
+      _mm512_storeu_si512(dst + p * D16 + n, _mm512_or_si512(lo, _mm512_slli_epi32(hi, 16)));
+    }
+}
+
+// C[16 x 16] at c (stride ldc floats) = sum over K (a multiple of 32) of a[16][K] (bf16, stride
+// lda elements) times b's K/2 pair rows (stride ldb pairs).
+OC_AMX void tile_product(float* c, int64_t ldc, const uint16_t* a, int64_t lda, const uint32_t* b, int64_t ldb, int64_t K) {
+  _tile_zero(0);
+  for (int64_t k = 0; k < K; k += 32) {
+    _tile_loadd(4, a + k, lda * 2);
+    _tile_loadd(6, b + k / 2 * ldb, ldb * 4);
+    _tile_dpbf16ps(0, 4, 6);
+  }
+  _tile_stored(0, c, ldc * 4);
+}
+
+template <class Store>
+OC_AVX512 void store_rows(const float* o, int64_t ldo, int64_t T, int64_t D, const Store& st) {
+  for (int64_t m = 0; m < T; ++m)
+    for (int64_t n = 0; n < D; n += kN) st(m, n, _mm512_loadu_ps(o + m * ldo + n));
+}
+
+struct alignas(64) TileConfig {
+  uint8_t palette_id = 1, start_row = 0, reserved[14] = {};
+  uint16_t colsb[16] = {};
+  uint8_t rows[16] = {};
+};
+
+}  // namespace
+
+OC_AMX void amx_tiles_configure() {
+  TileConfig cfg;
+  for (int t = 0; t < 8; ++t) cfg.rows[t] = 16, cfg.colsb[t] = 64;
+  // GCC's _tile_loadconfig tells the compiler it reads 8 bytes of cfg: without the barrier
+  // the stores to rows and colsb may be dropped as dead.
+  __asm__ __volatile__("" : : "r"(&cfg) : "memory");
+  _tile_loadconfig(&cfg);
+}
+OC_AMX void amx_tiles_release() { _tile_release(); }
+
+// Head (b, h) on AMX tiles (the tiles configured by amx_tiles_configure on this thread): the
+// same contract as attention_head_forward_avx512.
+OC_AMX void attention_head_forward_amx(bf16* out, float* att, const bf16* qkv, int64_t b, int64_t h, int64_t T, int64_t C,
+                                       int64_t H, bool causal, const Int8Out* q8) {
+  const int64_t D = C / H, C3 = 3 * C, T16 = up16(T), T32 = up32(T), D16 = up16(D), D32 = up32(D);
+  const float scale = 1.0f / std::sqrt(float(D));
+  // bf16 q [T16][D32], k pairs [D32/2][T16], v pairs [T32/2][D16], P [T16][T32]; fp32 S, O.
+  const size_t halves = size_t(T16 * D32 + D32 * T16 + T32 * D16 + T16 * T32);
+  float* s = thread_scratch<float>(Scratch::Attn, halves / 2 + size_t(T16 * T16 + T16 * D16));
+  uint16_t* qp = reinterpret_cast<uint16_t*>(s);
+  uint32_t* kp = reinterpret_cast<uint32_t*>(qp + T16 * D32);
+  uint32_t* vp = kp + D32 / 2 * T16;
+  uint16_t* P = reinterpret_cast<uint16_t*>(vp + T32 / 2 * D16);
+  float* S = s + halves / 2;
+  float* O = S + T16 * T16;
+  const uint16_t* q = bits(qkv + b * T * C3 + h * D);
+  pack_rows(qp, q, C3, T, T16, D, D32);
+  pack_pairs_transposed(kp, q + C, C3, T, T16, D, D32);
+  pack_row_pairs(vp, q + 2 * C, C3, T, T32, D, D16);
+  for (int64_t i = 0; i < T16; i += 16)  // raw scores; causal: no block right of the rows' last column
+    for (int64_t j = 0; j < (causal ? std::min(i + 16, T16) : T16); j += 16)
+      tile_product(S + i * T16 + j, T16, qp + i * D32, D32, kp + j, T16, D32);
+  float* A = att ? att + (b * H + h) * T * T : nullptr;
+  softmax(S, T16, T, causal, scale,
+          [&](int64_t i) { return ProbsAmx{A ? A + i * T : nullptr, P + i * T32, T, T32, T32}; });
+  std::fill(P + T * T32, P + T16 * T32, uint16_t(0));  // the padding rows
+  for (int64_t i = 0; i < T16; i += 16)
+    for (int64_t j = 0; j < D16; j += 16) tile_product(O + i * D16 + j, D16, P + i * T32, T32, vp + j, D16, T32);
+  if (q8)
+    return store_rows(O, D16, T, D, StoreS8{q8->q + b * T * C + h * D, C, D, 1.0f / q8->scale_in, q8->scale + b * T});
+  store_rows(O, D16, T, D, StoreBF16{reinterpret_cast<uint16_t*>(out + b * T * C + h * D), C, D});
+}
+
+bool attention_amx_supported() {
+  // Linux hands out AMX tile state only on request (arch_prctl ARCH_REQ_XCOMP_PERM for
+  // XFEATURE_XTILEDATA, idempotent); oneDNN asks too, but attention may run first.
+  static const bool ok = [] {
+    const MachineInfo m = machine_info();
+    constexpr long kArchReqXcompPerm = 0x1023, kXfeatureXtiledata = 18;
+    return attention_avx512_supported() && m.amx_tile && m.amx_bf16 &&
+           syscall(SYS_arch_prctl, kArchReqXcompPerm, kXfeatureXtiledata) == 0;
+  }();
+  return ok;
 }
 
 bool attention_avx512_supported() {
