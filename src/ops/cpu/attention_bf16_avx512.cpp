@@ -463,6 +463,48 @@ OC_AMX void tile_product(float* c, int64_t ldc, const uint16_t* a, int64_t lda, 
   _tile_stored(0, c, ldc * 4);
 }
 
+// The same for C[32 x 32], four accumulators: one tile's products wait on the previous ones
+// of its accumulator (tdpbf16ps' latency is several times its issue interval), four overlap.
+OC_AMX void tile_product_2x2(float* c, int64_t ldc, const uint16_t* a, int64_t lda, const uint32_t* b, int64_t ldb,
+                             int64_t K) {
+  _tile_zero(0);
+  _tile_zero(1);
+  _tile_zero(2);
+  _tile_zero(3);
+  for (int64_t k = 0; k < K; k += 32) {
+    _tile_loadd(4, a + k, lda * 2);
+    _tile_loadd(5, a + 16 * lda + k, lda * 2);
+    _tile_loadd(6, b + k / 2 * ldb, ldb * 4);
+    _tile_loadd(7, b + k / 2 * ldb + 16, ldb * 4);
+    _tile_dpbf16ps(0, 4, 6);
+    _tile_dpbf16ps(1, 4, 7);
+    _tile_dpbf16ps(2, 5, 6);
+    _tile_dpbf16ps(3, 5, 7);
+  }
+  _tile_stored(0, c, ldc * 4);
+  _tile_stored(1, c + 16, ldc * 4);
+  _tile_stored(2, c + 16 * ldc, ldc * 4);
+  _tile_stored(3, c + 16 * ldc + 16, ldc * 4);
+}
+
+// C[M16 x N16] = a[M16][K] times b (K/2 pair rows of N16 columns), in 2x2 tile blocks and
+// single tiles at the edges; lower: only the blocks left of each row block's last column.
+OC_AMX void tile_gemm(float* c, int64_t ldc, const uint16_t* a, int64_t lda, const uint32_t* b, int64_t ldb, int64_t M16,
+                      int64_t N16, int64_t K, bool lower) {
+  for (int64_t i = 0; i < M16; i += 32) {
+    const int64_t i_end = std::min(i + 32, M16), n_end = lower ? std::min(N16, i_end) : N16;
+    for (int64_t j = 0; j < n_end; j += 32) {
+      const int64_t j_end = std::min(j + 32, n_end);
+      if (i_end - i == 32 && j_end - j == 32) {
+        tile_product_2x2(c + i * ldc + j, ldc, a + i * lda, lda, b + j, ldb, K);
+        continue;
+      }
+      for (int64_t ii = i; ii < i_end; ii += 16)
+        for (int64_t jj = j; jj < j_end; jj += 16) tile_product(c + ii * ldc + jj, ldc, a + ii * lda, lda, b + jj, ldb, K);
+    }
+  }
+}
+
 template <class Store>
 OC_AVX512 void store_rows(const float* o, int64_t ldo, int64_t T, int64_t D, const Store& st) {
   for (int64_t m = 0; m < T; ++m)
@@ -506,15 +548,12 @@ OC_AMX void attention_head_forward_amx(bf16* out, float* att, const bf16* qkv, i
   pack_rows(qp, q, C3, T, T16, D, D32);
   pack_pairs_transposed(kp, q + C, C3, T, T16, D, D32);
   pack_row_pairs(vp, q + 2 * C, C3, T, T32, D, D16);
-  for (int64_t i = 0; i < T16; i += 16)  // raw scores; causal: no block right of the rows' last column
-    for (int64_t j = 0; j < (causal ? std::min(i + 16, T16) : T16); j += 16)
-      tile_product(S + i * T16 + j, T16, qp + i * D32, D32, kp + j, T16, D32);
+  tile_gemm(S, T16, qp, D32, kp, T16, T16, T16, D32, causal);  // raw scores
   float* A = att ? att + (b * H + h) * T * T : nullptr;
   softmax(S, T16, T, causal, scale,
           [&](int64_t i) { return ProbsAmx{A ? A + i * T : nullptr, P + i * T32, T, T32, T32}; });
   std::fill(P + T * T32, P + T16 * T32, uint16_t(0));  // the padding rows
-  for (int64_t i = 0; i < T16; i += 16)
-    for (int64_t j = 0; j < D16; j += 16) tile_product(O + i * D16 + j, D16, P + i * T32, T32, vp + j, D16, T32);
+  tile_gemm(O, D16, P, T32, vp, D16, T16, D16, T32, false);
   if (q8)
     return store_rows(O, D16, T, D, StoreS8{q8->q + b * T * C + h * D, C, D, 1.0f / q8->scale_in, q8->scale + b * T});
   store_rows(O, D16, T, D, StoreBF16{reinterpret_cast<uint16_t*>(out + b * T * C + h * D), C, D});
