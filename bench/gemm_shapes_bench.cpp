@@ -11,12 +11,15 @@
 #include <benchmark/benchmark.h>
 #include <immintrin.h>
 #include <omp.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include <string>
 #include <type_traits>
 #include <vector>
 
 #include "core/bf16.h"
+#include "core/machine.h"
 #include "core/rng.h"
 #include "ops/cpu/gemm_bf16.h"
 #include "ops/cpu/gemm.h"
@@ -137,28 +140,91 @@ __attribute__((target("avx512f,avx512bf16"))) float dpbf16_chains(int64_t iters)
   return sum;
 }
 
-// kind 0: fp32 FMA (the widest this CPU has), 1: bf16 dot products (skipped without AVX512-BF16).
+// AMX: six tile accumulators (tdpbf16ps' / tdpbssd's latency is several issue intervals) fed
+// by the same two operand tiles, loaded once: the tile unit's peak, no memory traffic. One
+// instruction is 16 x 16 x 32 bf16 products (int8: x 64). Linux grants the tile state on
+// request (arch_prctl ARCH_REQ_XCOMP_PERM, XFEATURE_XTILEDATA).
+constexpr int kTileAcc = 6;
+bool amx_permitted() { return syscall(SYS_arch_prctl, 0x1023, 18) == 0; }
+struct alignas(64) TileConfig {
+  uint8_t palette_id = 1, start_row = 0, reserved[14] = {};
+  uint16_t colsb[16] = {};
+  uint8_t rows[16] = {};
+};
+__attribute__((target("amx-tile,amx-bf16,amx-int8"))) float amx_chains(int64_t iters, bool int8) {
+  TileConfig cfg;
+  for (int t = 0; t < 8; ++t) cfg.rows[t] = 16, cfg.colsb[t] = 64;
+  __asm__ __volatile__("" : : "r"(&cfg) : "memory");  // _tile_loadconfig declares an 8-byte read
+  _tile_loadconfig(&cfg);
+  alignas(64) uint8_t ab[1024];
+  for (int i = 0; i < 1024; ++i) ab[i] = uint8_t(i % 2 ? 0x3f : 0x01);  // bf16 ~0.5, int8 1 / 63
+  _tile_loadd(6, ab, 64);
+  _tile_loadd(7, ab, 64);
+  _tile_zero(0);  // (GCC's tile intrinsics are asm statements: one per line)
+  _tile_zero(1);
+  _tile_zero(2);
+  _tile_zero(3);
+  _tile_zero(4);
+  _tile_zero(5);
+  if (int8)
+    for (int64_t it = 0; it < iters; ++it) {
+      _tile_dpbssd(0, 6, 7);
+      _tile_dpbssd(1, 6, 7);
+      _tile_dpbssd(2, 6, 7);
+      _tile_dpbssd(3, 6, 7);
+      _tile_dpbssd(4, 6, 7);
+      _tile_dpbssd(5, 6, 7);
+    }
+  else
+    for (int64_t it = 0; it < iters; ++it) {
+      _tile_dpbf16ps(0, 6, 7);
+      _tile_dpbf16ps(1, 6, 7);
+      _tile_dpbf16ps(2, 6, 7);
+      _tile_dpbf16ps(3, 6, 7);
+      _tile_dpbf16ps(4, 6, 7);
+      _tile_dpbf16ps(5, 6, 7);
+    }
+  alignas(64) float out[256];
+  _tile_stored(0, out, 64);
+  _tile_release();
+  return out[0];
+}
+
+// kind 0: fp32 FMA (the widest this CPU has), 1: bf16 dot products (skipped without
+// AVX512-BF16), 2 / 3: AMX bf16 / int8 tile products (skipped without AMX).
 void BM_FmaPeak(benchmark::State& state, int kind) {
   const bool avx512 = __builtin_cpu_supports("avx512f");
   if (kind == 1 && !(avx512 && __builtin_cpu_supports("avx512bf16"))) {
     state.SkipWithError("no AVX512-BF16");
     return;
   }
-  constexpr int64_t kIters = 1 << 20;
+  const oc::MachineInfo m = oc::machine_info();
+  if (kind >= 2 && !(m.amx_tile && (kind == 2 ? m.amx_bf16 : m.amx_int8) && amx_permitted())) {
+    state.SkipWithError("no AMX");
+    return;
+  }
+  const int64_t iters = kind >= 2 ? 1 << 14 : 1 << 20;
   const int threads = omp_get_max_threads();
   float sink = 0;
   for (auto _ : state) {
 #pragma omp parallel reduction(+ : sink)
-    sink += kind == 1 ? dpbf16_chains(kIters) : avx512 ? fma_chains_avx512(kIters) : fma_chains_avx2(kIters);
+    sink += kind >= 2     ? amx_chains(iters, kind == 3)
+            : kind == 1   ? dpbf16_chains(iters)
+            : avx512      ? fma_chains_avx512(iters)
+                          : fma_chains_avx2(iters);
     benchmark::DoNotOptimize(sink);
   }
-  const double lanes = kind == 1 ? 32 : avx512 ? 16 : 8;  // products per instruction
-  state.counters["TFLOPs"] = benchmark::Counter(2e-12 * lanes * kAcc * double(kIters) * threads,
-                                                benchmark::Counter::kIsIterationInvariantRate);
-  state.SetLabel(kind == 1 ? "vdpbf16ps" : avx512 ? "vfmadd zmm" : "vfmadd ymm");
+  // products per instruction, instructions per iteration
+  const double lanes = kind == 3 ? 16 * 16 * 64 : kind == 2 ? 16 * 16 * 32 : kind == 1 ? 32 : avx512 ? 16 : 8;
+  const double per_iter = kind >= 2 ? kTileAcc : kAcc;
+  state.counters[kind == 3 ? "TOPs" : "TFLOPs"] = benchmark::Counter(
+      2e-12 * lanes * per_iter * double(iters) * threads, benchmark::Counter::kIsIterationInvariantRate);
+  state.SetLabel(kind == 3 ? "tdpbssd" : kind == 2 ? "tdpbf16ps" : kind == 1 ? "vdpbf16ps" : avx512 ? "vfmadd zmm" : "vfmadd ymm");
 }
 BENCHMARK_CAPTURE(BM_FmaPeak, fp32, 0)->UseRealTime()->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(BM_FmaPeak, bf16, 1)->UseRealTime()->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_FmaPeak, amx_bf16, 2)->UseRealTime()->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_FmaPeak, amx_int8, 3)->UseRealTime()->Unit(benchmark::kMillisecond);
 
 // Registered at static initialisation: BM_GemmShape/<shape>/<pass>/<precision> per second of
 // wall time, and BM_GemmShapeCpu/... per CPU-second of the process: on a shared, loaded machine

@@ -5,8 +5,8 @@ with each figure's share of this CPU's peak. Stdlib only.
   build/openclip_bench_kernels --benchmark_filter='GemmShape/|FmaPeak' --benchmark_out=after.json
   bench/gemm_table.py [--cores=N] before.json:oneDNN-2.6 after.json,after2.json:oneDNN-3.2
 
-Peak: measured, where a file holds BM_FmaPeak (independent FMA / vdpbf16ps chains on every
-thread: what the cores really do at the clock they run at). Otherwise computed:
+Peak: measured, where a file holds BM_FmaPeak (independent FMA / vdpbf16ps / AMX tile-product
+chains on every thread: what the cores really do at the clock they run at). Otherwise computed:
 cores x clock (/proc/cpuinfo "cpu MHz") x flops per cycle per core, with two FMA pipes:
 fp32 2 x lanes (16 with AVX-512, 8 with AVX2) x 2 (multiply + add); bf16 with AVX512-BF16
 (vdpbf16ps: two products per fp32 lane) twice that; with AMX, 1024 bf16 flops per cycle per
@@ -62,7 +62,9 @@ def main():
         amx = bf16 > 2 * fp32
         clock = measured["fp32"] / fp32
         fp32, how = measured["fp32"], "measured by BM_FmaPeak (FMA chains on every thread)"
-        bf16 = bf16 * clock if amx else measured.get("bf16", fp32)
+        bf16 = measured.get("amx_bf16", bf16 * clock) if amx else measured.get("bf16", fp32)
+        if amx and "amx_bf16" in measured:
+            how = "measured by BM_FmaPeak (FMA chains; bf16: AMX tile products, on every thread)"
     # Rows: shape/pass; columns: each precision of each run (precision = the name's last part).
     rows = list(dict.fromkeys(n.rsplit("/", 1)[0] for _, d in data for n in d))
     precs = list(dict.fromkeys(n.rsplit("/", 1)[1] for _, d in data for n in d))

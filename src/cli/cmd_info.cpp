@@ -40,6 +40,7 @@ nlohmann::json info_json() {
                  {"native_bf16_matmul", ops::native_bf16()},
                  {"bf16_gemm", ops::bf16_gemm_native() ? "native" : "widened"},
                  {"int8_gemm", ops::int8_path()}};
+  j["kernels"] = {{"attention_bf16", ops::attention_kernel()}};
   j["memory"] = {{"total_bytes", m.mem_total_bytes}, {"available_bytes", m.mem_available_bytes}};
 #ifdef OPENCLIP_HAVE_MPI
   j["build"]["mpi"] = true;
@@ -100,6 +101,8 @@ int run(const std::vector<std::string>& args) {
                    ? std::string("none (no VNNI: falls back to amp_bf16/fp32)")
                    : j["onednn"]["int8_gemm"].get<std::string>() + " (oneDNN s8 matmul)")
                   .c_str());
+  std::printf("| attn     amp_bf16 / int8 attention kernel: %-34.34s|\n",
+              j["kernels"]["attention_bf16"].get<std::string>().c_str());
   std::printf("| memory   %6.1f GiB total, %6.1f GiB available%-30s|\n",
               j["memory"]["total_bytes"].get<double>() / (1 << 30),
               j["memory"]["available_bytes"].get<double>() / (1 << 30), "");

@@ -22,5 +22,8 @@ bool native_bf16();
 // whether it is not "none"; OPENCLIP_INT8=off makes it "none" (tests of the fallback).
 std::string int8_path();
 bool int8_native();
+// The CPU backend's amp_bf16 / int8 attention kernel here: "amx", "avx512" or "sgemm"
+// (ops/cpu/attention.h; not oneDNN, reported beside its paths by `openclip info`).
+std::string attention_kernel();
 
 }  // namespace oc::ops

@@ -7,6 +7,7 @@
 #include "core/check.h"
 #include "core/machine.h"
 #include "ops/dnnl_info.h"
+#include "ops/cpu/attention.h"
 #include "ops/cpu/gemm.h"
 
 namespace oc::ops {
@@ -59,6 +60,8 @@ std::string int8_path() {
 }
 
 bool int8_native() { return int8_path() != "none"; }
+
+std::string attention_kernel() { return cpu::attention_bf16_kernel(); }
 
 bool bf16_gemm_native() {
   static const bool native = [] {
