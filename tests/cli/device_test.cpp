@@ -18,6 +18,19 @@ TEST(CliDevice, InfoListsRefAndCpu) {
   EXPECT_EQ(j["backends"][0]["name"], "ref");
   EXPECT_EQ(j["backends"][1]["name"], "cpu");
   EXPECT_TRUE(j["backends"][1]["available"].get<bool>());
+  // The attention kernel amp_bf16 / int8 run: which one depends on the CPU, and it is named,
+  // also in the table.
+  const std::string attn = j["kernels"]["attention_bf16"].get<std::string>();
+  EXPECT_TRUE(attn == "amx" || attn == "avx512" || attn == "sgemm") << attn;
+  ::oc::test::Run table = run(openclip() + " info");
+  EXPECT_NE(table.out.find("attention kernel: " + attn), std::string::npos) << table.out;
+  // OPENCLIP_ATTENTION caps it (sgemm runs everywhere); a bad value is refused by name.
+  r = run("OPENCLIP_ATTENTION=sgemm " + openclip() + " info --json");
+  ASSERT_EQ(r.status, 0) << r.out;
+  EXPECT_EQ(nlohmann::json::parse(r.out)["kernels"]["attention_bf16"], "sgemm") << r.out;
+  r = run("OPENCLIP_ATTENTION=fast " + openclip() + " info --json");
+  EXPECT_NE(r.status, 0) << r.out;
+  EXPECT_NE(r.out.find("OPENCLIP_ATTENTION=fast"), std::string::npos) << r.out;
 }
 
 TEST(CliDevice, UnknownDeviceListsTheAvailableOnes) {
