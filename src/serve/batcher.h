@@ -98,6 +98,8 @@ class Batcher {
   std::deque<std::unique_ptr<Job>> q_;
   int64_t queued_inputs_ = 0;
   bool stopping_ = false;
+  std::vector<uint8_t> hwc_;  // the worker's: images of several jobs gathered (forward)
+  std::vector<float> pixels_;  // the worker's: one pass's normalized floats (forward)
   std::thread worker_;
 };
 
