@@ -5,7 +5,9 @@ RN50 per precision at batch 64 (images/s) and batch 1 (ms per image), and ViT-B-
 encoder at batch 64 (texts/s; RN50's and ViT-B-16's text towers are the same model), alternating
 ours and the peers in the same rounds (ours, ORT, OV, ours, ...); median per cell.
 Row ids: MODEL/TOWER_PRECISION_bBATCH, e.g. vit-b-32/image_int8_b64, rn50/image_fp32_b1,
-vit-b-32/text_bf16_b64 (--only matches them). Prints a markdown table (which peer is best per
+vit-b-32/text_bf16_b64 (--only matches them). The text rows come twice: captions of 8-24 words
+(ours computes up to the longest, as it does for real captions) and text77_* with 75-token
+captions, where ours computes all 77 positions as the exported graphs do: like for like. Prints a markdown table (which peer is best per
 row, our ratio to it; "-" where an engine has no such path, with the reason under the row) and
 appends every measurement to build/peers/results.jsonl."""
 import argparse
@@ -35,6 +37,7 @@ def rows(quick):
             out += [(f"{m.lower()}/image_{p}_b{bs}", m, "image", p, bs) for bs in (b, 1)]
         if m in TEXT_MODELS:
             out += [(f"{m.lower()}/text_{p}_b{b}", m, "text", p, b) for p in ("fp32", "bf16", "int8")]
+            out += [(f"{m.lower()}/text77_{p}_b{b}", m, "text", p, b) for p in ("fp32", "bf16", "int8")]
     return out
 
 
@@ -56,11 +59,12 @@ def onnx_of(model, tower):
     return path
 
 
-def ours(a, model, tower, prec, batch, steps):
-    """Our inputs/s, or (None, why): e.g. int8 refused for a family without an int8 path."""
+def ours(a, model, tower, prec, batch, steps, full=False):
+    """Our inputs/s, or (None, why): e.g. int8 refused for a family without an int8 path.
+    full: captions of 75 tokens (all 77 positions computed)."""
     cmd = [a.binary, "bench", "infer", "--model", model, "--tower", tower, "--precision", OURS_PREC[prec],
            "--batch-size", str(batch), "--steps", str(steps), "--warmup-steps", "1", "--threads", str(a.threads),
-           "--json"]
+           "--json"] + (["--text-len", "77"] if full else [])
     r = subprocess.run(cmd, capture_output=True, text=True)
     if r.returncode != 0:
         return None, last_line(r.stderr)
@@ -91,7 +95,7 @@ def measure(a, row, steps, rounds, log):
     n = steps if batch > 1 else 10 * steps
     for _ in range(rounds):
         load = open("/proc/loadavg").read().split()[0]
-        v, extra = ours(a, model, tower, prec, batch, n)
+        v, extra = ours(a, model, tower, prec, batch, n, full="/text77_" in rid)
         if v is None:
             notes["ours"] = extra
         else:
@@ -107,7 +111,7 @@ def measure(a, row, steps, rounds, log):
             f.write(json.dumps({"id": rid, "date": datetime.datetime.utcnow().isoformat(timespec="seconds"),
                                 "commit": a.commit, "load": load, "threads": a.threads,
                                 **{k: v[-1] for k, v in cells.items()}}) + "\n")
-    if tower == "text" and tokens:
+    if tower == "text" and tokens and tokens < 77:
         notes["info"] = (f"ours computes {tokens} of the 77 token positions (up to the longest caption: the causal "
                          "mask makes the rest irrelevant to the end token); the exported OpenCLIP graphs all 77")
     return {k: statistics.median(v) for k, v in cells.items()}, notes
@@ -127,7 +131,8 @@ def print_table(table):
         bname, bval = max(peers, key=lambda kv: kv[1], default=(None, None))
         ratio = f"{med['ours'] / bval:.2f}x" if bval and "ours" in med else "-"
         unit = ("images/s" if tower == "image" else "texts/s") if batch > 1 else "ms"
-        print(f"| {model} {tower} {prec} batch {batch} ({unit}) | {fmt(med.get('ours'), batch)} "
+        what = "text, 75-token captions" if "/text77_" in rid else tower
+        print(f"| {model} {what} {prec} batch {batch} ({unit}) | {fmt(med.get('ours'), batch)} "
               f"| {fmt(med.get('ONNX Runtime'), batch)} | {fmt(med.get('OpenVINO'), batch)} | {bname or '-'} "
               f"| {ratio} |")
         for who, n in sorted(notes.items()):
