@@ -21,9 +21,13 @@ import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 OUT = os.path.join(ROOT, "build", "peers")
-OURS_PREC = {"fp32": "fp32", "bf16": "amp_bf16", "int8": "int8"}
+OURS_PREC = {"fp32": "fp32", "bf16": "amp_bf16", "int8": "int8", "int8s": "int8"}
 PEERS = {"fp32": [("ONNX Runtime", "ort"), ("OpenVINO", "ov")], "bf16": [("OpenVINO", "ov")],
-         "int8": [("ONNX Runtime", "ort"), ("OpenVINO", "ov")]}
+         "int8": [("ONNX Runtime", "ort"), ("OpenVINO", "ov")], "int8s": [("ONNX Runtime", "ort"), ("OpenVINO", "ov")]}
+# int8s: ours with static activation scales (`openclip quantize` on 32 random images, as
+# OpenVINO's int8 model is nncf.quantize'd on 32 random inputs); int8: ours quantizing per row
+# on each call (no scales file), as ONNX Runtime's quantize_dynamic. The peers are the same.
+STATIC_MODELS = ["ViT-B-32", "ViT-B-16"]  # RN50 has no int8 path of ours
 MODELS = ["ViT-B-32", "ViT-B-16", "RN50"]
 TEXT_MODELS = ["ViT-B-32"]
 
@@ -33,11 +37,12 @@ def rows(quick):
     b = 8 if quick else 64
     out = []
     for m in MODELS:
-        for p in ("fp32", "bf16", "int8"):
+        precs = ("fp32", "bf16", "int8") + (("int8s",) if m in STATIC_MODELS else ())
+        for p in precs:
             out += [(f"{m.lower()}/image_{p}_b{bs}", m, "image", p, bs) for bs in (b, 1)]
         if m in TEXT_MODELS:
-            out += [(f"{m.lower()}/text_{p}_b{b}", m, "text", p, b) for p in ("fp32", "bf16", "int8")]
-            out += [(f"{m.lower()}/text77_{p}_b{b}", m, "text", p, b) for p in ("fp32", "bf16", "int8")]
+            out += [(f"{m.lower()}/text_{p}_b{b}", m, "text", p, b) for p in precs]
+            out += [(f"{m.lower()}/text77_{p}_b{b}", m, "text", p, b) for p in precs]
     return out
 
 
@@ -59,12 +64,47 @@ def onnx_of(model, tower):
     return path
 
 
+def write_png(path, w, h, seed):
+    """A w x h RGB PNG of uniform random bytes (stdlib only: the peers' venv has no PIL)."""
+    import random
+    import struct
+    import zlib
+    r = random.Random(seed)
+    raw = b"".join(b"\x00" + bytes(r.getrandbits(8) for _ in range(3 * w)) for _ in range(h))
+
+    def chunk(tag, data):
+        return struct.pack(">I", len(data)) + tag + data + struct.pack(">I", zlib.crc32(tag + data) & 0xFFFFFFFF)
+
+    with open(path, "wb") as f:
+        f.write(b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", struct.pack(">IIBBBBB", w, h, 8, 2, 0, 0, 0)) +
+                chunk(b"IDAT", zlib.compress(raw)) + chunk(b"IEND", b""))
+
+
+def scales_of(a, model):
+    """Our static int8 scales for the model's random weights, made once: `openclip quantize` on 32
+    random 224 px images and its default captions (build/peers/MODEL.int8.safetensors)."""
+    path = os.path.join(OUT, f"{model}.int8.safetensors")
+    if not os.path.exists(path):
+        calib = os.path.join(OUT, "calib")
+        os.makedirs(calib, exist_ok=True)
+        for i in range(32):
+            if not os.path.exists(os.path.join(calib, f"r{i:02d}.png")):
+                write_png(os.path.join(calib, f"r{i:02d}.png"), 224, 224, i)
+        r = subprocess.run([a.binary, "quantize", "--model", model, "--calib", calib, "--calib-images", "32",
+                            "--threads", str(a.threads), "--out", path + ".tmp"], capture_output=True, text=True)
+        if r.returncode != 0:
+            raise SystemExit(f"compare_peers: openclip quantize of {model} failed: {last_line(r.stderr)}")
+        os.replace(path + ".tmp", path)
+    return path
+
+
 def ours(a, model, tower, prec, batch, steps, full=False):
     """Our inputs/s, or (None, why): e.g. int8 refused for a family without an int8 path.
     full: captions of 75 tokens (all 77 positions computed)."""
     cmd = [a.binary, "bench", "infer", "--model", model, "--tower", tower, "--precision", OURS_PREC[prec],
            "--batch-size", str(batch), "--steps", str(steps), "--warmup-steps", "1", "--threads", str(a.threads),
-           "--json"] + (["--text-len", "77"] if full else [])
+           "--json"] + (["--text-len", "77"] if full else []) + (
+               ["--int8-scales", scales_of(a, model)] if prec == "int8s" else [])
     r = subprocess.run(cmd, capture_output=True, text=True)
     if r.returncode != 0:
         return None, last_line(r.stderr)
@@ -73,6 +113,7 @@ def ours(a, model, tower, prec, batch, steps, full=False):
 
 
 def peer(a, onnx, engine, tower, prec, batch, steps):
+    prec = "int8" if prec == "int8s" else prec  # the peers' int8 in both int8 rows
     cmd = [sys.executable, os.path.join(ROOT, "bench", "peers.py"), onnx, "--engine", engine, "--precision", prec,
            "--tower", tower, "--batch-size", str(batch), "--steps", str(steps), "--threads", str(a.threads)]
     r = subprocess.run(cmd, capture_output=True, text=True)
@@ -132,7 +173,8 @@ def print_table(table):
         ratio = f"{med['ours'] / bval:.2f}x" if bval and "ours" in med else "-"
         unit = ("images/s" if tower == "image" else "texts/s") if batch > 1 else "ms"
         what = "text, 75-token captions" if "/text77_" in rid else tower
-        print(f"| {model} {what} {prec} batch {batch} ({unit}) | {fmt(med.get('ours'), batch)} "
+        pname = "int8 (ours: static scales)" if prec == "int8s" else prec
+        print(f"| {model} {what} {pname} batch {batch} ({unit}) | {fmt(med.get('ours'), batch)} "
               f"| {fmt(med.get('ONNX Runtime'), batch)} | {fmt(med.get('OpenVINO'), batch)} | {bname or '-'} "
               f"| {ratio} |")
         for who, n in sorted(notes.items()):
