@@ -146,7 +146,7 @@ class GuardedBackend final : public ops::Backend {
   }
   OC_OPS(OC_GUARDED_RUN)
 #undef OC_GUARDED_RUN
-  // prepare/release_weight_bf16: Backend's defaults (nothing kept). The fp32 ones go to the
+  // prepare/release_weight_bf16: Backend's defaults (nothing kept). The fp32 and conv ones go to the
   // inner backend (it reads W, in this backend's memory), so inference runs the cpu backend's
   // kernels bitwise.
   void prepare_weight_f32(const float* W, int64_t N, int64_t K) override {
@@ -154,6 +154,11 @@ class GuardedBackend final : public ops::Backend {
     inner_.prepare_weight_f32(W, N, K);
   }
   void release_weight_f32(const float* W) override { inner_.release_weight_f32(W); }
+  void prepare_conv_weight(const float* W, int64_t size) override {
+    Open o(*this);
+    inner_.prepare_conv_weight(W, size);
+  }
+  void release_conv_weight(const float* W) override { inner_.release_conv_weight(W); }
 
   // Whether p points into a live allocation of this backend.
   bool owns(const void* p) const {

@@ -34,6 +34,7 @@ class Clip {
     w16_stale_vision_ = w16_stale_text_ = true;
     w8_stale_vision_ = w8_stale_text_ = true;
     release_f32();  // the prepared fp32 copies would outlive what is written now
+    if (vision_) vision_->weights_changed();
     return params_.data();
   }
   const float* params() const { return params_.data(); }

@@ -130,6 +130,9 @@ class ImageTower {
   virtual const float* int8_patch_weight() const { return nullptr; }
 
   // ---- running -----------------------------------------------------------------------
+  // The parameters were written (Clip::params()): whatever the tower prepared from them for
+  // inference (ModifiedResNet's folded BatchNorm) is rebuilt before its next forward.
+  virtual void weights_changed() {}
   virtual void plan(const TowerPlan& plan) = 0;
   virtual ImageInput input() const = 0;
   // images [B, 3, S, S] (host memory unless opts.in says otherwise; uploaded here) -> features

@@ -147,6 +147,11 @@ class Backend {
   // a GEMM on a plain weight repacks it on every call, most of the cost at a few rows).
   virtual void prepare_weight_f32(const float* /*W*/, int64_t /*N*/, int64_t /*K*/) {}
   virtual void release_weight_f32(const float* /*W*/) {}
+  // The same for a convolution weight W [OC, C, K, K] (OIHW) that the next Conv2dForward runs
+  // read (inference: the backend may keep it reordered into its convolutions' layout, in the
+  // precisions they ask for, instead of reordering it on every call).
+  virtual void prepare_conv_weight(const float* /*W*/, int64_t /*size*/) {}
+  virtual void release_conv_weight(const float* /*W*/) {}
 
  protected:
   // nullptr when the memory cannot be had; alloc() turns that into the error, followed by

@@ -37,8 +37,11 @@ struct ConvShape {
   int64_t weight_size() const { return OC * C * K * K; }    // weight, dweight
 };
 
-// out[N,OH,OW,OC] = conv(inp, weight) + bias[OC] (assigned; bias null: none, fp32 in both
-// precisions).
+// out[N,OH,OW,OC] = act(conv(inp, weight) + bias[OC] + residual[N,OH,OW,OC]) (assigned; bias,
+// residual null: none; act: ReLU where `relu`, else the identity; bias and residual fp32 in
+// both precisions). `residual` may be `out` itself (its contents are read first): the
+// inference path of ModifiedResNet (BatchNorm folded into weight and bias, the Bottleneck's
+// identity and final ReLU in the conv's epilogue).
 struct Conv2dForwardArgs {
   float* out;
   const float* inp;
@@ -46,6 +49,8 @@ struct Conv2dForwardArgs {
   ConvShape shape;
   Prec prec = Prec::F32;
   const float* bias = nullptr;
+  const float* residual = nullptr;
+  bool relu = false;
 };
 
 // dinp[N,H,W,C] = conv_transpose(dout, weight) (assigned: every input position, also those

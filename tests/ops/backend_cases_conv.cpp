@@ -71,6 +71,27 @@ void conv_cases(std::vector<OpCase>& v) {
                    kF32,
                    kF32,
                    !s.big});
+      // The inference epilogue (ModifiedResNet's folded BatchNorm): bias, the residual read from
+      // a separate map or from `out` itself (IO: the identity the downsample conv wrote there),
+      // then ReLU. One more fp32 add per output than the plain forward and a max: kF32.
+      for (bool in_place : {false, true})
+        v.push_back({"conv2d_forward_bias_residual_relu_" + tag + (in_place ? "_inplace" : ""),
+                     {in_place ? IO(out) : O(out), I(in), I(wt, Draw::Normal, 0.1), I(s.shape.OC), I(out)},
+                     [=](Backend& b, const Ptrs& p, float*) {
+                       b.run(Conv2dForwardArgs{.out = p.f(0),
+                                               .inp = p.f(1),
+                                               .weight = p.f(2),
+                                               .shape = s.shape,
+                                               .prec = prec,
+                                               .bias = p.f(3),
+                                               .residual = in_place ? p.f(0) : p.f(4),
+                                               .relu = true});
+                       return 0.0;
+                     },
+                     kF32,
+                     kF32,
+                     !s.big,
+                     /*nonfinite_may_spread_from=*/2});
     }
 }
 

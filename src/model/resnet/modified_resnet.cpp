@@ -1,7 +1,9 @@
 #include "model/resnet/modified_resnet.h"
 
 #include <algorithm>
+#include <cmath>
 #include <utility>
+#include <vector>
 
 #include "core/check.h"
 #include "ops/batchnorm.h"
@@ -27,8 +29,9 @@ void ResNetTower::plan_unit(Unit& u, const ConvBnParams& c, int64_t H, int64_t W
   u.H = H, u.W = W, u.stride = stride, u.pad = c.k / 2, u.relu = relu;
   u.OH = ops::conv_out_size(H, c.k, stride, u.pad), u.OW = ops::conv_out_size(W, c.k, stride, u.pad);
   const size_t n = size_t(B_max_ * u.OH * u.OW * c.cout);
-  u.a = buf(n);
   u.y = y ? y : buf(n);
+  if (!training_) return;  // inference runs the folded conv straight into y
+  u.a = buf(n);
   u.mean = buf(size_t(c.cout));
   u.rstd = buf(size_t(c.cout));
 }
@@ -39,6 +42,7 @@ void ResNetTower::plan(const TowerPlan& plan) {
   const int64_t B = plan.B_max;
   const bool training = plan.training;
   OC_CHECK(rn.blocks.size() > 0, "ResNetTower planned before its parameters were bound");
+  release_folded();  // the units are planned anew (and a training plan writes the weights)
   B_max_ = B, training_ = training;
   bufs_.clear(), floats_ = 0;
   const int64_t S = cfg.vision.image_size, C = 32 * int64_t(cfg.vision.width), E = cfg.embed_dim;
@@ -63,7 +67,8 @@ void ResNetTower::plan(const TowerPlan& plan) {
     plan_unit(b.u3, p.c3, OH, OW, 1, false);
     if (p.has_down) {
       if (p.stride > 1) b.q = buf(size_t(B * OH * OW * p.c1.cin));
-      plan_unit(b.ud, p.down, OH, OW, 1, false);
+      // Inference: the identity into the block's output, which conv3 then adds to in place.
+      plan_unit(b.ud, p.down, OH, OW, 1, false, training ? nullptr : b.u3.y);
     }
     track(H, W, std::max(p.c1.cin, p.c2.cout)), track(OH, OW, p.c3.cout);
     x = b.u3.y, H = OH, W = OW;
@@ -134,6 +139,88 @@ void ResNetTower::block_forward(const Block& b, const BottleneckParams& p, ops::
   be_->run(ops::ReluForwardArgs{.out = b.u3.y, .inp = b.u3.y, .n = n});
 }
 
+// ---- inference: BatchNorm folded into the convs ----------------------------------------
+template <class F>
+void ResNetTower::each_unit(F f) {
+  for (int i = 0; i < 3; ++i) f(stem_[i], p_.stem[i]);
+  for (size_t i = 0; i < blocks_.size(); ++i) {
+    Block& b = blocks_[i];
+    const BottleneckParams& p = p_.blocks[i];
+    f(b.u1, p.c1), f(b.u2, p.c2), f(b.u3, p.c3);
+    if (p.has_down) f(b.ud, p.down);
+  }
+}
+
+void ResNetTower::fold() {
+  size_t total = 0;
+  each_unit([&](Unit&, const ConvBnParams& c) { total += size_t(c.cout * c.cin * c.k * c.k + c.cout); });
+  folded_ = be_->alloc_floats(total, fmt::format("{} ResNet tower, folded BatchNorm", cfg_.name), /*zero=*/false);
+  float* at = folded_.f32();
+  std::vector<float> w, bn, out;
+  each_unit([&](Unit& u, const ConvBnParams& c) {
+    const size_t per = size_t(c.cin * c.k * c.k), nw = size_t(c.cout) * per, C = size_t(c.cout);
+    w.resize(nw), bn.resize(4 * C), out.resize(nw + C);
+    be_->copy_to_host(w.data(), c.conv, nw * sizeof(float));
+    const float* src[4] = {c.bn_w, c.bn_b, c.bn_mean, c.bn_var};
+    for (int j = 0; j < 4; ++j) be_->copy_to_host(bn.data() + j * C, src[j], C * sizeof(float));
+    for (size_t o = 0; o < C; ++o) {  // in double: the folded values are rounded once
+      const double g = double(bn[o]) / std::sqrt(double(bn[3 * C + o]) + kBnEps);
+      for (size_t i = 0; i < per; ++i) out[o * per + i] = float(double(w[o * per + i]) * g);
+      out[nw + o] = float(double(bn[C + o]) - double(bn[2 * C + o]) * g);
+    }
+    be_->copy_from_host(at, out.data(), (nw + C) * sizeof(float));
+    u.fw = at, u.fb = at + nw;
+    be_->prepare_conv_weight(u.fw, int64_t(nw));
+    at += nw + C;
+  });
+  folded_valid_ = true;
+}
+
+void ResNetTower::release_folded() {
+  if (!folded_valid_) return;
+  each_unit([&](Unit& u, const ConvBnParams&) {
+    be_->release_conv_weight(u.fw);
+    u.fw = u.fb = nullptr;
+  });
+  folded_.reset();
+  folded_valid_ = false;
+}
+
+void ResNetTower::unit_infer(const Unit& u, const ConvBnParams& c, const float* x, ops::Prec prec,
+                             const float* residual, bool relu) const {
+  be_->run(ops::Conv2dForwardArgs{.out = u.y,
+                                  .inp = x,
+                                  .weight = u.fw,
+                                  .shape = conv_shape(u, c),
+                                  .prec = prec,
+                                  .bias = u.fb,
+                                  .residual = residual,
+                                  .relu = relu});
+}
+
+void ResNetTower::block_infer(const Block& b, const BottleneckParams& p, ops::Prec prec) {
+  unit_infer(b.u1, p.c1, b.x, prec, nullptr, true);
+  unit_infer(b.u2, p.c2, b.u1.y, prec, nullptr, true);
+  const float* mid = b.u2.y;
+  if (p.stride > 1) {
+    be_->run(ops::AvgPoolForwardArgs{
+        .out = b.p2, .inp = b.u2.y, .N = B_, .H = b.H, .W = b.W, .C = p.c2.cout, .k = p.stride});
+    mid = b.p2;
+  }
+  const float* identity = b.x;
+  if (p.has_down) {  // planned to write b.u3.y: conv3 adds to it in place
+    const float* q = b.x;
+    if (p.stride > 1) {
+      be_->run(
+          ops::AvgPoolForwardArgs{.out = b.q, .inp = b.x, .N = B_, .H = b.H, .W = b.W, .C = p.c1.cin, .k = p.stride});
+      q = b.q;
+    }
+    unit_infer(b.ud, p.down, q, prec, nullptr, false);
+    identity = b.ud.y;
+  }
+  unit_infer(b.u3, p.c3, mid, prec, identity, true);
+}
+
 // OpenAI's AttentionPool2d: the mean token (row 0) is the one query, over all HW+1 tokens as
 // keys and values. OpenCLIP 2.24.0 queries with every token and keeps row 0: the same output.
 void ResNetTower::pool_forward(const AttnPoolParams& p, const float* feat, ops::Prec prec) {
@@ -176,10 +263,19 @@ const float* ResNetTower::forward(const float* images, int64_t B, ops::Prec prec
     x0_ = img_;
   }
   const float* x = x0_;
-  for (int i = 0; i < 3; ++i) unit_forward(stem_[i], p_.stem[i], x, prec), x = stem_[i].y;
+  const bool infer = !training_;  // planned for inference: BatchNorm folded (eval mode)
+  if (infer && !folded_valid_) fold();
+  for (int i = 0; i < 3; ++i) {
+    if (infer) unit_infer(stem_[i], p_.stem[i], x, prec, nullptr, true);
+    else unit_forward(stem_[i], p_.stem[i], x, prec);
+    x = stem_[i].y;
+  }
   be_->run(ops::AvgPoolForwardArgs{
       .out = stem_pool_, .inp = x, .N = B, .H = stem_[2].OH, .W = stem_[2].OW, .C = p_.stem[2].cout, .k = 2});
-  for (size_t i = 0; i < blocks_.size(); ++i) block_forward(blocks_[i], p_.blocks[i], prec);
+  for (size_t i = 0; i < blocks_.size(); ++i) {
+    if (infer) block_infer(blocks_[i], p_.blocks[i], prec);
+    else block_forward(blocks_[i], p_.blocks[i], prec);
+  }
   pool_forward(p_.pool, blocks_.back().u3.y, prec);
   if (!normalize) return feat_raw_;
   be_->run(ops::L2NormForwardArgs{.out = feat_, .norm = norm_, .inp = feat_raw_, .N = B, .C = cfg_.embed_dim});

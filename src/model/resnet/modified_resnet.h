@@ -27,6 +27,9 @@ namespace oc {
 class ResNetTower final : public ImageTower {
  public:
   ResNetTower(const ModelCfg& cfg, ops::Backend& be) : cfg_(cfg), be_(&be) {}
+  ~ResNetTower() override { release_folded(); }
+  ResNetTower(const ResNetTower&) = delete;
+  ResNetTower& operator=(const ResNetTower&) = delete;
   const char* family() const override { return "ModifiedResNet"; }
   std::string describe() const override;
 
@@ -50,6 +53,7 @@ class ResNetTower final : public ImageTower {
 
   // The bound parameters' channel counts shape the activations: after bind().
   void plan(const TowerPlan& plan) override;
+  void weights_changed() override { release_folded(); }
   // NCHW from the host, transposed to channels-last here; the trainer's batches come
   // channels-last in backend memory (the loader writes them so) and are read in place.
   ImageInput input() const override {
@@ -68,11 +72,13 @@ class ResNetTower final : public ImageTower {
   void set_block_hook(std::function<void(int64_t)>) override {}
 
  private:
-  // One conv -> BatchNorm [-> ReLU] with its saved activations.
+  // One conv -> BatchNorm [-> ReLU] with its saved activations (a, mean, rstd: planned for
+  // training only) and, in inference, its BatchNorm folded into the conv (fw, fb).
   struct Unit {
     int64_t H = 0, W = 0, OH = 0, OW = 0, stride = 1, pad = 0;
     bool relu = true;
     float *a = nullptr, *y = nullptr, *mean = nullptr, *rstd = nullptr;  // conv out, bn(/relu) out, bn stats
+    float *fw = nullptr, *fb = nullptr;  // folded weight [cout, cin, k, k] and bias [cout]
   };
   struct Block {
     Unit u1, u2, u3, ud;
@@ -85,6 +91,18 @@ class ResNetTower final : public ImageTower {
     return {B_, u.H, u.W, c.cin, c.cout, c.k, u.stride, u.pad};
   }
   void unit_forward(const Unit& u, const ConvBnParams& c, const float* x, ops::Prec prec);
+  // Inference: conv with the folded weight and bias, `residual` (may be u.y) and the ReLU in
+  // its epilogue (relu: u.relu, or the Bottleneck's final one).
+  void unit_infer(const Unit& u, const ConvBnParams& c, const float* x, ops::Prec prec,
+                  const float* residual = nullptr, bool relu = false) const;
+  void block_infer(const Block& b, const BottleneckParams& p, ops::Prec prec);
+  // f(unit, params) for every conv of the tower, stem first.
+  template <class F>
+  void each_unit(F f);
+  // BatchNorm (eval mode) folded into each conv: w' = w * g / sqrt(var + eps) per output channel,
+  // b' = beta - mean * g / sqrt(var + eps); handed to the backend's prepare_conv_weight.
+  void fold();
+  void release_folded();
   // dy (mutable, the gradient of u.y) -> dx (assigned; skipped when null).
   void unit_backward(const Unit& u, const ConvBnParams& c, const ConvBnParams& g, float* dy, const float* x, float* dx,
                      ops::Prec prec);
@@ -103,6 +121,8 @@ class ResNetTower final : public ImageTower {
   size_t floats_ = 0;
   int64_t B_max_ = 0, B_ = 0;
   bool training_ = false, train_bn_ = false;
+  ops::Buffer folded_;  // every unit's fw and fb, while folded_valid_
+  bool folded_valid_ = false;
   std::vector<float> nhwc_;  // the batch transposed to channels-last on the host
   float *img_ = nullptr, *stem_pool_ = nullptr;  // img_: host images uploaded channels-last
   const float* x0_ = nullptr;                      // the last forward's channels-last images

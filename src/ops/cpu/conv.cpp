@@ -10,6 +10,10 @@
 // shape oneDNN has only a reference kernel for in bf16, the operands are rounded to bf16
 // values in scratch and the fp32 primitive runs. The products of bf16 values are exact in
 // fp32, so both are the same math up to the order of the fp32 sums.
+// The forward's epilogue (bias, residual, ReLU: ModifiedResNet's inference path) runs as the
+// primitive's bias argument and its sum post-op, the ReLU as a pass after it (see below). Weights handed to
+// prepare_conv_weight (inference: fixed until released) are reordered once per layout the
+// primitives ask for (and, where bf16 is rounded rather than native, rounded once) and kept.
 // double: plain loops (the gradient checks' reference).
 #include "ops/cpu/conv.h"
 
@@ -17,11 +21,15 @@
 
 #include <algorithm>
 #include <dnnl.hpp>
+#include <cstring>
+#include <list>
 #include <map>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <tuple>
 #include <type_traits>
+#include <unordered_map>
 
 #include "core/bf16.h"
 #include "core/check.h"
@@ -30,6 +38,7 @@
 #include "ops/cpu/cpu_backend.h"
 #include "ops/cpu/gemm_bf16.h"
 #include "ops/cpu/linear.h"
+#include "ops/cpu/pool.h"
 #include "ops/cpu/scratch.h"
 
 namespace oc::ops {
@@ -99,11 +108,19 @@ const dnnl::engine& engine() {
   return eng;
 }
 
+// The forward's epilogue in the primitive: the bias argument, the sum post-op (the residual,
+// in dst before the primitive runs).
+struct ConvEpi {
+  bool bias = false, sum = false;
+  auto tie() const { return std::tie(bias, sum); }
+};
+
 struct Key {
   int64_t N, H, W, C, OC, K, S, P;
   Dir dir;
   bool bf16;  // bf16 operands (src, weights, diff_dst), fp32 outputs
-  auto tie() const { return std::tie(N, H, W, C, OC, K, S, P, dir, bf16); }
+  ConvEpi epi;  // Fwd only
+  auto tie() const { return std::tuple_cat(std::tie(N, H, W, C, OC, K, S, P, dir, bf16), epi.tie()); }
   bool operator<(const Key& o) const { return tie() < o.tie(); }
 };
 
@@ -137,11 +154,20 @@ Plan make_plan(const Key& k) {
   // The forward hint of the backward directions: the operands' types throughout.
   const md hint_src({s.N, s.C, s.H, s.W}, op, tag::nhwc), hint_dst({s.N, s.OC, s.OH(), s.OW()}, op, tag::nhwc);
   const md hint_wei({s.OC, s.C, s.K, s.K}, op, tag::any);
+  dnnl::primitive_attr epi;
+  if (k.epi.sum) {
+    dnnl::post_ops po;
+    po.append_sum(1.0f);
+    epi.set_post_ops(po);
+  }
+  const md bias_md({s.OC}, dt::f32, tag::x);
   dnnl::convolution_forward::primitive_desc fwd =
-      k.dir == Dir::Fwd ? dnnl::convolution_forward::primitive_desc(engine(), dnnl::prop_kind::forward_training, alg,
-                                                                    src, wei_any, dst, st, pad, pad)
+      k.dir != Dir::Fwd ? dnnl::convolution_forward::primitive_desc(engine(), dnnl::prop_kind::forward_training, alg,
+                                                                    hint_src, hint_wei, hint_dst, st, pad, pad)
+      : k.epi.bias      ? dnnl::convolution_forward::primitive_desc(engine(), dnnl::prop_kind::forward_inference, alg,
+                                                                    src, wei_any, bias_md, dst, st, pad, pad, epi)
                         : dnnl::convolution_forward::primitive_desc(engine(), dnnl::prop_kind::forward_training, alg,
-                                                                    hint_src, hint_wei, hint_dst, st, pad, pad);
+                                                                    src, wei_any, dst, st, pad, pad, epi);
   Plan p{.act_in = src, .act_out = dst, .user_wei = user};
   if (k.dir == Dir::Fwd) {
     p.conv = dnnl::convolution_forward(fwd), p.wei = fwd.weights_desc(), p.usable = optimised(fwd);
@@ -172,9 +198,9 @@ Plan plan_or_unusable(const Key& k) {
   }
 }
 
-Plan& plan(const ConvShape& s, Dir dir, bool bf16) {
+Plan& plan(const ConvShape& s, Dir dir, bool bf16, ConvEpi epi = {}) {
   thread_local std::map<Key, Plan> cache;
-  const Key k{s.N, s.H, s.W, s.C, s.OC, s.K, s.stride, s.pad, dir, bf16};
+  const Key k{s.N, s.H, s.W, s.C, s.OC, s.K, s.stride, s.pad, dir, bf16, epi};
   auto it = cache.find(k);
   if (it == cache.end()) it = cache.emplace(k, plan_or_unusable(k)).first;
   return it->second;
@@ -205,8 +231,41 @@ bf16* operand_bf16(const float* x, size_t n, cpu::Scratch slot) {
 }
 
 // Whether Prec::BF16 runs oneDNN's bf16 primitives for this shape and direction.
-bool native(const ConvShape& s, Dir dir, Prec prec) {
-  return prec == Prec::BF16 && cpu::bf16_native_selected() && plan(s, dir, true).usable;
+bool native(const ConvShape& s, Dir dir, Prec prec, ConvEpi epi = {}) {
+  return prec == Prec::BF16 && cpu::bf16_native_selected() && plan(s, dir, true, epi).usable;
+}
+
+// ---- prepared weights (Backend::prepare_conv_weight) ----
+// Per weight: its copies in the layouts (memory descs) the forward primitives asked for, and
+// whether the copy holds bf16-rounded values (the fp32 primitive on rounded operands).
+struct Prepared {
+  int64_t size = 0;
+  struct Copy {
+    md layout;
+    bool rounded;
+    dnnl::memory mem;  // owns its buffer
+  };
+  std::list<Copy> copies;  // stable addresses: a copy handed out stays valid until release
+};
+std::mutex g_prepared_mu;
+std::map<const float*, Prepared>& prepared() {
+  static auto* m = new std::map<const float*, Prepared>;  // leaked: outlives static dnnl objects
+  return *m;
+}
+
+bool is_prepared(const float* w) {
+  std::lock_guard<std::mutex> lock(g_prepared_mu);
+  return prepared().count(w) > 0;
+}
+
+// The copy of prepared weight `w` in `layout` (rounded: bf16 values), or null when absent.
+const dnnl::memory* find_copy(const float* w, const md& layout, bool rounded) {
+  std::lock_guard<std::mutex> lock(g_prepared_mu);
+  auto it = prepared().find(w);
+  if (it == prepared().end()) return nullptr;
+  for (const Prepared::Copy& c : it->second.copies)
+    if (c.rounded == rounded && c.layout == layout) return &c.mem;
+  return nullptr;
 }
 
 template <class T>
@@ -214,28 +273,62 @@ T* ptr(const T* p) {
   return const_cast<T*>(p);  // oneDNN memory wraps non-const handles
 }
 
-// Runs direction `dir` with activations a_in (src or diff_src), a_out (dst or diff_dst) and the
+dnnl::stream& stream() {
+  thread_local dnnl::stream st(engine());
+  return st;
+}
+
+// The forward: activations a_in (src; bf16: bf16 values), a_out (dst, fp32; holding the
+// residual where epi.sum), OIHW weights `wt`, bias[OC] where epi.bias. `key`: the prepared
+// weight this is (or null); `rounded`: wt holds bf16-rounded values (the copy kept is marked so).
+void run_forward(const ConvShape& s, void* a_in, float* a_out, float* wt, const float* bias, bool bf16, ConvEpi epi,
+                 const float* key, bool rounded) {
+  Plan& p = plan(s, Dir::Fwd, bf16, epi);
+  const dnnl::engine& e = engine();
+  dnnl::memory in(p.act_in, e, a_in), out(p.act_out, e, a_out), user(p.user_wei, e, wt);
+  dnnl::memory w = user;
+  if (key && (p.wei_reorder || rounded)) {
+    const dnnl::memory* kept = find_copy(key, p.wei, rounded);
+    if (!kept) {  // the first run in this layout: reorder into a copy that the registry keeps
+      dnnl::memory copy(p.wei, e);
+      if (p.wei_reorder) p.wei_reorder->execute(stream(), user, copy);
+      else std::memcpy(copy.get_data_handle(), wt, p.wei.get_size());
+      stream().wait();
+      std::lock_guard<std::mutex> lock(g_prepared_mu);
+      auto it = prepared().find(key);
+      OC_CHECK(it != prepared().end(), "conv2d_forward: prepared weight {} released while in use", (const void*)key);
+      kept = &it->second.copies.emplace_back(Prepared::Copy{p.wei, rounded, copy}).mem;
+    }
+    w = *kept;
+  } else if (p.wei_reorder) {
+    w = dnnl::memory(p.wei, e, cpu::thread_scratch<float>(cpu::Scratch::GemmC, p.wei.get_size() / 4 + 1));
+    p.wei_reorder->execute(stream(), user, w);
+  }
+  std::unordered_map<int, dnnl::memory> args{{DNNL_ARG_SRC, in}, {DNNL_ARG_WEIGHTS, w}, {DNNL_ARG_DST, out}};
+  if (epi.bias) args.emplace(DNNL_ARG_BIAS, dnnl::memory(md({s.OC}, dt::f32, tag::x), e, ptr(bias)));
+  p.conv.execute(stream(), args);
+  stream().wait();
+}
+
+// Runs a backward direction with activations a_in (diff_src or src), a_out (diff_dst) and the
 // user's OIHW weights (or weight gradient) `wt`; with bf16, the operands among the activations
-// are bf16 (src of Fwd and BwdWeights, diff_dst of BwdData and BwdWeights).
+// are bf16 (diff_dst of both, src of BwdWeights).
 void run_dnnl(Dir dir, const ConvShape& s, void* a_in, void* a_out, float* wt, bool bf16) {
   Plan& p = plan(s, dir, bf16);
   const dnnl::engine& e = engine();
-  thread_local dnnl::stream stream(engine());
+  dnnl::stream& st = stream();
   dnnl::memory in(p.act_in, e, a_in), out(p.act_out, e, a_out), user(p.user_wei, e, wt);
   dnnl::memory w = user;
   if (p.wei_reorder)
     w = dnnl::memory(p.wei, e, cpu::thread_scratch<float>(cpu::Scratch::GemmC, p.wei.get_size() / 4 + 1));
-  if (dir == Dir::Fwd) {
-    if (p.wei_reorder) p.wei_reorder->execute(stream, user, w);
-    p.conv.execute(stream, {{DNNL_ARG_SRC, in}, {DNNL_ARG_WEIGHTS, w}, {DNNL_ARG_DST, out}});
-  } else if (dir == Dir::BwdData) {
-    if (p.wei_reorder) p.wei_reorder->execute(stream, user, w);
-    p.conv.execute(stream, {{DNNL_ARG_DIFF_SRC, in}, {DNNL_ARG_WEIGHTS, w}, {DNNL_ARG_DIFF_DST, out}});
+  if (dir == Dir::BwdData) {
+    if (p.wei_reorder) p.wei_reorder->execute(st, user, w);
+    p.conv.execute(st, {{DNNL_ARG_DIFF_SRC, in}, {DNNL_ARG_WEIGHTS, w}, {DNNL_ARG_DIFF_DST, out}});
   } else {
-    p.conv.execute(stream, {{DNNL_ARG_SRC, in}, {DNNL_ARG_DIFF_WEIGHTS, w}, {DNNL_ARG_DIFF_DST, out}});
-    p.wei_reorder->execute(stream, w, user);  // user += w (sum post-op)
+    p.conv.execute(st, {{DNNL_ARG_SRC, in}, {DNNL_ARG_DIFF_WEIGHTS, w}, {DNNL_ARG_DIFF_DST, out}});
+    p.wei_reorder->execute(st, w, user);  // user += w (sum post-op)
   }
-  stream.wait();
+  st.wait();
 }
 
 size_t in_size(const ConvShape& s) { return size_t(s.N * s.H * s.W * s.C); }
@@ -245,16 +338,38 @@ size_t wt_size(const ConvShape& s) { return size_t(s.OC * s.C * s.K * s.K); }
 }  // namespace
 
 template <typename T>
-void conv2d_forward(T* out, const T* inp, const T* weight, const ConvShape& s, Prec prec) {
+void conv2d_forward(T* out, const T* inp, const T* weight, const ConvShape& s, Prec prec, const T* bias,
+                    const T* residual, bool relu) {
   check_shape(s, "conv2d_forward");
   if constexpr (std::is_same_v<T, double>) {
     forward_f64(out, inp, weight, s, prec);
-  } else if (native(s, Dir::Fwd, prec)) {
-    run_dnnl(Dir::Fwd, s, operand_bf16(inp, in_size(s), cpu::Scratch::GemmA), out, ptr(weight), true);
+    const int64_t rows = s.N * s.OH() * s.OW();
+    for (int64_t r = 0; r < rows; ++r)
+      for (int64_t o = 0; o < s.OC; ++o) {
+        double& y = out[r * s.OC + o];
+        if (bias) y += bias[o];
+        if (residual) y += residual[r * s.OC + o];
+        if (relu && y < 0.0) y = 0.0;
+      }
   } else {
-    const float* x = operand(inp, in_size(s), prec, cpu::Scratch::GemmA);
-    const float* w = operand(weight, wt_size(s), prec, cpu::Scratch::GemmB);
-    run_dnnl(Dir::Fwd, s, ptr(x), out, ptr(w), false);
+    // The ReLU runs as a pass after the primitive, not as its eltwise post-op: oneDNN's
+    // relu(alpha = 0) is a vmaxps that turns NaN into 0, where PyTorch (and ref) keep NaN.
+    const ConvEpi epi{.bias = bias != nullptr, .sum = residual != nullptr};
+    if (residual && residual != out)  // the sum post-op adds what dst holds
+      chunks(out_size(s), [&](size_t i0, size_t i1) { std::memcpy(out + i0, residual + i0, (i1 - i0) * sizeof(T)); });
+    const float* key = is_prepared(weight) ? weight : nullptr;
+    if (native(s, Dir::Fwd, prec, epi)) {
+      run_forward(s, operand_bf16(inp, in_size(s), cpu::Scratch::GemmA), out, ptr(weight), bias, true, epi, key, false);
+    } else {
+      const float* x = operand(inp, in_size(s), prec, cpu::Scratch::GemmA);
+      const bool rounded = prec == Prec::BF16;
+      // A prepared weight's rounded copy is made once: the rounding pass only until then.
+      const float* w = weight;
+      if (rounded && !(key && find_copy(key, plan(s, Dir::Fwd, false, epi).wei, true)))
+        w = operand(weight, wt_size(s), prec, cpu::Scratch::GemmB);
+      run_forward(s, ptr(x), out, ptr(w), bias, false, epi, key, rounded);
+    }
+    if (relu) relu_forward(out, out, int64_t(out_size(s)));
   }
 }
 
@@ -288,24 +403,37 @@ void conv2d_backward_weights(T* dweight, const T* dout, const T* inp, const Conv
 }
 
 #define OC_INSTANTIATE(T)                                                                \
-  template void conv2d_forward<T>(T*, const T*, const T*, const ConvShape&, Prec);       \
+  template void conv2d_forward<T>(T*, const T*, const T*, const ConvShape&, Prec, const T*, const T*, bool); \
   template void conv2d_backward_data<T>(T*, const T*, const T*, const ConvShape&, Prec); \
   template void conv2d_backward_weights<T>(T*, const T*, const T*, const ConvShape&, Prec);
 OC_INSTANTIATE(float)
 OC_INSTANTIATE(double)
 #undef OC_INSTANTIATE
 
+void prepare_conv_weight(const float* W, int64_t size) {
+  OC_CHECK(W && size > 0, "prepare_conv_weight: bad weight (size {})", size);
+  std::lock_guard<std::mutex> lock(g_prepared_mu);
+  Prepared& p = prepared()[W];
+  if (p.size != size) p = Prepared{.size = size};  // a new weight at a freed one's address
+}
+
+void release_conv_weight(const float* W) {
+  std::lock_guard<std::mutex> lock(g_prepared_mu);
+  prepared().erase(W);
+}
+
+size_t prepared_conv_copies(const float* W) {
+  std::lock_guard<std::mutex> lock(g_prepared_mu);
+  auto it = prepared().find(W);
+  return it == prepared().end() ? 0 : it->second.copies.size();
+}
+
 }  // namespace oc::ops
 
 // The cpu backend's entry points (declared in ops/cpu/cpu_backend.h).
 namespace oc::ops::cpu {
 void run(const Conv2dForwardArgs& a) {
-  ops::conv2d_forward(a.out, a.inp, a.weight, a.shape, a.prec);
-  if (!a.bias) return;
-  const int64_t rows = a.shape.N * a.shape.OH() * a.shape.OW(), OC = a.shape.OC;
-#pragma omp parallel for schedule(static) if (rows * OC > (1 << 15))
-  for (int64_t r = 0; r < rows; ++r)
-    for (int64_t o = 0; o < OC; ++o) a.out[r * OC + o] += a.bias[o];
+  ops::conv2d_forward(a.out, a.inp, a.weight, a.shape, a.prec, a.bias, a.residual, a.relu);
 }
 void run(const Conv2dBackwardDataArgs& a) {
   ops::conv2d_backward_data(a.dinp, a.dout, a.weight, a.shape, a.prec);

@@ -79,10 +79,16 @@ const int* nonfinite_flag(DeviceCtx& c, const float* x, int64_t n) {
 static void conv2d_forward_nobias(DeviceCtx& c, const Conv2dForwardArgs& a);
 static void conv2d_backward_weights_nobias(DeviceCtx& c, const Conv2dBackwardWeightsArgs& a);
 
+// The epilogue (bias, residual, ReLU) as passes after the convolution; a residual that is `out`
+// itself has the convolution write scratch first.
 void conv2d_forward(DeviceCtx& c, const Conv2dForwardArgs& a) {
-  conv2d_forward_nobias(c, a);
-  if (!a.bias) return;
-  add_bias_rows(a.out, a.bias, a.shape.N * a.shape.OH() * a.shape.OW(), a.shape.OC, c.s);
+  const int64_t rows = a.shape.N * a.shape.OH() * a.shape.OW(), n = rows * a.shape.OC;
+  Conv2dForwardArgs b = a;
+  if (a.residual == a.out) b.out = c.scratch.get<float>(Slot::ConvEpilogue, n);
+  conv2d_forward_nobias(c, b);
+  if (a.bias) add_bias_rows(b.out, a.bias, rows, a.shape.OC, c.s);
+  if (a.residual) add_inplace(a.out, a.residual == a.out ? b.out : a.residual, n, c.s);
+  if (a.relu) relu_forward(a.out, a.out, n, c.s);
   OC_LAUNCHED();
 }
 

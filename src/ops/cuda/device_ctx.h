@@ -37,6 +37,7 @@ enum class Slot {
   ConvWeight,
   ConvDW,
   ConvFlag,
+  ConvEpilogue,
   BnStats,
   Count
 };

@@ -29,7 +29,10 @@ void run(const Conv2dForwardArgs& a) {
               for (int64_t c = 0; c < s.C; ++c)
                 sum += val(a.inp[g.x(n, h, w, c)], a.prec) * val(a.weight[g.w(o, c, i, j)], a.prec);
             }
-          a.out[g.y(n, oh, ow, o)] = float(sum);
+          const int64_t y = g.y(n, oh, ow, o);
+          if (a.residual) sum += double(a.residual[y]);  // read before out[y] is written (may alias)
+          if (a.relu && sum < 0.0) sum = 0.0;             // NaN stays NaN, as max(x, 0) in fp32
+          a.out[y] = float(sum);
         }
 }
 
