@@ -3,7 +3,8 @@
 // weights prepared once on the backend) against the unfolded eval forward that a training
 // plan runs (conv -> BatchNorm in eval mode -> ReLU, the residual add apart), on BatchNorm
 // statistics and affine parameters far from the identity so that folding matters; and the
-// folded copies rebuilt after the parameters are written.
+// folded copies rebuilt after the parameters are written; the attention pool's prepared
+// projections likewise.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -85,6 +86,36 @@ TEST(ResNetInference, FoldedBatchNormMatchesTheUnfoldedForward) {
     EXPECT_GT(dot, 0.999) << "image " << b;  // both unit-norm
   }
   EXPECT_NE(b16, folded2);
+}
+
+// The attention pool's projections prepared for inference (fp32: oneDNN's blocked copies;
+// amp_bf16: bf16 copies) follow a write of the parameters on the same plan: negating the output
+// projection's weight and bias negates the features exactly (rounding is symmetric), where a
+// stale copy would give the old ones.
+TEST(ResNetInference, PreparedPoolWeightsFollowParameterWrites) {
+  const ModelCfg cfg = load_model_config(kTiny);
+  const int64_t B = 2, S = cfg.vision.image_size, E = cfg.embed_dim;
+  std::vector<float> images(size_t(B * 3 * S * S));
+  for (size_t i = 0; i < images.size(); ++i) images[i] = float(std::cos(0.17 * double(i)));
+  Clip m(cfg, ops::backend("cpu"));
+  m.init(3);
+  const ParamInfo *w = nullptr, *b = nullptr;
+  for (const ParamInfo& pi : m.table().params) {
+    if (pi.name == "visual.attnpool.c_proj.weight") w = &pi;
+    if (pi.name == "visual.attnpool.c_proj.bias") b = &pi;
+  }
+  ASSERT_TRUE(w && b);
+  for (Precision prec : {Precision::Fp32, Precision::AmpBf16}) {
+    m.set_precision(prec);
+    m.plan_inference(B);
+    std::vector<float> before(size_t(B * E)), after(size_t(B * E));
+    m.encode_image(images.data(), B, before.data());
+    float* p = m.params();
+    for (const ParamInfo* pi : {w, b})
+      for (size_t i = 0; i < pi->numel; ++i) p[pi->offset + i] = -p[pi->offset + i];
+    m.encode_image(images.data(), B, after.data());
+    for (size_t i = 0; i < after.size(); ++i) ASSERT_EQ(after[i], -before[i]) << "precision " << int(prec) << " at " << i;
+  }
 }
 
 }  // namespace

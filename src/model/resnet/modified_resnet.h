@@ -102,6 +102,9 @@ class ResNetTower final : public ImageTower {
   // BatchNorm (eval mode) folded into each conv: w' = w * g / sqrt(var + eps) per output channel,
   // b' = beta - mean * g / sqrt(var + eps); handed to the backend's prepare_conv_weight.
   void fold();
+  void prepare_pool_f32();
+  void prepare_pool_bf16();
+  // Releases what fold() and prepare_pool_f32() prepared.
   void release_folded();
   // dy (mutable, the gradient of u.y) -> dx (assigned; skipped when null).
   void unit_backward(const Unit& u, const ConvBnParams& c, const ConvBnParams& g, float* dy, const float* x, float* dx,
@@ -110,6 +113,7 @@ class ResNetTower final : public ImageTower {
   void block_backward(const Block& b, const BottleneckParams& p, const BottleneckParams& g, float* d_out, float* dx,
                       ops::Prec prec);
   void pool_forward(const AttnPoolParams& p, const float* feat, ops::Prec prec);
+  void pool_forward_bf16(const AttnPoolParams& p, int64_t C, int64_t T);
   void pool_backward(const AttnPoolParams& p, const AttnPoolParams& g, float* d_feat, ops::Prec prec);
 
   ModelCfg cfg_;
@@ -122,7 +126,12 @@ class ResNetTower final : public ImageTower {
   int64_t B_max_ = 0, B_ = 0;
   bool training_ = false, train_bn_ = false;
   ops::Buffer folded_;  // every unit's fw and fb, while folded_valid_
-  bool folded_valid_ = false;
+  bool folded_valid_ = false, pool_f32_ = false;
+  // Inference at bf16: the attention pool's projections as prepared bf16 copies (q16_ null
+  // while not prepared), and the tokens in bf16.
+  ops::Buffer pool16_;
+  const bf16 *q16_ = nullptr, *k16_ = nullptr, *v16_ = nullptr, *c16_ = nullptr;
+  bf16* tok16_ = nullptr;
   std::vector<float> nhwc_;  // the batch transposed to channels-last on the host
   float *img_ = nullptr, *stem_pool_ = nullptr;  // img_: host images uploaded channels-last
   const float* x0_ = nullptr;                      // the last forward's channels-last images
