@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "normal_floats.h"
+#include "ops/cpu/gemm_bf16.h"
 #include "ops/registry.h"
 
 namespace oc {
@@ -23,10 +24,19 @@ std::vector<float> conv(ops::Backend& be, const std::vector<float>& x, const std
   return y;
 }
 
+// Every path on every CPU: fp32, bf16 on oneDNN's bf16 primitives where the CPU has them, and
+// bf16 as the fp32 primitive on rounded values (forced here; the only one on AVX2 CPUs).
+struct Case {
+  ops::Prec prec;
+  bool fallback;
+};
+
 TEST(ConvPrepared, BitwiseThePlainPathUntilReleased) {
   ops::Backend& be = ops::backend("cpu");
-  for (ops::Prec prec : {ops::Prec::F32, ops::Prec::BF16})
+  for (Case c : {Case{ops::Prec::F32, false}, Case{ops::Prec::BF16, false}, Case{ops::Prec::BF16, true}})
     for (int64_t N : {1, 3}) {
+      const ops::Prec prec = c.prec;
+      ops::cpu::set_bf16_gemm_fallback(c.fallback);
       const ops::ConvShape s{N, 14, 14, 64, 96, 3, 1, 1};
       const auto x = test::normal_floats(size_t(s.in_size()), 1), b = test::normal_floats(size_t(s.OC), 3);
       auto w = test::normal_floats(size_t(s.weight_size()), 2);
@@ -48,6 +58,7 @@ TEST(ConvPrepared, BitwiseThePlainPathUntilReleased) {
       }
       EXPECT_EQ(ops::prepared_conv_copies(w.data()), 0u);
       EXPECT_EQ(conv(be, x, w, b, s, prec), plain) << "released: the plain path, bitwise";
+      ops::cpu::set_bf16_gemm_fallback(false);
     }
 }
 

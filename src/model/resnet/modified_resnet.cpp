@@ -45,7 +45,7 @@ void ResNetTower::plan(const TowerPlan& plan) {
   const int64_t B = plan.B_max;
   const bool training = plan.training;
   OC_CHECK(rn.blocks.size() > 0, "ResNetTower planned before its parameters were bound");
-  release_folded();  // the units are planned anew (and a training plan writes the weights)
+  release_prepared();  // the units are planned anew (and a training plan writes the weights)
   B_max_ = B, training_ = training;
   bufs_.clear(), floats_ = 0;
   const int64_t S = cfg.vision.image_size, C = 32 * int64_t(cfg.vision.width), E = cfg.embed_dim;
@@ -205,7 +205,13 @@ void ResNetTower::prepare_pool_bf16() {
   }
 }
 
-void ResNetTower::release_folded() {
+void ResNetTower::prepare_inference(ops::Prec prec) {
+  if (!folded_valid_) fold();
+  if (prec == ops::Prec::F32 && !pool_f32_) prepare_pool_f32();
+  if (prec == ops::Prec::BF16 && !q16_) prepare_pool_bf16();
+}
+
+void ResNetTower::release_prepared() {
   if (pool_f32_)
     for (const float* w : {p_.pool.q_w, p_.pool.k_w, p_.pool.v_w, p_.pool.c_w}) be_->release_weight_f32(w);
   pool_f32_ = false;
@@ -324,9 +330,7 @@ const float* ResNetTower::forward(const float* images, int64_t B, ops::Prec prec
   }
   const float* x = x0_;
   const bool infer = !training_;  // planned for inference: BatchNorm folded (eval mode)
-  if (infer && !folded_valid_) fold();
-  if (infer && prec == ops::Prec::F32 && !pool_f32_) prepare_pool_f32();
-  if (infer && prec == ops::Prec::BF16 && !q16_) prepare_pool_bf16();
+  if (infer) prepare_inference(prec);
   for (int i = 0; i < 3; ++i) {
     if (infer) unit_infer(stem_[i], p_.stem[i], x, prec, nullptr, true);
     else unit_forward(stem_[i], p_.stem[i], x, prec);

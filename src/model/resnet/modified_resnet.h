@@ -27,7 +27,7 @@ namespace oc {
 class ResNetTower final : public ImageTower {
  public:
   ResNetTower(const ModelCfg& cfg, ops::Backend& be) : cfg_(cfg), be_(&be) {}
-  ~ResNetTower() override { release_folded(); }
+  ~ResNetTower() override { release_prepared(); }
   ResNetTower(const ResNetTower&) = delete;
   ResNetTower& operator=(const ResNetTower&) = delete;
   const char* family() const override { return "ModifiedResNet"; }
@@ -53,7 +53,7 @@ class ResNetTower final : public ImageTower {
 
   // The bound parameters' channel counts shape the activations: after bind().
   void plan(const TowerPlan& plan) override;
-  void weights_changed() override { release_folded(); }
+  void weights_changed() override { release_prepared(); }
   // NCHW from the host, transposed to channels-last here; the trainer's batches come
   // channels-last in backend memory (the loader writes them so) and are read in place.
   ImageInput input() const override {
@@ -104,8 +104,11 @@ class ResNetTower final : public ImageTower {
   void fold();
   void prepare_pool_f32();
   void prepare_pool_bf16();
-  // Releases what fold() and prepare_pool_f32() prepared.
-  void release_folded();
+  // What an inference forward at `prec` reads and is not prepared yet: the folded convs, the
+  // attention pool's projections in that precision.
+  void prepare_inference(ops::Prec prec);
+  // Releases all three (a new plan, written weights, the destructor).
+  void release_prepared();
   // dy (mutable, the gradient of u.y) -> dx (assigned; skipped when null).
   void unit_backward(const Unit& u, const ConvBnParams& c, const ConvBnParams& g, float* dy, const float* x, float* dx,
                      ops::Prec prec);

@@ -237,19 +237,16 @@ bool native(const ConvShape& s, Dir dir, Prec prec, ConvEpi epi = {}) {
 
 // ---- prepared weights (Backend::prepare_conv_weight) ----
 // Per weight: its copies in the layouts (memory descs) the forward primitives asked for, and
-// whether the copy holds bf16-rounded values (the fp32 primitive on rounded operands).
-struct Prepared {
-  int64_t size = 0;
-  struct Copy {
-    md layout;
-    bool rounded;
-    dnnl::memory mem;  // owns its buffer
-  };
-  std::list<Copy> copies;  // stable addresses: a copy handed out stays valid until release
+// whether the copy holds bf16-rounded values (the fp32 primitive on rounded operands); a list,
+// so a copy handed out stays at its address until the weight is released.
+struct Copy {
+  md layout;
+  bool rounded;
+  dnnl::memory mem;  // owns its buffer
 };
 std::mutex g_prepared_mu;
-std::map<const float*, Prepared>& prepared() {
-  static auto* m = new std::map<const float*, Prepared>;  // leaked: outlives static dnnl objects
+std::map<const float*, std::list<Copy>>& prepared() {
+  static auto* m = new std::map<const float*, std::list<Copy>>;  // leaked: outlives static dnnl objects
   return *m;
 }
 
@@ -263,7 +260,7 @@ const dnnl::memory* find_copy(const float* w, const md& layout, bool rounded) {
   std::lock_guard<std::mutex> lock(g_prepared_mu);
   auto it = prepared().find(w);
   if (it == prepared().end()) return nullptr;
-  for (const Prepared::Copy& c : it->second.copies)
+  for (const Copy& c : it->second)
     if (c.rounded == rounded && c.layout == layout) return &c.mem;
   return nullptr;
 }
@@ -278,32 +275,44 @@ dnnl::stream& stream() {
   return st;
 }
 
+size_t in_size(const ConvShape& s) { return size_t(s.N * s.H * s.W * s.C); }
+size_t out_size(const ConvShape& s) { return size_t(s.N * s.OH() * s.OW() * s.OC); }
+size_t wt_size(const ConvShape& s) { return size_t(s.OC * s.C * s.K * s.K); }
+
 // The forward: activations a_in (src; bf16: bf16 values), a_out (dst, fp32; holding the
-// residual where epi.sum), OIHW weights `wt`, bias[OC] where epi.bias. `key`: the prepared
-// weight this is (or null); `rounded`: wt holds bf16-rounded values (the copy kept is marked so).
-void run_forward(const ConvShape& s, void* a_in, float* a_out, float* wt, const float* bias, bool bf16, ConvEpi epi,
-                 const float* key, bool rounded) {
+// residual where epi.sum), the user's OIHW fp32 `weight`, bias[OC] where epi.bias. `rounded`:
+// the fp32 primitive on bf16-rounded weights (Prec::BF16 without the bf16 primitives). `key`:
+// the prepared weight this is (or null): its kept copy runs, made on the first call in this
+// layout; otherwise the weight is rounded and reordered into scratch on every call.
+void run_forward(const ConvShape& s, void* a_in, float* a_out, const float* weight, const float* bias, bool bf16,
+                 ConvEpi epi, const float* key, bool rounded) {
   Plan& p = plan(s, Dir::Fwd, bf16, epi);
   const dnnl::engine& e = engine();
-  dnnl::memory in(p.act_in, e, a_in), out(p.act_out, e, a_out), user(p.user_wei, e, wt);
-  dnnl::memory w = user;
-  if (key && (p.wei_reorder || rounded)) {
-    const dnnl::memory* kept = find_copy(key, p.wei, rounded);
-    if (!kept) {  // the first run in this layout: reorder into a copy that the registry keeps
-      dnnl::memory copy(p.wei, e);
-      if (p.wei_reorder) p.wei_reorder->execute(stream(), user, copy);
-      else std::memcpy(copy.get_data_handle(), wt, p.wei.get_size());
+  const bool keep = key && (p.wei_reorder || rounded);
+  const dnnl::memory* kept = keep ? find_copy(key, p.wei, rounded) : nullptr;
+  dnnl::memory w;
+  if (kept) {
+    w = *kept;
+  } else {
+    const float* wt = rounded ? operand(weight, wt_size(s), Prec::BF16, cpu::Scratch::GemmB) : weight;
+    dnnl::memory user(p.user_wei, e, ptr(wt));
+    if (!p.wei_reorder && !keep) {
+      w = user;
+    } else {  // kept: in memory of its own; else in scratch
+      w = keep ? dnnl::memory(p.wei, e)
+               : dnnl::memory(p.wei, e, cpu::thread_scratch<float>(cpu::Scratch::GemmC, p.wei.get_size() / 4 + 1));
+      if (p.wei_reorder) p.wei_reorder->execute(stream(), user, w);
+      else std::memcpy(w.get_data_handle(), wt, p.wei.get_size());  // the rounded values, as they are
+    }
+    if (keep) {  // the first run in this layout: the registry keeps the copy
       stream().wait();
       std::lock_guard<std::mutex> lock(g_prepared_mu);
       auto it = prepared().find(key);
       OC_CHECK(it != prepared().end(), "conv2d_forward: prepared weight {} released while in use", (const void*)key);
-      kept = &it->second.copies.emplace_back(Prepared::Copy{p.wei, rounded, copy}).mem;
+      it->second.push_back(Copy{p.wei, rounded, w});
     }
-    w = *kept;
-  } else if (p.wei_reorder) {
-    w = dnnl::memory(p.wei, e, cpu::thread_scratch<float>(cpu::Scratch::GemmC, p.wei.get_size() / 4 + 1));
-    p.wei_reorder->execute(stream(), user, w);
   }
+  dnnl::memory in(p.act_in, e, a_in), out(p.act_out, e, a_out);
   std::unordered_map<int, dnnl::memory> args{{DNNL_ARG_SRC, in}, {DNNL_ARG_WEIGHTS, w}, {DNNL_ARG_DST, out}};
   if (epi.bias) args.emplace(DNNL_ARG_BIAS, dnnl::memory(md({s.OC}, dt::f32, tag::x), e, ptr(bias)));
   p.conv.execute(stream(), args);
@@ -331,10 +340,6 @@ void run_dnnl(Dir dir, const ConvShape& s, void* a_in, void* a_out, float* wt, b
   st.wait();
 }
 
-size_t in_size(const ConvShape& s) { return size_t(s.N * s.H * s.W * s.C); }
-size_t out_size(const ConvShape& s) { return size_t(s.N * s.OH() * s.OW() * s.OC); }
-size_t wt_size(const ConvShape& s) { return size_t(s.OC * s.C * s.K * s.K); }
-
 }  // namespace
 
 template <typename T>
@@ -358,17 +363,11 @@ void conv2d_forward(T* out, const T* inp, const T* weight, const ConvShape& s, P
     if (residual && residual != out)  // the sum post-op adds what dst holds
       chunks(out_size(s), [&](size_t i0, size_t i1) { std::memcpy(out + i0, residual + i0, (i1 - i0) * sizeof(T)); });
     const float* key = is_prepared(weight) ? weight : nullptr;
-    if (native(s, Dir::Fwd, prec, epi)) {
-      run_forward(s, operand_bf16(inp, in_size(s), cpu::Scratch::GemmA), out, ptr(weight), bias, true, epi, key, false);
-    } else {
-      const float* x = operand(inp, in_size(s), prec, cpu::Scratch::GemmA);
-      const bool rounded = prec == Prec::BF16;
-      // A prepared weight's rounded copy is made once: the rounding pass only until then.
-      const float* w = weight;
-      if (rounded && !(key && find_copy(key, plan(s, Dir::Fwd, false, epi).wei, true)))
-        w = operand(weight, wt_size(s), prec, cpu::Scratch::GemmB);
-      run_forward(s, ptr(x), out, ptr(w), bias, false, epi, key, rounded);
-    }
+    if (native(s, Dir::Fwd, prec, epi))
+      run_forward(s, operand_bf16(inp, in_size(s), cpu::Scratch::GemmA), out, weight, bias, true, epi, key, false);
+    else
+      run_forward(s, ptr(operand(inp, in_size(s), prec, cpu::Scratch::GemmA)), out, weight, bias, false, epi, key,
+                  prec == Prec::BF16);
     if (relu) relu_forward(out, out, int64_t(out_size(s)));
   }
 }
@@ -413,8 +412,7 @@ OC_INSTANTIATE(double)
 void prepare_conv_weight(const float* W, int64_t size) {
   OC_CHECK(W && size > 0, "prepare_conv_weight: bad weight (size {})", size);
   std::lock_guard<std::mutex> lock(g_prepared_mu);
-  Prepared& p = prepared()[W];
-  if (p.size != size) p = Prepared{.size = size};  // a new weight at a freed one's address
+  prepared()[W].clear();  // copies of what W held before are stale
 }
 
 void release_conv_weight(const float* W) {
@@ -425,7 +423,7 @@ void release_conv_weight(const float* W) {
 size_t prepared_conv_copies(const float* W) {
   std::lock_guard<std::mutex> lock(g_prepared_mu);
   auto it = prepared().find(W);
-  return it == prepared().end() ? 0 : it->second.copies.size();
+  return it == prepared().end() ? 0 : it->second.size();
 }
 
 }  // namespace oc::ops

@@ -21,7 +21,8 @@ template <typename T>
 void conv2d_backward_weights(T* dweight, const T* dout, const T* inp, const ConvShape& s, Prec prec = Prec::F32);
 
 // Backend::prepare_conv_weight / release_conv_weight on cpu: W (OIHW, `size` floats) is fixed
-// until released; the forward keeps its reordered copies (one per layout a primitive asks for).
+// until released (preparing it again drops the copies of what it held); the forward keeps its
+// reordered copies (one per layout a primitive asks for).
 void prepare_conv_weight(const float* W, int64_t size);
 void release_conv_weight(const float* W);
 // How many reordered copies of prepared W are kept (tests).
